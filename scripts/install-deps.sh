@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Installs every Debian 12 package partalign needs to build, test and benchmark, as root.
+# Usage: scripts/install-deps.sh
+set -euo pipefail
+
+if [ "$(id -u)" != 0 ]; then
+  echo "install-deps: must run as root (it calls apt-get)" >&2
+  exit 1
+fi
+
+packages=(
+  # build
+  build-essential cmake ninja-build pkg-config clang-format
+  # C libraries of the I/O edge
+  libblkid-dev libfdisk-dev libparted-dev libmount-dev libsmartcols-dev liburing-dev libxxhash-dev
+  # header-only libraries of the core and CLI
+  nlohmann-json3-dev libcli11-dev libfmt-dev
+  # tests
+  libgtest-dev libgmock-dev libfuse3-dev fuse3
+  # the real tools, used as oracles and as test fixtures
+  util-linux fdisk parted gdisk fio systemd e2fsprogs dosfstools xxhash
+)
+
+export DEBIAN_FRONTEND=noninteractive
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+apt-get update -qq
+apt-get install -y -qq --no-install-recommends "${missing[@]}"

@@ -1,0 +1,33 @@
+// The commands of the partalign CLI, one file each (src/cli/command_<name>.cc). Each Add*
+// function registers its subcommand and the function that runs it.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <map>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/exit_code.h"
+
+namespace partalign {
+
+/// Output streams of a command: data on `out`, diagnostics on `err`.
+struct Streams {
+  std::ostream& out;
+  std::ostream& err;
+};
+
+/// Runs the subcommand that was parsed.
+using CommandRunners = std::map<const CLI::App*, std::function<ExitCode(Streams)>>;
+
+void AddProbeCommand(CLI::App& app, CommandRunners& runners);
+void AddDemoCommand(CLI::App& app, CommandRunners& runners);
+
+/// Prints "partalign: MESSAGE" on `err`, the err(3) style every diagnostic uses.
+void PrintError(std::ostream& err, const std::string& message);
+
+/// Prints "partalign: warning: MESSAGE" on `err`.
+void PrintWarning(std::ostream& err, const std::string& message);
+
+}  // namespace partalign

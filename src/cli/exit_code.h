@@ -1,0 +1,17 @@
+// Exit statuses, documented in docs/partalign.8 (EXIT STATUS). Never reuse kFailure for a
+// finding: scripts must tell "the disk is misaligned" from "partalign could not look".
+#pragma once
+
+namespace partalign {
+
+enum class ExitCode : int {
+  kOk = 0,
+  /// Any error: bad usage, unreadable target, malformed input. Nothing was written.
+  kFailure = 1,
+  /// audit: at least one partition is misaligned (the report is complete).
+  kMisaligned = 2,
+  /// A write command refused to act (stale plan, disk in use, wrong disk). Nothing was written.
+  kRefused = 3,
+};
+
+}  // namespace partalign

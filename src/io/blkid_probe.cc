@@ -1,0 +1,62 @@
+#include "io/blkid_probe.h"
+
+#include <blkid.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "io/c_handle.h"
+
+namespace partalign {
+namespace {
+
+using BlkidProbe = CHandle<blkid_free_probe, blkid_probe>;
+
+Result<BlkidProbe> NewProbe(int fd, const std::string& path) {
+  BlkidProbe probe(blkid_new_probe());
+  if (!probe) return ErrnoError(ENOMEM, "blkid_new_probe");
+  if (blkid_probe_set_device(probe.get(), fd, 0, 0) != 0) {
+    return ErrnoError(errno ? errno : EINVAL, fmt::format("libblkid cannot use '{}'", path));
+  }
+  return probe;
+}
+
+}  // namespace
+
+Result<std::optional<BlkidTopology>> ProbeBlkidTopology(int fd, const std::string& path) {
+  Result<BlkidProbe> probe = NewProbe(fd, path);
+  if (!probe) return probe.error();
+  // The topology belongs to the probe and is freed with it.
+  blkid_topology tp = blkid_probe_get_topology(probe->get());
+  if (tp == nullptr) return std::optional<BlkidTopology>();
+  BlkidTopology t;
+  t.logical_sector_size = blkid_topology_get_logical_sector_size(tp);
+  t.physical_sector_size = blkid_topology_get_physical_sector_size(tp);
+  t.minimum_io_size = blkid_topology_get_minimum_io_size(tp);
+  t.optimal_io_size = blkid_topology_get_optimal_io_size(tp);
+  t.alignment_offset = blkid_topology_get_alignment_offset(tp);
+  return std::optional<BlkidTopology>(t);
+}
+
+Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_t sector_size) {
+  Result<BlkidProbe> probe = NewProbe(fd, path);
+  if (!probe) return probe.error();
+  blkid_probe pr = probe->get();
+  blkid_probe_set_sectorsize(pr, static_cast<unsigned>(sector_size));
+  blkid_probe_enable_superblocks(pr, 0);
+  blkid_probe_enable_partitions(pr, 1);
+  blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+  int rc = blkid_do_safeprobe(pr);
+  if (rc < 0) {
+    // -2 means ambivalent (several tables); libblkid sets no errno for it.
+    return MakeError(fmt::format("libblkid cannot tell which partition table '{}' holds", path));
+  }
+  const char* type = nullptr;
+  if (rc == 0 && blkid_probe_lookup_value(pr, "PTTYPE", &type, nullptr) == 0 && type) {
+    return std::string(type);
+  }
+  return std::string();
+}
+
+}  // namespace partalign

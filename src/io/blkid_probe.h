@@ -1,0 +1,30 @@
+// libblkid: topology and partition-table type. The only file that includes <blkid.h> for
+// topology; see alignment-heuristics.md §1.2 for what libblkid returns and when it is NULL.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+
+#include "partalign/result.h"
+
+namespace partalign {
+
+/// What blkid_probe_get_topology() returned, unmodified.
+struct BlkidTopology {
+  uint64_t logical_sector_size = 0;
+  uint64_t physical_sector_size = 0;
+  uint64_t minimum_io_size = 0;
+  uint64_t optimal_io_size = 0;
+  uint64_t alignment_offset = 0;
+};
+
+/// The topology libblkid reports for the open device `fd`, or nullopt when libblkid returns
+/// NULL (regular files; devices no prober completes for).
+Result<std::optional<BlkidTopology>> ProbeBlkidTopology(int fd, const std::string& path);
+
+/// libblkid's partition-table type ("gpt", "dos", "PMBR", ...) for `fd` read with
+/// `sector_size`-byte sectors, or "" when there is none.
+Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_t sector_size);
+
+}  // namespace partalign

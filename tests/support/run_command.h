@@ -1,0 +1,29 @@
+// Runs a program (partalign itself or a real tool used as an oracle) and captures its exit
+// status, stdout and stderr. No shell is involved: arguments are passed as they are.
+#pragma once
+
+#include <map>
+#include <string>
+#include <vector>
+
+namespace partalign::test {
+
+struct CommandResult {
+  int exit_code = -1;  ///< exit status, or 128 + signal number when killed
+  std::string out;
+  std::string err;
+};
+
+/// Runs argv[0] (searched in PATH) with `input` on stdin; `env` entries are added to (or
+/// override) the environment.
+CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input = "",
+                         const std::map<std::string, std::string>& env = {});
+
+/// Runs the partalign binary built with the tests.
+CommandResult RunPartalign(const std::vector<std::string>& args, const std::string& input = "",
+                           const std::map<std::string, std::string>& env = {});
+
+/// For failure messages: "argv... -> exit N\nstdout...\nstderr...".
+std::string Describe(const std::vector<std::string>& argv, const CommandResult& result);
+
+}  // namespace partalign::test

@@ -1,0 +1,42 @@
+#include "support/temp_dir.h"
+
+#include <fcntl.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+
+namespace partalign::test {
+
+TempDir::TempDir() {
+  std::string templ = (std::filesystem::temp_directory_path() /
+                       ("partalign-test." + std::to_string(::getpid()) + ".XXXXXX"))
+                          .string();
+  if (::mkdtemp(templ.data()) == nullptr) throw std::runtime_error("mkdtemp failed");
+  path_ = templ;
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void CreateSparseFile(const std::string& path, unsigned long long size) {
+  int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd < 0) throw std::runtime_error("cannot create " + path);
+  int rc = ::ftruncate(fd, static_cast<off_t>(size));
+  ::close(fd);
+  if (rc != 0) throw std::runtime_error("cannot size " + path);
+}
+
+std::string ReadFile(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream buffer;
+  buffer << in.rdbuf();
+  return buffer.str();
+}
+
+}  // namespace partalign::test

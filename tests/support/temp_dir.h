@@ -1,0 +1,30 @@
+// A scratch directory removed with everything in it when the test ends, even on failure.
+// Its name carries the owning PID (partalign-test.<pid>.XXXXXX) so that
+// scripts/cleanup-test-loops.sh can tell leftovers of a killed run from a live run's files.
+#pragma once
+
+#include <string>
+
+namespace partalign::test {
+
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+/// Creates a sparse file of `size` bytes.
+void CreateSparseFile(const std::string& path, unsigned long long size);
+
+/// Reads a whole file (binary).
+std::string ReadFile(const std::string& path);
+
+}  // namespace partalign::test

@@ -18,8 +18,7 @@ inline constexpr int kJsonSchemaVersion = 1;
 
 /// The `topology` object shared by probe, explain and later reports: the I/O limits in bytes,
 /// where they came from, identity, table type and `warnings` (one string per finding).
-nlohmann::json TopologyJson(const DeviceInfo& device,
-                            const std::vector<TopologyFinding>& findings);
+nlohmann::json TopologyJson(const DeviceInfo& device, const std::vector<TopologyFinding>& findings);
 
 /// The whole `probe --json` document.
 nlohmann::json ProbeJson(const DeviceInfo& device, const std::vector<TopologyFinding>& findings);

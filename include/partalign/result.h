@@ -33,7 +33,7 @@ inline Error MakeError(std::string message) { return Error{std::move(message), 0
 template <typename T>
 class [[nodiscard]] Result {
  public:
-  Result(T value) : state_(std::move(value)) {}  // NOLINT: implicit by design, like expected
+  Result(T value) : state_(std::move(value)) {}      // NOLINT: implicit by design, like expected
   Result(Error error) : state_(std::move(error)) {}  // NOLINT
 
   bool has_value() const { return state_.index() == 0; }

@@ -62,7 +62,8 @@ void AddProbeCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ProbeCommand>();
   CLI::App* sub = app.add_subcommand("probe", "show a disk's topology and identity");
   AddTargetOptions(sub, &command->target, /*target_required=*/false);
-  sub->add_flag("--list-profiles", command->list_profiles, "list the named topologies for --assume");
+  sub->add_flag("--list-profiles", command->list_profiles,
+                "list the named topologies for --assume");
   runners[sub] = [command](Streams io) { return RunProbe(*command, io); };
 }
 

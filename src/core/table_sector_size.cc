@@ -42,9 +42,10 @@ TableSectorSizeGuess GuessTableSectorSize(std::span<const uint8_t> head,
     guess.sector_size = ss;
     guess.reason = ss == logical_sector_size
                        ? fmt::format("GPT header found at LBA 1 (byte {})", ss)
-                       : fmt::format("GPT header found at byte {}, which is LBA 1 only for "
-                                     "{}-byte sectors",
-                                     ss, ss);
+                       : fmt::format(
+                             "GPT header found at byte {}, which is LBA 1 only for "
+                             "{}-byte sectors",
+                             ss, ss);
     return guess;
   }
   if (head.size() < 512 || head[510] != 0x55 || head[511] != 0xAA) return guess;
@@ -72,8 +73,8 @@ TableSectorSizeGuess GuessTableSectorSize(std::span<const uint8_t> head,
   guess.label = LabelType::kDos;
   if (max_end_lba * logical_sector_size <= size_bytes) {
     guess.sector_size = logical_sector_size;
-    guess.reason = fmt::format("all MBR entries fit the disk with {}-byte sectors",
-                               logical_sector_size);
+    guess.reason =
+        fmt::format("all MBR entries fit the disk with {}-byte sectors", logical_sector_size);
     return guess;
   }
   for (uint64_t ss = 512; ss < logical_sector_size; ss *= 2) {
@@ -86,8 +87,8 @@ TableSectorSizeGuess GuessTableSectorSize(std::span<const uint8_t> head,
       return guess;
     }
   }
-  guess.reason = fmt::format("MBR entries end at LBA {}, beyond the disk at any sector size",
-                             max_end_lba);
+  guess.reason =
+      fmt::format("MBR entries end at LBA {}, beyond the disk at any sector size", max_end_lba);
   return guess;
 }
 

@@ -58,9 +58,10 @@ std::vector<TopologyFinding> CheckTopology(const Topology& t) {
   }
   if (t.alignment_offset != 0) {
     add("alignment-offset",
-        fmt::format("alignment offset {}: physical sectors start at LBA {}, not at LBA 0; gdisk and "
-                    "systemd-repart ignore it",
-                    t.alignment_offset, t.alignment_offset / log));
+        fmt::format(
+            "alignment offset {}: physical sectors start at LBA {}, not at LBA 0; gdisk and "
+            "systemd-repart ignore it",
+            t.alignment_offset, t.alignment_offset / log));
   }
   if (opt_io != 0 && opt_io != kBogusBridgeOptimalIo && opt_io % phys == 0 &&
       kDefaultGrainBytes % opt_io != 0 && opt_io % kDefaultGrainBytes != 0) {

@@ -16,7 +16,8 @@ constexpr uint64_t kMaxLogicalSectorSize = 64 * kKiB;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r')) s.remove_suffix(1);
+  while (!s.empty() && (s.back() == ' ' || s.back() == '\t' || s.back() == '\r'))
+    s.remove_suffix(1);
   return s;
 }
 
@@ -111,16 +112,16 @@ Result<std::vector<TopologyProfile>> ParseProfiles(std::string_view text) {
     profile.description = std::string(Trim(rest));
     TopologyOverride check;
     if (profile.spec.empty() || profile.spec.find('=') == std::string::npos) {
-      return MakeError(fmt::format("profile table line {}: '{}' has no spec", line_number,
-                                   profile.name));
+      return MakeError(
+          fmt::format("profile table line {}: '{}' has no spec", line_number, profile.name));
     }
     if (Status s = ParseItems(Split(profile.spec, ','), profile.spec, &check); !s) {
       return MakeError(fmt::format("profile table line {}: {}", line_number, s.error().message));
     }
     for (const TopologyProfile& p : profiles) {
       if (p.name == profile.name) {
-        return MakeError(fmt::format("profile table line {}: '{}' defined twice", line_number,
-                                     profile.name));
+        return MakeError(
+            fmt::format("profile table line {}: '{}' defined twice", line_number, profile.name));
       }
     }
     profiles.push_back(std::move(profile));
@@ -155,9 +156,9 @@ Result<TopologyOverride> ParseTopologySpec(std::string_view spec,
   if (result.logical_sector_size) {
     uint64_t log = *result.logical_sector_size;
     if (log < 512 || log > kMaxLogicalSectorSize || !IsPowerOfTwo(log)) {
-      return MakeError(fmt::format(
-          "invalid topology spec '{}': log={} is not a power of two between 512 and {}", spec, log,
-          kMaxLogicalSectorSize));
+      return MakeError(
+          fmt::format("invalid topology spec '{}': log={} is not a power of two between 512 and {}",
+                      spec, log, kMaxLogicalSectorSize));
     }
   }
   if (result.physical_sector_size && *result.physical_sector_size == 0) {
@@ -182,15 +183,15 @@ Result<Topology> ApplyOverride(Topology base, const TopologyOverride& o) {
   base.origin = TopologyOrigin::kAssumed;
   const uint64_t lbs = base.logical_sector_size;
   if (base.alignment_offset % lbs != 0) {
-    return MakeError(fmt::format(
-        "assumed alignment offset {} is not a multiple of the logical sector size {}",
-        base.alignment_offset, lbs));
+    return MakeError(
+        fmt::format("assumed alignment offset {} is not a multiple of the logical sector size {}",
+                    base.alignment_offset, lbs));
   }
   if (base.alignment_offset != 0 &&
       base.alignment_offset >= std::max(base.physical_sector_size, base.minimum_io_size)) {
-    return MakeError(fmt::format(
-        "assumed alignment offset {} is not smaller than the physical sector size {}",
-        base.alignment_offset, base.physical_sector_size));
+    return MakeError(
+        fmt::format("assumed alignment offset {} is not smaller than the physical sector size {}",
+                    base.alignment_offset, base.physical_sector_size));
   }
   if (base.size_bytes % lbs != 0) {
     return MakeError(fmt::format("size {} is not a multiple of the logical sector size {}",

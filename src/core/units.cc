@@ -17,9 +17,21 @@ struct Suffix {
 
 // Longest names first so that "KiB" is not read as "K" followed by garbage.
 constexpr std::array<Suffix, 16> kSuffixes{{
-    {"kib", 1024, 1}, {"mib", 1024, 2}, {"gib", 1024, 3}, {"tib", 1024, 4}, {"pib", 1024, 5},
-    {"kb", 1000, 1},  {"mb", 1000, 2},  {"gb", 1000, 3},  {"tb", 1000, 4},  {"pb", 1000, 5},
-    {"k", 1024, 1},   {"m", 1024, 2},   {"g", 1024, 3},   {"t", 1024, 4},   {"p", 1024, 5},
+    {"kib", 1024, 1},
+    {"mib", 1024, 2},
+    {"gib", 1024, 3},
+    {"tib", 1024, 4},
+    {"pib", 1024, 5},
+    {"kb", 1000, 1},
+    {"mb", 1000, 2},
+    {"gb", 1000, 3},
+    {"tb", 1000, 4},
+    {"pb", 1000, 5},
+    {"k", 1024, 1},
+    {"m", 1024, 2},
+    {"g", 1024, 3},
+    {"t", 1024, 4},
+    {"p", 1024, 5},
     {"b", 1, 0},
 }};
 
@@ -61,9 +73,8 @@ Result<uint64_t> ParseUint(std::string_view text) {
 
 Result<uint64_t> ParseSize(std::string_view text) {
   size_t split = 0;
-  while (split < text.size() &&
-         (std::isxdigit(static_cast<unsigned char>(text[split])) || text[split] == 'x' ||
-          text[split] == 'X')) {
+  while (split < text.size() && (std::isxdigit(static_cast<unsigned char>(text[split])) ||
+                                 text[split] == 'x' || text[split] == 'X')) {
     ++split;
   }
   // Hex digits include 'b'; only treat the number as hex when it starts with 0x.
@@ -87,8 +98,9 @@ Result<uint64_t> ParseSize(std::string_view text) {
     }
     return value;
   }
-  return MakeError(fmt::format("'{}' has an unknown unit '{}' (use KiB, MiB, GiB, TiB, KB, MB, GB, TB)",
-                               text, text.substr(split)));
+  return MakeError(
+      fmt::format("'{}' has an unknown unit '{}' (use KiB, MiB, GiB, TiB, KB, MB, GB, TB)", text,
+                  text.substr(split)));
 }
 
 std::string FormatSize(uint64_t bytes) {

@@ -56,8 +56,8 @@ Result<DeviceInfo> ProbeTarget(const std::string& path, const ProbeOptions& opti
     if (tp->has_value()) {
       const BlkidTopology& b = **tp;
       Topology& t = info.topology;
-      t.physical_sector_size = b.physical_sector_size ? b.physical_sector_size
-                                                      : target->logical_sector_size;
+      t.physical_sector_size =
+          b.physical_sector_size ? b.physical_sector_size : target->logical_sector_size;
       t.minimum_io_size = b.minimum_io_size;
       t.optimal_io_size = b.optimal_io_size;
       t.alignment_offset = b.alignment_offset;

@@ -126,7 +126,7 @@ Result<Identity> ReadSysfsIdentity(const std::string& sysfs_root, uint32_t major
   id.vendor = ReadString(device / "vendor");
   id.model = ReadString(device / "model");
   id.serial = ReadString(device / "serial");  // NVMe, virtio-blk's device dir has none
-  if (id.serial.empty()) id.serial = ReadString(disk_dir / "serial");   // virtio-blk
+  if (id.serial.empty()) id.serial = ReadString(disk_dir / "serial");     // virtio-blk
   if (id.serial.empty()) id.serial = ReadVpdSerial(device / "vpd_pg80");  // SCSI, SATA via libata
   id.wwn = ReadString(disk_dir / "wwid");
   if (id.wwn.empty()) id.wwn = ReadString(device / "wwid");

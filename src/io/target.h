@@ -37,6 +37,7 @@ struct Target {
 Result<Target> OpenTarget(const std::string& path, OpenFlags flags = {});
 
 /// Reads exactly `length` bytes at `offset` (short only at end of file); retries on EINTR.
-Result<size_t> ReadAt(int fd, void* buffer, size_t length, uint64_t offset, const std::string& path);
+Result<size_t> ReadAt(int fd, void* buffer, size_t length, uint64_t offset,
+                      const std::string& path);
 
 }  // namespace partalign

@@ -84,9 +84,9 @@ TEST(ProbeCommandTest, GptWrittenFor4kSectorsIsFlaggedWhenReadAt512) {
   const std::string image = dir.File("disk.img");
   test::CreateSparseFile(image, kImageBytes);
   // parted treats an image file as having $PARTED_SECTOR_SIZE-byte sectors, like the bridge.
-  CommandResult s = RunCommand({"parted", "-s", image, "mklabel", "gpt", "mkpart", "p", "1MiB",
-                                "10MiB"},
-                               "", {{"PARTED_SECTOR_SIZE", "4096"}});
+  CommandResult s =
+      RunCommand({"parted", "-s", image, "mklabel", "gpt", "mkpart", "p", "1MiB", "10MiB"}, "",
+                 {{"PARTED_SECTOR_SIZE", "4096"}});
   ASSERT_EQ(s.exit_code, 0) << s.err;
   nlohmann::json j = ProbeJson({"probe", "--json", image});
   EXPECT_EQ(j["topology"]["table_type"], "gpt");
@@ -184,9 +184,10 @@ void ExpectProbeMatchesLsblk(unsigned sector_size) {
   ASSERT_FALSE(j.is_discarded());
   const nlohmann::json& t = j["topology"];
 
-  std::vector<std::string> lsblk{"lsblk", "-b", "-t", "-J", "-o",
-                                 "NAME,ALIGNMENT,MIN-IO,OPT-IO,PHY-SEC,LOG-SEC,ROTA,SIZE,DISC-GRAN",
-                                 loop.path()};
+  std::vector<std::string> lsblk{
+      "lsblk",    "-b", "-t",
+      "-J",       "-o", "NAME,ALIGNMENT,MIN-IO,OPT-IO,PHY-SEC,LOG-SEC,ROTA,SIZE,DISC-GRAN",
+      loop.path()};
   CommandResult r = RunCommand(lsblk);
   ASSERT_EQ(r.exit_code, 0) << test::Describe(lsblk, r);
   nlohmann::json l = nlohmann::json::parse(r.out)["blockdevices"][0];

@@ -13,12 +13,12 @@ TEST(TopologySpecTest, BuiltinProfileTableParsesAndHasTheRequiredProfiles) {
     const char* name;
     uint64_t log, phys, min_io, opt_io, align;
   };
-  for (const Want& w : {Want{"sata-512e", 512, 4096, 4096, 0, 0},
-                        Want{"4kn", 4096, 4096, 4096, 0, 0},
-                        Want{"usb-jmicron-0xffff", 512, 4096, 4096, 33553920, 0},
-                        Want{"usb-4k-bridge", 4096, 4096, 4096, 0, 0},
-                        Want{"raid5-3x64k", 512, 4096, 65536, 196608, 0},
-                        Want{"xp-jumper", 512, 4096, 4096, 0, 3584}}) {
+  for (const Want& w :
+       {Want{"sata-512e", 512, 4096, 4096, 0, 0}, Want{"4kn", 4096, 4096, 4096, 0, 0},
+        Want{"usb-jmicron-0xffff", 512, 4096, 4096, 33553920, 0},
+        Want{"usb-4k-bridge", 4096, 4096, 4096, 0, 0},
+        Want{"raid5-3x64k", 512, 4096, 65536, 196608, 0},
+        Want{"xp-jumper", 512, 4096, 4096, 0, 3584}}) {
     Result<TopologyOverride> o = ParseTopologySpec(w.name, Profiles());
     ASSERT_TRUE(o) << w.name << ": " << o.error().message;
     EXPECT_EQ(o->profile, w.name);
@@ -53,16 +53,12 @@ TEST(TopologySpecTest, ErrorsNameTheFault) {
     const char* spec;
     const char* message_part;
   };
-  for (const Case& c : {Case{"", "empty"},
-                        Case{"no-such-profile", "unknown profile 'no-such-profile'"},
-                        Case{"log=512,log=4096", "'log' given twice"},
-                        Case{"colour=blue", "unknown key 'colour'"},
-                        Case{"phys=", "missing value"},
-                        Case{"phys=abc", "'abc' is not a size"},
-                        Case{"log=1000", "log=1000 is not a power of two"},
-                        Case{"log=256", "log=256"},
-                        Case{"phys=0", "phys=0"},
-                        Case{"log=512,4kn", "unknown key '4kn'"}}) {
+  for (const Case& c :
+       {Case{"", "empty"}, Case{"no-such-profile", "unknown profile 'no-such-profile'"},
+        Case{"log=512,log=4096", "'log' given twice"}, Case{"colour=blue", "unknown key 'colour'"},
+        Case{"phys=", "missing value"}, Case{"phys=abc", "'abc' is not a size"},
+        Case{"log=1000", "log=1000 is not a power of two"}, Case{"log=256", "log=256"},
+        Case{"phys=0", "phys=0"}, Case{"log=512,4kn", "unknown key '4kn'"}}) {
     Result<TopologyOverride> o = ParseTopologySpec(c.spec, Profiles());
     ASSERT_FALSE(o) << c.spec;
     EXPECT_NE(o.error().message.find(c.message_part), std::string::npos)
@@ -116,12 +112,10 @@ TEST(ApplyOverrideTest, RejectsImpossibleCombinations) {
   Topology base = DefaultTopology(512, 1 << 30);
   Result<Topology> t = ApplyOverride(base, TopologyOverride{.alignment_offset = 100});
   ASSERT_FALSE(t);
-  EXPECT_NE(t.error().message.find("not a multiple of the logical sector size"),
-            std::string::npos);
+  EXPECT_NE(t.error().message.find("not a multiple of the logical sector size"), std::string::npos);
   t = ApplyOverride(base, TopologyOverride{.physical_sector_size = 4096, .alignment_offset = 4096});
   ASSERT_FALSE(t);
-  EXPECT_NE(t.error().message.find("not smaller than the physical sector size"),
-            std::string::npos);
+  EXPECT_NE(t.error().message.find("not smaller than the physical sector size"), std::string::npos);
   t = ApplyOverride(base, TopologyOverride{.logical_sector_size = 4096, .size_bytes = 1001 * 512});
   ASSERT_FALSE(t);
   EXPECT_NE(t.error().message.find("size 512512 is not a multiple"), std::string::npos);

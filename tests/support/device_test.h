@@ -17,13 +17,13 @@ bool DeviceTestsRequired();
 
 }  // namespace partalign::test
 
-#define PARTALIGN_REQUIRE_DEVICES()                                                     \
-  do {                                                                                  \
-    if (std::optional<std::string> why_ = ::partalign::test::WhyNoDeviceTests()) {      \
-      if (::partalign::test::DeviceTestsRequired()) {                                   \
-        FAIL() << *why_ << " (and PARTALIGN_REQUIRE_DEVICE_TESTS=1 forbids skipping)";  \
-      } else {                                                                          \
-        GTEST_SKIP() << *why_;                                                          \
-      }                                                                                 \
-    }                                                                                   \
+#define PARTALIGN_REQUIRE_DEVICES()                                                    \
+  do {                                                                                 \
+    if (std::optional<std::string> why_ = ::partalign::test::WhyNoDeviceTests()) {     \
+      if (::partalign::test::DeviceTestsRequired()) {                                  \
+        FAIL() << *why_ << " (and PARTALIGN_REQUIRE_DEVICE_TESTS=1 forbids skipping)"; \
+      } else {                                                                         \
+        GTEST_SKIP() << *why_;                                                         \
+      }                                                                                \
+    }                                                                                  \
   } while (0)

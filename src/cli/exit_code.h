@@ -12,6 +12,9 @@ enum class ExitCode : int {
   kMisaligned = 2,
   /// A write command refused to act (stale plan, disk in use, wrong disk). Nothing was written.
   kRefused = 3,
+  /// move/resume/apply: stopped part-way (error or interrupt) after writing; the journal is kept
+  /// and `partalign resume JOURNAL` completes or rolls back the change.
+  kUnfinished = 4,
 };
 
 }  // namespace partalign

@@ -25,8 +25,9 @@ inline constexpr uint64_t kMaxMoveChunkBytes = 256 * kMiB;
 /// Chunks per batch: one journal fdatasync and one device flush per batch.
 inline constexpr uint32_t kDefaultChunksPerBatch = 4;
 /// Batches whose saved copies the journal ring holds at once. Batch b may be journaled once batch
-/// b - ring_batches is committed, so up to this many batches are in flight.
-inline constexpr uint32_t kDefaultRingBatches = 4;
+/// b - ring_batches is committed, so up to this many batches are in flight between their saved
+/// copy and their commit: enough (128 MiB) to hide flush latencies of tens of milliseconds.
+inline constexpr uint32_t kDefaultRingBatches = 8;
 
 /// A move of `length_bytes` from device offset `source_bytes` to `dest_bytes`, and how it is cut
 /// into chunks and batches. Positions below are relative to the start of the range.

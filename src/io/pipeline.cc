@@ -1,5 +1,6 @@
 #include "io/pipeline.h"
 
+#include <algorithm>
 #include <thread>
 
 namespace partalign {
@@ -24,6 +25,11 @@ Result<uint64_t> Pipeline::Run(const std::vector<Stage>& stages,
   return finished_.back();
 }
 
+uint64_t Pipeline::Finished(size_t stage) {
+  std::lock_guard lock(mutex_);
+  return finished_[stage];
+}
+
 bool Pipeline::WaitFinished(size_t stage, uint64_t item) {
   std::unique_lock lock(mutex_);
   changed_.wait(lock, [&] { return finished_[stage] > item || failed_ || item >= limit_; });
@@ -32,7 +38,7 @@ bool Pipeline::WaitFinished(size_t stage, uint64_t item) {
 
 void Pipeline::RunStage(size_t stage, const Stage& run,
                         const std::function<bool()>& stop_requested) {
-  const size_t last = finished_.size() - 1;
+  const size_t last = std::min(release_stage_, finished_.size() - 1);
   for (uint64_t item = 0;; ++item) {
     {
       std::unique_lock lock(mutex_);

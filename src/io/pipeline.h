@@ -8,6 +8,7 @@
 #pragma once
 
 #include <condition_variable>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <mutex>
@@ -21,7 +22,14 @@ class Pipeline {
  public:
   using Stage = std::function<Status(uint64_t item)>;
 
-  Pipeline(uint64_t item_count, uint64_t depth) : item_count_(item_count), depth_(depth) {}
+  /// Item i enters stage 0 once stage `release_stage` has finished item i - depth (by default
+  /// the last stage): the buffer of item i - depth is free again after that stage.
+  Pipeline(uint64_t item_count, uint64_t depth, size_t release_stage = SIZE_MAX)
+      : item_count_(item_count), depth_(depth), release_stage_(release_stage) {}
+
+  /// How many items `stage` has finished (they finish in order); for stages that work ahead on
+  /// what an earlier stage has already finished.
+  uint64_t Finished(size_t stage);
 
   /// Runs every item through `stages`. `stop_requested` is asked before an item enters stage 0;
   /// once it says yes, no new item starts and those in flight finish. Returns the first error of
@@ -39,6 +47,7 @@ class Pipeline {
 
   const uint64_t item_count_;
   const uint64_t depth_;
+  const size_t release_stage_;
   std::mutex mutex_;
   std::condition_variable changed_;
   std::vector<uint64_t> finished_;  // per stage: items finished (they finish in order)

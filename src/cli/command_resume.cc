@@ -25,6 +25,14 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   Result<JournalSummary> summary = InspectJournal(command.journal);
   if (!summary) {
     PrintError(io.err, summary.error().message);
+    Result<bool> registered = IsJournalRegistered(command.journal);
+    if (registered && !*registered) {
+      PrintError(io.err,
+                 fmt::format("'{}' is not a registered journal: if it is the journal of a move "
+                             "that was interrupted while starting, that move never wrote to its "
+                             "device and the file can be removed",
+                             command.journal));
+    }
     return ExitCode::kFailure;
   }
   const JournalHeader& header = summary->header;

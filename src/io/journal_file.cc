@@ -14,11 +14,14 @@ namespace partalign {
 namespace {
 
 Status LockJournal(int fd, const std::string& path) {
-  if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
-  if (errno == EWOULDBLOCK) {
-    return MakeError(fmt::format("the journal '{}' is in use by another partalign process", path));
-  }
-  return ErrnoError(errno, fmt::format("cannot lock the journal '{}'", path));
+  return RetryWhileBusy([&]() -> Status {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+    if (errno == EWOULDBLOCK) {
+      return Error{fmt::format("the journal '{}' is in use by another partalign process", path),
+                   EWOULDBLOCK};
+    }
+    return ErrnoError(errno, fmt::format("cannot lock the journal '{}'", path));
+  });
 }
 
 // O_DIRECT for the journal's data path when the file system has it; buffered I/O is as safe
@@ -30,6 +33,18 @@ UniqueFd OpenMaybeDirect(const std::string& path, int flags, mode_t mode = 0) {
 }
 
 }  // namespace
+
+Status RetryWhileBusy(const std::function<Status()>& attempt) {
+  constexpr int kStepMilliseconds = 50;
+  for (int waited = 0;; waited += kStepMilliseconds) {
+    Status status = attempt();
+    const int err = status ? 0 : status.error().errno_value;
+    if (status || (err != EBUSY && err != EWOULDBLOCK) || waited >= kBusyWaitMilliseconds) {
+      return status;
+    }
+    ::usleep(kStepMilliseconds * 1000);
+  }
+}
 
 std::string AbsolutePath(const std::string& path) {
   std::error_code ec;

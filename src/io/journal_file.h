@@ -3,6 +3,7 @@
 // drive the same journal; removed (and the removal made durable) when the move is over.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -26,6 +27,15 @@ Status RemoveJournalFile(const std::string& path);
 /// fsync() of the directory holding `path`, so that a created, renamed or removed entry
 /// survives a power failure.
 Status SyncParentDirectory(const std::string& path);
+
+/// How long a lock or an exclusive open waits for a holder that is going away: a process killed
+/// with I/O in flight keeps its files open until that I/O completes (io_uring requests hold a
+/// reference), which takes milliseconds. A live holder is reported after this.
+inline constexpr int kBusyWaitMilliseconds = 5000;
+
+/// Calls `attempt` until it succeeds, fails with something other than EBUSY/EWOULDBLOCK, or
+/// kBusyWaitMilliseconds have passed.
+Status RetryWhileBusy(const std::function<Status()>& attempt);
 
 /// The absolute form of `path` (the journal records where it is for the registry).
 std::string AbsolutePath(const std::string& path);

@@ -21,7 +21,9 @@ class KillSwitch {
   /// nullptr when PARTALIGN_TEST_KILL_AFTER is not set; an error when it is malformed.
   static Result<std::unique_ptr<KillSwitch>> FromEnvironment();
 
-  KillSwitch(std::string phase, uint64_t count) : phase_(std::move(phase)), count_(count) {}
+  /// With a phase, nothing counts until the mover enters that phase.
+  KillSwitch(std::string phase, uint64_t count)
+      : phase_(std::move(phase)), count_(count), active_(phase_.empty()) {}
 
   void EnterPhase(const char* phase);
   /// Counts `ops` operations; returns which of them (0-based) must die, or nullopt.
@@ -34,7 +36,7 @@ class KillSwitch {
   const std::string phase_;  ///< empty: every phase
   const uint64_t count_;
   std::mutex phase_mutex_;
-  bool active_ = true;
+  bool active_;
   std::atomic<uint64_t> counted_{0};
 };
 

@@ -27,11 +27,14 @@ const XxHasher kHasher;
 std::atomic<uint64_t> g_kill_points_counted{0};
 
 Status LockTarget(const Target& target) {
-  if (::flock(target.fd.get(), LOCK_EX | LOCK_NB) == 0) return {};
-  if (errno == EWOULDBLOCK) {
-    return MakeError(fmt::format("'{}' is locked by another program (flock)", target.path));
-  }
-  return ErrnoError(errno, fmt::format("cannot lock '{}'", target.path));
+  return RetryWhileBusy([&]() -> Status {
+    if (::flock(target.fd.get(), LOCK_EX | LOCK_NB) == 0) return {};
+    if (errno == EWOULDBLOCK) {
+      return Error{fmt::format("'{}' is locked by another program (flock)", target.path),
+                   EWOULDBLOCK};
+    }
+    return ErrnoError(errno, fmt::format("cannot lock '{}'", target.path));
+  });
 }
 
 Status RequireWritable(const Target& target) {
@@ -245,6 +248,16 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   }
   if (outcome->status != MoveStatus::kStopped) Finish(journal_path, header.uuid, *outcome);
   return outcome;
+}
+
+Result<bool> IsJournalRegistered(const std::string& journal_path) {
+  Result<std::vector<RegisteredJournal>> all = ListRegisteredJournals();
+  if (!all) return all.error();
+  const std::string absolute = AbsolutePath(journal_path);
+  for (const RegisteredJournal& j : *all) {
+    if (j.entry.journal_path == absolute) return true;
+  }
+  return false;
 }
 
 Result<JournalSummary> InspectJournal(const std::string& journal_path) {

@@ -69,6 +69,11 @@ struct JournalSummary {
   std::optional<JournalState> state;  ///< nullopt: the move never wrote the device
 };
 
+/// Whether a journal file at `journal_path` is in the registry. A journal that is unreadable
+/// and not registered belongs to a move that never started: the header is flushed, then the
+/// journal registered, and only then is the device written.
+Result<bool> IsJournalRegistered(const std::string& journal_path);
+
 /// Reads a journal without changing it (takes no lock).
 Result<JournalSummary> InspectJournal(const std::string& journal_path);
 

@@ -15,9 +15,8 @@
 
 #include "io/move_engine.h"
 #include "io/move_journal.h"
-#include "io/xxhash_hasher.h"
-#include "partalign/journal_format.h"
 #include "support/simulated_disk.h"
+#include "support/simulated_move.h"
 
 namespace partalign {
 namespace {
@@ -25,7 +24,7 @@ namespace {
 using test::CrashClock;
 using test::SimulatedDisk;
 
-constexpr uint64_t kSector = 512;
+constexpr uint64_t kSector = test::kSimSector;
 
 struct Scenario {
   const char* name;
@@ -34,12 +33,6 @@ struct Scenario {
   bool table;  ///< with a table transition at both ends of the device
 };
 
-std::vector<uint8_t> RandomBytes(size_t n, std::mt19937_64& rng) {
-  std::vector<uint8_t> bytes(n);
-  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
-  return bytes;
-}
-
 struct Images {
   std::vector<uint8_t> device;
   std::vector<uint8_t> journal;
@@ -47,36 +40,16 @@ struct Images {
 
 class CrashHarness {
  public:
-  CrashHarness(const Scenario& scenario, uint64_t seed) : s_(scenario), rng_(seed) {
-    original_ = RandomBytes(s_.device_bytes, rng_);
-    if (s_.table) {
-      for (uint64_t offset : {uint64_t{0}, s_.device_bytes - 4 * kSector}) {
-        TableUpdate update;
-        update.offset_bytes = offset;
-        update.old_bytes.assign(original_.begin() + static_cast<ptrdiff_t>(offset),
-                                original_.begin() + static_cast<ptrdiff_t>(offset + 4 * kSector));
-        update.new_bytes = RandomBytes(4 * kSector, rng_);
-        table_.push_back(update);
-      }
-    }
-    header_.uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
-    header_.created_by = "crash test";
-    header_.device = {"sim", false, s_.device_bytes, kSector};
-    header_.move = s_.move;
-    for (const TableUpdate& u : table_) {
-      header_.table.push_back({u.offset_bytes, u.old_bytes.size(), hasher_.Hash64(u.old_bytes),
-                               hasher_.Hash64(u.new_bytes)});
-    }
-    header_.layout = ComputeJournalLayout(header_.move, header_.table);
-  }
+  CrashHarness(const Scenario& scenario, uint64_t seed)
+      : sim_(scenario.device_bytes, scenario.move, scenario.table, seed) {}
 
   /// Writes and flushes of a whole uninterrupted move (the range to pick crash points from).
   uint64_t CountOperations() {
     CrashClock clock;
-    SimulatedDisk device("device", original_, kSector, &clock);
-    SimulatedDisk journal_disk("journal", std::vector<uint8_t>(header_.layout.file_bytes), kSector,
-                               &clock);
-    Result<MoveJournal> journal = MoveJournal::Initialize(journal_disk, header_, table_, hasher_);
+    SimulatedDisk device = sim_.NewDevice(&clock);
+    SimulatedDisk journal_disk = sim_.NewJournalDisk(&clock);
+    Result<MoveJournal> journal =
+        MoveJournal::Initialize(journal_disk, sim_.header(), sim_.table(), sim_.hasher());
     EXPECT_TRUE(journal) << journal.error().message;
     Result<MoveOutcome> outcome = DriveJournal(device, *journal, ResumeMode::kComplete, {});
     EXPECT_TRUE(outcome && outcome->status == MoveStatus::kCompleted);
@@ -85,14 +58,14 @@ class CrashHarness {
 
   /// Runs the move with power failures at random points until it is over; checks the result.
   void Run(uint64_t operations, std::string* trace) {
-    CrashClock clock(1 + rng_() % operations);
-    SimulatedDisk device("device", original_, kSector, &clock);
-    SimulatedDisk journal_disk("journal", std::vector<uint8_t>(header_.layout.file_bytes), kSector,
-                               &clock);
+    std::mt19937_64& rng = sim_.rng();
+    CrashClock clock(1 + rng() % operations);
+    SimulatedDisk device = sim_.NewDevice(&clock);
+    SimulatedDisk journal_disk = sim_.NewJournalDisk(&clock);
     std::optional<MoveOutcome> outcome;
     std::vector<uint8_t> final_image;
     if (Result<MoveJournal> journal =
-            MoveJournal::Initialize(journal_disk, header_, table_, hasher_)) {
+            MoveJournal::Initialize(journal_disk, sim_.header(), sim_.table(), sim_.hasher())) {
       Result<MoveOutcome> ran = DriveJournal(device, *journal, ResumeMode::kComplete, {});
       ASSERT_TRUE(ran) << ran.error().message;
       if (!clock.crashed()) {
@@ -101,27 +74,27 @@ class CrashHarness {
       }
     }
     *trace += fmt::format("start: crash at op {} of {}", clock.ticks(), operations);
-    Images images{device.SurvivingImage(rng_), journal_disk.SurvivingImage(rng_)};
+    Images images{device.SurvivingImage(rng), journal_disk.SurvivingImage(rng)};
     for (int round = 0; !outcome && round < 8; ++round) {
-      const ResumeMode mode = rng_() % 3 == 0 ? ResumeMode::kRollback : ResumeMode::kComplete;
+      const ResumeMode mode = rng() % 3 == 0 ? ResumeMode::kRollback : ResumeMode::kComplete;
       // The last rounds run to the end; the others may lose power again.
-      const uint64_t crash_at = round < 5 && rng_() % 2 == 0 ? 1 + rng_() % operations : 0;
+      const uint64_t crash_at = round < 5 && rng() % 2 == 0 ? 1 + rng() % operations : 0;
       CrashClock again(crash_at);
-      SimulatedDisk dev(device.name(), images.device, kSector, &again);
-      SimulatedDisk jr(journal_disk.name(), images.journal, kSector, &again);
+      SimulatedDisk dev("device", images.device, kSector, &again);
+      SimulatedDisk jr("journal", images.journal, kSector, &again);
       *trace += fmt::format("; resume {} (crash at {})",
                             mode == ResumeMode::kRollback ? "rollback" : "complete", crash_at);
-      Result<MoveJournal> journal = MoveJournal::Load(jr, hasher_);
+      Result<MoveJournal> journal = MoveJournal::Load(jr, sim_.hasher());
       if (!journal) {
         // Only a journal whose header never became durable is unreadable, and then the device
         // was never written.
-        ASSERT_EQ(images.device, original_) << *trace << ": " << journal.error().message;
+        ASSERT_EQ(images.device, sim_.original()) << *trace << ": " << journal.error().message;
         return;
       }
       Result<MoveOutcome> ran = DriveJournal(dev, *journal, mode, {});
       ASSERT_TRUE(ran) << *trace << ": " << ran.error().message;
       if (again.crashed()) {
-        images = {dev.SurvivingImage(rng_), jr.SurvivingImage(rng_)};
+        images = {dev.SurvivingImage(rng), jr.SurvivingImage(rng)};
         continue;
       }
       ASSERT_NE(ran->status, MoveStatus::kStopped) << *trace << ": " << ran->message;
@@ -129,45 +102,12 @@ class CrashHarness {
       final_image = dev.current();
     }
     ASSERT_TRUE(outcome) << *trace << ": did not finish";
-    Check(outcome->status, final_image, *trace);
+    const std::string mismatch = sim_.Mismatch(outcome->status, final_image);
+    ASSERT_EQ(mismatch, "") << *trace;
   }
 
  private:
-  void Check(MoveStatus status, const std::vector<uint8_t>& image, const std::string& trace) {
-    const MoveGeometry& m = s_.move;
-    const uint64_t low = std::min(m.source_bytes, m.dest_bytes);
-    const uint64_t high = std::max(m.source_bytes, m.dest_bytes) + m.length_bytes;
-    const uint64_t data_at = status == MoveStatus::kCompleted ? m.dest_bytes : m.source_bytes;
-    ASSERT_EQ(
-        0, std::memcmp(image.data() + data_at, original_.data() + m.source_bytes, m.length_bytes))
-        << trace << ": the data is not intact at byte " << data_at << " (" << ToString(status)
-        << ")";
-    for (const TableUpdate& u : table_) {
-      const std::vector<uint8_t>& want =
-          status == MoveStatus::kCompleted ? u.new_bytes : u.old_bytes;
-      ASSERT_EQ(0, std::memcmp(image.data() + u.offset_bytes, want.data(), want.size()))
-          << trace << ": table bytes at " << u.offset_bytes << " do not match the data ("
-          << ToString(status) << ")";
-    }
-    auto in_table = [&](uint64_t at) {
-      for (const TableUpdate& u : table_) {
-        if (at >= u.offset_bytes && at < u.offset_bytes + u.old_bytes.size()) return true;
-      }
-      return false;
-    };
-    for (uint64_t at = 0; at < image.size(); ++at) {
-      if ((at >= low && at < high) || in_table(at)) continue;
-      ASSERT_EQ(image[at], original_[at])
-          << trace << ": byte " << at << " outside the move changed";
-    }
-  }
-
-  const Scenario& s_;
-  std::mt19937_64 rng_;
-  XxHasher hasher_;
-  std::vector<uint8_t> original_;
-  std::vector<TableUpdate> table_;
-  JournalHeader header_;
+  test::SimulatedMove sim_;
 };
 
 MoveGeometry Geometry(uint64_t source, uint64_t dest, uint64_t length, uint64_t chunk,

@@ -1,0 +1,331 @@
+// partalign move / resume on loop devices (root): an ext4 file system with known files in a
+// partition at sector 63 of a GPT disk is moved to sector 2048 together with the GPT change that
+// sfdisk computed on a scratch copy. The move is killed at seeded points (SIGKILL through the
+// test-only PARTALIGN_TEST_KILL_AFTER switch, inside the table write too), then resumed or
+// rolled back; every byte of the partition must be intact at its new (or old) place, the table
+// must say so, e2fsck -fn must pass and the files must read back. Plus the refusals.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <memory>
+#include <random>
+#include <regex>
+
+#include <fmt/format.h>
+
+#include "support/device_test.h"
+#include "support/loop_device.h"
+#include "support/mount_point.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace partalign {
+namespace {
+
+using test::CommandResult;
+using test::LoopDevice;
+using test::RunCommand;
+using test::RunPartalign;
+
+constexpr uint64_t kSector = 512;
+constexpr uint64_t kImageBytes = 96ull << 20;
+constexpr uint64_t kOldStart = 63;    // the fdisk default of old (alignment-heuristics.md §3)
+constexpr uint64_t kNewStart = 2048;  // 1 MiB
+constexpr uint64_t kPartSectors = (64ull << 20) / kSector;
+constexpr uint64_t kPartBytes = kPartSectors * kSector;
+// A GPT with 128 entries: protective MBR, header and entries in LBA 0..33; the backup entries
+// and header in the last 33 sectors (UEFI spec 2.10 §5.3).
+constexpr uint64_t kPrimaryTableBytes = 34 * kSector;
+constexpr uint64_t kBackupTableBytes = 33 * kSector;
+// The switch's count when it is set so high that it never fires: the run reports how many
+// writes and flushes it passed.
+constexpr const char* kCountOnly = "1000000000";
+
+std::string ReadRange(const std::string& path, uint64_t offset, uint64_t length) {
+  // O_DIRECT: the mover writes around the page cache, so the test reads around it too.
+  int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  if (fd < 0) return "cannot open " + path;
+  void* buffer = nullptr;
+  if (::posix_memalign(&buffer, 4096, length) != 0) {
+    ::close(fd);
+    return "no memory";
+  }
+  ssize_t n = ::pread(fd, buffer, length, static_cast<off_t>(offset));
+  std::string bytes(static_cast<const char*>(buffer), n > 0 ? static_cast<size_t>(n) : 0);
+  std::free(buffer);
+  ::close(fd);
+  return bytes;
+}
+
+uint64_t KillPointsPassed(const CommandResult& r) {
+  std::smatch m;
+  static const std::regex kLine("test: ([0-9]+) kill points passed");
+  return std::regex_search(r.err, m, kLine) ? std::stoull(m[1]) : 0;
+}
+
+// The disk every case starts from, built once per test: a GPT with one partition at sector 63
+// holding ext4 and known files; and a scratch copy with the table moved to sector 2048.
+class MoveFixture : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PARTALIGN_REQUIRE_DEVICES();
+    pristine_ = work_.File("pristine.img");
+    scratch_ = work_.File("new-table.img");
+    test::CreateSparseFile(pristine_, kImageBytes);
+    ASSERT_EQ(RunCommand({"sfdisk", "--quiet", pristine_},
+                         fmt::format("label: gpt\nfirst-lba: 34\nstart={}, size={}\n", kOldStart,
+                                     kPartSectors))
+                  .exit_code,
+              0);
+    std::mt19937_64 rng(20240917);
+    {
+      LoopDevice loop(pristine_, kSector, /*direct_io=*/true);
+      ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
+      CommandResult mkfs = RunCommand({"mkfs.ext4", "-q", "-F", loop.PartitionPath(1)});
+      ASSERT_EQ(mkfs.exit_code, 0) << mkfs.err;
+      test::MountPoint mounted(loop.PartitionPath(1), mount_dir_.path());
+      std::filesystem::create_directories(mount_dir_.path() + "/docs/deep");
+      for (int i = 0; i < 12; ++i) {
+        const std::string name = (i % 3 == 0 ? "docs/deep/file" : "file") + std::to_string(i);
+        std::string content(1024 + rng() % (3 << 20), '\0');
+        for (char& c : content) c = static_cast<char>(rng());
+        std::ofstream(mount_dir_.path() + "/" + name, std::ios::binary) << content;
+        files_[name] = std::move(content);
+      }
+      ASSERT_TRUE(mounted.Unmount());
+      partition_ = ReadRange(loop.path(), kOldStart * kSector, kPartBytes);
+      ASSERT_EQ(partition_.size(), kPartBytes);
+    }
+    ASSERT_EQ(RunCommand({"cp", "--sparse=always", pristine_, scratch_}).exit_code, 0);
+    CommandResult edit = RunCommand({"sfdisk", "--quiet", "-N", "1", scratch_},
+                                    fmt::format("{},{}\n", kNewStart, kPartSectors));
+    ASSERT_EQ(edit.exit_code, 0) << edit.err;
+  }
+
+  std::map<std::string, std::string> Env(const std::string& kill_after = "") const {
+    std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", state_.path()}};
+    if (!kill_after.empty()) env["PARTALIGN_TEST_KILL_AFTER"] = kill_after;
+    return env;
+  }
+
+  std::vector<std::string> MoveArgs(const std::string& device, const std::string& journal) const {
+    return {
+        "move",          device,
+        "--from",        std::to_string(kOldStart * kSector),
+        "--to",          std::to_string(kNewStart * kSector),
+        "--length",      std::to_string(kPartBytes),
+        "--journal",     journal,
+        "--table-range", fmt::format("0:{}", kPrimaryTableBytes),
+        "--table-range", fmt::format("{}:{}", kImageBytes - kBackupTableBytes, kBackupTableBytes),
+        "--new-table",   scratch_,
+        "--yes"};
+  }
+
+  // A fresh copy of the pristine disk on a loop device.
+  std::unique_ptr<LoopDevice> FreshDisk(const std::string& name) {
+    const std::string image = disks_.File(name);
+    EXPECT_EQ(RunCommand({"cp", "--sparse=always", pristine_, image}).exit_code, 0);
+    return std::make_unique<LoopDevice>(image, kSector, /*direct_io=*/true);
+  }
+
+  // Every byte of the partition at `start`, the table pointing there, a clean file system with
+  // the files that were written; no journal left.
+  void ExpectIntactAt(const LoopDevice& loop, uint64_t start, const std::string& journal) {
+    EXPECT_TRUE(ReadRange(loop.path(), start * kSector, kPartBytes) == partition_)
+        << "the partition's bytes differ at sector " << start;
+    CommandResult dump = RunCommand({"sfdisk", "--dump", loop.path()});
+    EXPECT_NE(dump.out.find(fmt::format("start={:>12}", start)), std::string::npos) << dump.out;
+    EXPECT_FALSE(std::filesystem::exists(journal));
+    ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
+    CommandResult fsck = RunCommand({"e2fsck", "-fn", loop.PartitionPath(1)});
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+    test::MountPoint mounted(loop.PartitionPath(1), mount_dir_.path(), "ro");
+    for (const auto& [name, content] : files_) {
+      EXPECT_TRUE(test::ReadFile(mount_dir_.path() + "/" + name) == content) << name;
+    }
+  }
+
+  test::TempDir work_;      // pristine image and the scratch table
+  test::TempDir disks_;     // per-case copies
+  test::TempDir journals_;  // on another directory than the images (same file system: allowed)
+  test::TempDir state_;     // the journal registry
+  test::TempDir mount_dir_;
+  std::string pristine_;
+  std::string scratch_;
+  std::string partition_;
+  std::map<std::string, std::string> files_;
+};
+
+TEST_F(MoveFixture, KilledAtSeededPointsThenResumedEveryByteIsIntact) {
+  // An uninterrupted run, counting the kill points it passes.
+  uint64_t total = 0;
+  {
+    std::unique_ptr<LoopDevice> loop = FreshDisk("full.img");
+    const std::string journal = journals_.File("full.journal");
+    CommandResult r = RunPartalign(MoveArgs(loop->path(), journal), "", Env(kCountOnly));
+    ASSERT_EQ(r.exit_code, 0) << r.err;
+    EXPECT_NE(r.out.find("wrote the new partition table (2 byte ranges)"), std::string::npos)
+        << r.out;
+    total = KillPointsPassed(r);
+    ASSERT_GT(total, 20u) << r.err;
+    ExpectIntactAt(*loop, kNewStart, journal);
+  }
+  // Seeded kill points over the whole run, two inside the table write (the state write counts
+  // 2, then each table range is one write), and one during the resume itself.
+  std::mt19937_64 rng(7);
+  std::vector<std::string> kills;
+  for (int i = 0; i < 3; ++i) kills.push_back(std::to_string(1 + rng() % total));
+  kills.push_back("table:3");
+  kills.push_back("table:4");
+  for (size_t i = 0; i <= kills.size(); ++i) {
+    const bool kill_resume_too = i == kills.size();
+    const std::string kill = kill_resume_too ? std::to_string(total / 2) : kills[i];
+    SCOPED_TRACE("PARTALIGN_TEST_KILL_AFTER=" + kill);
+    std::unique_ptr<LoopDevice> loop = FreshDisk(fmt::format("case{}.img", i));
+    const std::string journal = journals_.File(fmt::format("case{}.journal", i));
+    CommandResult moved = RunPartalign(MoveArgs(loop->path(), journal), "", Env(kill));
+    ASSERT_EQ(moved.exit_code, 128 + SIGKILL) << moved.err;
+    if (kill_resume_too) {
+      CommandResult killed = RunPartalign({"resume", journal, "--yes"}, "", Env("3"));
+      ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+    }
+    CommandResult resumed = RunPartalign({"resume", journal, "--yes"}, "", Env());
+    if (resumed.err.find("is not a registered journal") != std::string::npos) {
+      // Killed while creating the journal: the device was never written.
+      EXPECT_EQ(resumed.exit_code, 1);
+      std::filesystem::remove(journal);
+      ExpectIntactAt(*loop, kOldStart, journal);
+      continue;
+    }
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+    ExpectIntactAt(*loop, kNewStart, journal);
+  }
+}
+
+TEST_F(MoveFixture, KilledThenRolledBackTheOldLayoutIsIntact) {
+  for (const std::string kill : {"move:40", "table:4"}) {
+    SCOPED_TRACE("PARTALIGN_TEST_KILL_AFTER=" + kill);
+    std::unique_ptr<LoopDevice> loop = FreshDisk("rollback.img");
+    const std::string journal = journals_.File("rollback.journal");
+    CommandResult moved = RunPartalign(MoveArgs(loop->path(), journal), "", Env(kill));
+    ASSERT_EQ(moved.exit_code, 128 + SIGKILL) << moved.err;
+    // While the move is unfinished, a new one is refused and told what to run.
+    CommandResult again =
+        RunPartalign(MoveArgs(loop->path(), journals_.File("other.journal")), "", Env());
+    EXPECT_EQ(again.exit_code, 3);
+    EXPECT_NE(again.err.find("partalign resume " + journal), std::string::npos) << again.err;
+    CommandResult back = RunPartalign({"resume", "--rollback", journal, "--yes"}, "", Env());
+    ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+    EXPECT_NE(back.out.find("rolled back"), std::string::npos) << back.out;
+    ExpectIntactAt(*loop, kOldStart, journal);
+  }
+}
+
+// The refusals: nothing is written in any of them.
+class MoveRefusalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PARTALIGN_REQUIRE_DEVICES();
+    image_ = dir_.File("disk.img");
+    test::CreateSparseFile(image_, kImageBytes);
+    ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image_},
+                         fmt::format("label: dos\nstart={}, size={}\n", kOldStart, kPartSectors))
+                  .exit_code,
+              0);
+    loop_ = std::make_unique<LoopDevice>(image_, kSector, /*direct_io=*/true);
+    ASSERT_EQ(RunCommand({"partx", "-a", loop_->path()}).exit_code, 0);
+    ASSERT_EQ(RunCommand({"mkfs.ext4", "-q", "-F", loop_->PartitionPath(1)}).exit_code, 0);
+    before_ = test::ReadFile(image_);
+  }
+
+  CommandResult Move(const std::string& target, const std::string& journal, bool yes = true) {
+    std::vector<std::string> args{
+        "move",      target, "--from",   std::to_string(kOldStart * kSector),
+        "--to",      "1MiB", "--length", std::to_string(kPartBytes),
+        "--journal", journal};
+    if (yes) args.push_back("--yes");
+    return RunPartalign(args, "", {{"PARTALIGN_STATE_DIR", state_.path()}});
+  }
+
+  // `unchanged`: compare the whole image with before (not while a file system on it is
+  // mounted: the mount itself writes to it).
+  void ExpectRefused(const CommandResult& r, const std::string& reason, bool unchanged = true) {
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find(reason), std::string::npos) << r.err;
+    if (unchanged) {
+      EXPECT_TRUE(test::ReadFile(image_) == before_) << "the disk changed";
+    }
+    std::error_code ec;
+    EXPECT_TRUE(std::filesystem::is_empty(journals_.path(), ec)) << "a journal was created";
+  }
+
+  test::TempDir dir_;
+  test::TempDir journals_;
+  test::TempDir state_;
+  test::TempDir mount_dir_;
+  std::string image_;
+  std::string before_;
+  std::unique_ptr<LoopDevice> loop_;
+};
+
+TEST_F(MoveRefusalTest, WithoutYes) {
+  ExpectRefused(Move(loop_->path(), journals_.File("j"), /*yes=*/false), "without --yes");
+}
+
+TEST_F(MoveRefusalTest, WhileAPartitionIsMounted) {
+  test::MountPoint mounted(loop_->PartitionPath(1), mount_dir_.path());
+  ExpectRefused(Move(loop_->path(), journals_.File("j")),
+                fmt::format("'{}' is mounted on '{}'", loop_->PartitionPath(1), mount_dir_.path()),
+                /*unchanged=*/false);
+}
+
+TEST_F(MoveRefusalTest, JournalOnAPartitionOfTheTarget) {
+  test::MountPoint mounted(loop_->PartitionPath(1), mount_dir_.path());
+  ExpectRefused(Move(loop_->path(), mount_dir_.path() + "/move.journal"),
+                fmt::format("is stored on '{}'", loop_->PartitionPath(1)), /*unchanged=*/false);
+  EXPECT_FALSE(std::filesystem::exists(mount_dir_.path() + "/move.journal"));
+}
+
+TEST_F(MoveRefusalTest, JournalInsideTheImageBeingMoved) {
+  // The target is the image file; the journal would live in the file system stored in it.
+  test::MountPoint mounted(loop_->PartitionPath(1), mount_dir_.path());
+  CommandResult r = Move(image_, mount_dir_.path() + "/move.journal");
+  ASSERT_TRUE(mounted.Unmount());
+  before_ = test::ReadFile(image_);  // the mount itself touched the file system
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find(image_), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("the disk being changed"), std::string::npos) << r.err;
+}
+
+TEST_F(MoveRefusalTest, JournalOnTmpfs) {
+  if (!std::filesystem::is_directory("/dev/shm")) GTEST_SKIP() << "no /dev/shm here";
+  ExpectRefused(Move(loop_->path(), "/dev/shm/partalign-test.journal"), "power failure");
+}
+
+TEST_F(MoveRefusalTest, ResumeOnAnotherDevice) {
+  const std::string journal = journals_.File("j");
+  CommandResult killed = RunPartalign(
+      {"move", loop_->path(), "--from", std::to_string(kOldStart * kSector), "--to", "1MiB",
+       "--length", std::to_string(kPartBytes), "--journal", journal, "--yes"},
+      "", {{"PARTALIGN_STATE_DIR", state_.path()}, {"PARTALIGN_TEST_KILL_AFTER", "move:5"}});
+  ASSERT_EQ(killed.exit_code, 128 + SIGKILL) << killed.err;
+  const std::string other_image = dir_.File("other.img");
+  test::CreateSparseFile(other_image, kImageBytes);
+  LoopDevice other(other_image, kSector);
+  CommandResult r = RunPartalign({"resume", journal, "--device", other.path(), "--yes"}, "",
+                                 {{"PARTALIGN_STATE_DIR", state_.path()}});
+  EXPECT_EQ(r.exit_code, 3) << r.err;
+  EXPECT_NE(r.err.find("not backed by the file the journal recorded"), std::string::npos) << r.err;
+  CommandResult done =
+      RunPartalign({"resume", journal, "--yes"}, "", {{"PARTALIGN_STATE_DIR", state_.path()}});
+  EXPECT_EQ(done.exit_code, 0) << done.err;
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,87 @@
+#include "support/simulated_move.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+namespace partalign::test {
+namespace {
+
+std::vector<uint8_t> RandomBytes(size_t n, std::mt19937_64& rng) {
+  std::vector<uint8_t> bytes(n);
+  for (uint8_t& b : bytes) b = static_cast<uint8_t>(rng());
+  return bytes;
+}
+
+/// Table updates are this long: a few sectors, like an MBR or a GPT header and entries.
+constexpr uint64_t kTableBytes = 4 * kSimSector;
+
+}  // namespace
+
+SimulatedMove::SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table,
+                             uint64_t seed)
+    : rng_(seed) {
+  original_ = RandomBytes(device_bytes, rng_);
+  if (with_table) {
+    for (uint64_t offset : {uint64_t{0}, device_bytes - kTableBytes}) {
+      TableUpdate update;
+      update.offset_bytes = offset;
+      update.old_bytes.assign(original_.begin() + static_cast<ptrdiff_t>(offset),
+                              original_.begin() + static_cast<ptrdiff_t>(offset + kTableBytes));
+      update.new_bytes = RandomBytes(kTableBytes, rng_);
+      table_.push_back(update);
+    }
+  }
+  header_.uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
+  header_.created_by = "partalign tests";
+  header_.device = {"simulated", false, device_bytes, kSimSector};
+  header_.move = move;
+  for (const TableUpdate& u : table_) {
+    header_.table.push_back({u.offset_bytes, u.old_bytes.size(), hasher_.Hash64(u.old_bytes),
+                             hasher_.Hash64(u.new_bytes)});
+  }
+  header_.layout = ComputeJournalLayout(header_.move, header_.table);
+}
+
+SimulatedDisk SimulatedMove::NewDevice(CrashClock* clock) const {
+  return SimulatedDisk("device", original_, kSimSector, clock);
+}
+
+SimulatedDisk SimulatedMove::NewJournalDisk(CrashClock* clock) const {
+  return SimulatedDisk("journal", std::vector<uint8_t>(header_.layout.file_bytes), kSimSector,
+                       clock);
+}
+
+std::string SimulatedMove::Mismatch(MoveStatus status, const std::vector<uint8_t>& image) const {
+  const MoveGeometry& m = header_.move;
+  if (status == MoveStatus::kNothingWritten) {
+    return image == original_ ? "" : "the device changed although nothing was to be written";
+  }
+  const bool moved = status == MoveStatus::kCompleted;
+  const uint64_t data_at = moved ? m.dest_bytes : m.source_bytes;
+  if (std::memcmp(image.data() + data_at, original_.data() + m.source_bytes, m.length_bytes) != 0) {
+    return fmt::format("the data is not intact at byte {} ({})", data_at, ToString(status));
+  }
+  for (const TableUpdate& u : table_) {
+    const std::vector<uint8_t>& want = moved ? u.new_bytes : u.old_bytes;
+    if (std::memcmp(image.data() + u.offset_bytes, want.data(), want.size()) != 0) {
+      return fmt::format("the table bytes at {} do not match the data ({})", u.offset_bytes,
+                         ToString(status));
+    }
+  }
+  const uint64_t low = std::min(m.source_bytes, m.dest_bytes);
+  const uint64_t high = std::max(m.source_bytes, m.dest_bytes) + m.length_bytes;
+  for (uint64_t at = 0; at < image.size(); ++at) {
+    if (at >= low && at < high) continue;
+    const bool in_table = std::any_of(table_.begin(), table_.end(), [&](const TableUpdate& u) {
+      return at >= u.offset_bytes && at < u.offset_bytes + u.old_bytes.size();
+    });
+    if (!in_table && image[at] != original_[at]) {
+      return fmt::format("byte {} outside the move changed", at);
+    }
+  }
+  return "";
+}
+
+}  // namespace partalign::test

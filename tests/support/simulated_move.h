@@ -1,0 +1,47 @@
+// A move set up on simulated disks (simulated_disk.h): a random device image, optional table
+// updates at both ends of the device, the journal header - and a check of the device afterwards
+// against what a completed or rolled-back move must leave. Shared by the crash and engine tests.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "io/move_engine.h"
+#include "io/move_journal.h"
+#include "io/xxhash_hasher.h"
+#include "partalign/journal_format.h"
+#include "support/simulated_disk.h"
+
+namespace partalign::test {
+
+inline constexpr uint64_t kSimSector = 512;
+
+class SimulatedMove {
+ public:
+  SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table, uint64_t seed);
+
+  const std::vector<uint8_t>& original() const { return original_; }
+  const JournalHeader& header() const { return header_; }
+  const std::vector<TableUpdate>& table() const { return table_; }
+  const Hasher& hasher() const { return hasher_; }
+  std::mt19937_64& rng() { return rng_; }
+
+  /// A device holding the original image, and an empty journal of the right size.
+  SimulatedDisk NewDevice(CrashClock* clock = nullptr) const;
+  SimulatedDisk NewJournalDisk(CrashClock* clock = nullptr) const;
+
+  /// Why `image` is not what a move that ended with `status` leaves (data at its new or old
+  /// place, the matching table bytes, nothing else outside the moved bytes changed), or "".
+  std::string Mismatch(MoveStatus status, const std::vector<uint8_t>& image) const;
+
+ private:
+  std::mt19937_64 rng_;
+  XxHasher hasher_;
+  std::vector<uint8_t> original_;
+  std::vector<TableUpdate> table_;
+  JournalHeader header_;
+};
+
+}  // namespace partalign::test

@@ -6,8 +6,12 @@
 #include <atomic>
 #include <iostream>
 #include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "io/journal_file.h"
 #include "io/mover.h"
@@ -163,12 +167,18 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
       if (table_updates > 0) {
         io.out << fmt::format("wrote the new partition table ({} byte ranges)\n", table_updates);
       }
-      const double total = s.scan_seconds + s.move_seconds + s.verify_seconds;
-      if (total > 0) {
-        io.out << fmt::format(
-            "time: scan {}, move {}, verify {}; {} written to the journal as saved copies\n",
-            FormatDuration(s.scan_seconds), FormatDuration(s.move_seconds),
-            FormatDuration(s.verify_seconds), FormatSize(s.saved_copy_bytes));
+      // Only the phases this run went through (a resume may skip the scan, a first run the
+      // separate verification pass: it read each chunk back during the copy).
+      std::vector<std::string> parts;
+      const std::pair<const char*, double> phases[] = {{"scan", s.scan_seconds},
+                                                       {"copy and read-back", s.move_seconds},
+                                                       {"verification pass", s.verify_seconds}};
+      for (const auto& [name, seconds] : phases) {
+        if (seconds > 0) parts.push_back(fmt::format("{} {}", name, FormatDuration(seconds)));
+      }
+      if (!parts.empty()) {
+        io.out << fmt::format("time: {}; {} of saved copies written to the journal\n",
+                              fmt::join(parts, ", "), FormatSize(s.saved_copy_bytes));
       }
       return ExitCode::kOk;
     }

@@ -327,5 +327,52 @@ TEST_F(MoveRefusalTest, ResumeOnAnotherDevice) {
   EXPECT_EQ(done.exit_code, 0) << done.err;
 }
 
+// On an image file the whole command works without root.
+TEST(MoveImageTest, MovesWithProgressAndRefusesWithoutYes) {
+  test::TempDir dir;
+  test::TempDir journals;
+  test::TempDir state;
+  const std::string image = dir.File("disk.img");
+  std::mt19937_64 rng(11);
+  std::string bytes(16 << 20, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  std::ofstream(image, std::ios::binary) << bytes;
+  const std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", state.path()}};
+  const std::vector<std::string> args{
+      "move", image,      "--from", "32256",     "--to",
+      "1MiB", "--length", "12MiB",  "--journal", journals.File("j")};
+
+  CommandResult refused = RunPartalign(args, "", env);
+  EXPECT_EQ(refused.exit_code, 3);
+  EXPECT_NE(refused.err.find("refusing to write without --yes"), std::string::npos) << refused.err;
+  EXPECT_TRUE(test::ReadFile(image) == bytes);
+
+  std::vector<std::string> with_yes = args;
+  with_yes.insert(with_yes.end(), {"--yes", "--progress"});
+  CommandResult moved = RunPartalign(with_yes, "", env);
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  EXPECT_NE(moved.out.find("moved 12582912 bytes (12 MiB)"), std::string::npos) << moved.out;
+  EXPECT_NE(moved.out.find("; verified (xxh3-128"), std::string::npos) << moved.out;
+  // One line per phase and second on a pipe, the last at 100%.
+  EXPECT_NE(moved.err.find("partalign: scanning   12 MiB of 12 MiB  100%"), std::string::npos)
+      << moved.err;
+  EXPECT_NE(moved.err.find("partalign: moving     12 MiB of 12 MiB  100%"), std::string::npos)
+      << moved.err;
+  EXPECT_TRUE(test::ReadFile(image).substr(1 << 20, 12 << 20) == bytes.substr(32256, 12 << 20));
+}
+
+TEST(MoveImageTest, ResumeExplainsAFileThatIsNoJournal) {
+  test::TempDir dir;
+  test::TempDir state;
+  const std::string not_a_journal = dir.File("notes.txt");
+  std::ofstream(not_a_journal) << "hello";
+  CommandResult r =
+      RunPartalign({"resume", not_a_journal, "--yes"}, "", {{"PARTALIGN_STATE_DIR", state.path()}});
+  EXPECT_EQ(r.exit_code, 1);
+  EXPECT_NE(r.err.find("too short to be a move journal"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("is not a registered journal"), std::string::npos) << r.err;
+  EXPECT_EQ(test::ReadFile(not_a_journal), "hello") << "never removed";
+}
+
 }  // namespace
 }  // namespace partalign

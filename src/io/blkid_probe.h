@@ -6,6 +6,7 @@
 #include <optional>
 #include <string>
 
+#include "partalign/partition_table.h"
 #include "partalign/result.h"
 
 namespace partalign {
@@ -26,5 +27,14 @@ Result<std::optional<BlkidTopology>> ProbeBlkidTopology(int fd, const std::strin
 /// libblkid's partition-table type ("gpt", "dos", "PMBR", ...) for `fd` read with
 /// `sector_size`-byte sectors, or "" when there is none.
 Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_t sector_size);
+
+/// How many bytes at the start of a partition are read to decide whether it holds data.
+inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
+
+/// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
+/// disk or image): filesystem type, label, UUID, block size, and whether the range holds data
+/// (a signature, or any non-zero byte in its first kDataProbeBytes).
+Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
+                                                 uint64_t size);
 
 }  // namespace partalign

@@ -41,7 +41,17 @@ class FieldReader {
     }
     return v->get<std::string>();
   }
-  const nlohmann::json* Object(const char* key) {
+  bool Bool(const char* key) {
+    const nlohmann::json* v = Get(key);
+    if (!v) return false;
+    if (!v->is_boolean()) {
+      Fail(key, "not true or false");
+      return false;
+    }
+    return v->get<bool>();
+  }
+  const nlohmann::json* Object(const char* key, bool required = true) {
+    if (!required && !Find(key)) return nullptr;
     const nlohmann::json* v = Get(key);
     if (v && !v->is_object()) {
       Fail(key, "not an object");
@@ -86,6 +96,54 @@ std::optional<LabelType> LabelFromString(std::string_view text) {
   return std::nullopt;
 }
 
+Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdentity& disk) {
+  FieldReader r(object, "layout.");
+  PlanLayout layout;
+  std::string label = r.String("label");
+  layout.first_usable_lba = r.Uint("first_usable_lba");
+  layout.last_usable_lba = r.Uint("last_usable_lba");
+  const nlohmann::json* parts = r.Array("partitions");
+  if (r.error()) return MakeError(*r.error());
+  if (label == "gpt") {
+    layout.label = LabelType::kGpt;
+  } else if (label == "dos") {
+    layout.label = LabelType::kDos;
+  } else {
+    return MakeError(fmt::format("layout.label: '{}' is not gpt or dos", label));
+  }
+  const uint64_t sectors = disk.size_bytes / disk.logical_sector_size;
+  if (layout.first_usable_lba > layout.last_usable_lba || layout.last_usable_lba >= sectors) {
+    return MakeError("layout.first_usable_lba/last_usable_lba: not a range inside the disk");
+  }
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const nlohmann::json& item = (*parts)[i];
+    std::string path = fmt::format("layout.partitions[{}].", i);
+    if (!item.is_object()) return MakeError(path.substr(0, path.size() - 1) + ": not an object");
+    FieldReader pr(item, path);
+    LayoutPartition p;
+    p.partition = static_cast<uint32_t>(pr.Uint("partition"));
+    p.start_sector = pr.Uint("start_sector");
+    p.end_sector = pr.Uint("end_sector");
+    p.type = pr.String("type");
+    p.name = pr.String("name", /*required=*/false);
+    p.attributes = pr.String("attributes", /*required=*/false);
+    p.bootable = pr.Bool("bootable");
+    if (pr.error()) return MakeError(*pr.error());
+    if (p.partition == 0) return MakeError(path + "partition: is 0");
+    if (p.type.empty()) return MakeError(path + "type: is empty");
+    if (p.end_sector < p.start_sector) return MakeError(path + "end_sector: before start_sector");
+    if (p.start_sector < layout.first_usable_lba || p.end_sector > layout.last_usable_lba) {
+      return MakeError(path.substr(0, path.size() - 1) + ": outside the usable area");
+    }
+    if (!layout.partitions.empty() && p.start_sector <= layout.partitions.back().end_sector) {
+      return MakeError(path.substr(0, path.size() - 1) +
+                       ": overlaps or precedes the partition before it");
+    }
+    layout.partitions.push_back(std::move(p));
+  }
+  return layout;
+}
+
 }  // namespace
 
 std::string_view ToString(ActionKind kind) {
@@ -115,7 +173,7 @@ nlohmann::json PlanToJson(const Plan& plan) {
                        {"reason", a.reason}});
   }
   const Topology& t = plan.topology;
-  return {
+  nlohmann::json doc = {
       {"format", kPlanFormat},
       {"format_version", kPlanFormatVersion},
       {"partalign_version", kVersion},
@@ -139,6 +197,24 @@ nlohmann::json PlanToJson(const Plan& plan) {
       {"offset_bytes", plan.alignment.offset_bytes},
       {"actions", actions},
   };
+  if (plan.layout) {
+    const PlanLayout& l = *plan.layout;
+    nlohmann::json parts = nlohmann::json::array();
+    for (const LayoutPartition& p : l.partitions) {
+      parts.push_back({{"partition", p.partition},
+                       {"start_sector", p.start_sector},
+                       {"end_sector", p.end_sector},
+                       {"type", p.type},
+                       {"name", StringOrNull(p.name)},
+                       {"attributes", StringOrNull(p.attributes)},
+                       {"bootable", p.bootable}});
+    }
+    doc["layout"] = {{"label", ToString(l.label)},
+                     {"first_usable_lba", l.first_usable_lba},
+                     {"last_usable_lba", l.last_usable_lba},
+                     {"partitions", parts}};
+  }
+  return doc;
 }
 
 Result<Plan> PlanFromJson(std::string_view text) {
@@ -233,6 +309,13 @@ Result<Plan> PlanFromJson(std::string_view text) {
     }
     plan.actions.push_back(std::move(a));
   }
+  if (const nlohmann::json* layout = root.Object("layout", /*required=*/false)) {
+    Result<PlanLayout> parsed = LayoutFromJson(*layout, plan.disk);
+    if (!parsed) return parsed.error();
+    if (!plan.actions.empty()) return MakeError("layout: a plan has a layout or actions, not both");
+    plan.layout = std::move(*parsed);
+  }
+  if (root.error()) return MakeError(*root.error());
   return plan;
 }
 

@@ -385,7 +385,14 @@ Result<std::string> RenderSfdiskScript(const Plan& plan, const PartitionTable& t
   }
   std::map<uint32_t, const PlanAction*> by_number;
   for (const PlanAction& a : plan.actions) by_number[a.partition] = &a;
-  for (const Partition& p : table.partitions) {
+  // In number order: libfdisk adds them in script order, and a DOS logical partition needs its
+  // extended partition first.
+  std::vector<const Partition*> partitions;
+  for (const Partition& p : table.partitions) partitions.push_back(&p);
+  std::sort(partitions.begin(), partitions.end(),
+            [](const Partition* a, const Partition* b) { return a->number < b->number; });
+  for (const Partition* pp : partitions) {
+    const Partition& p = *pp;
     uint64_t start = p.start_sector;
     uint64_t end = p.end_sector();
     if (auto it = by_number.find(p.number); it != by_number.end()) {

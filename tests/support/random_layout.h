@@ -63,6 +63,8 @@ class RandomLayout {
       }
     } else {
       MakeDos(&t, options, &cursor, hi, mib);
+      std::sort(t.partitions.begin(), t.partitions.end(),
+                [](const Partition& a, const Partition& b) { return a.number < b.number; });
     }
     if (options.random_contents) {
       for (Partition& p : t.partitions) {
@@ -223,8 +225,6 @@ class RandomLayout {
       t->partitions.push_back(e);
       *cursor = ext_end + 1;
     }
-    std::sort(t->partitions.begin(), t->partitions.end(),
-              [](const Partition& a, const Partition& b) { return a.number < b.number; });
   }
 
   std::mt19937_64 rng_;

@@ -50,8 +50,7 @@ class FieldReader {
     }
     return v->get<bool>();
   }
-  const nlohmann::json* Object(const char* key, bool required = true) {
-    if (!required && !Find(key)) return nullptr;
+  const nlohmann::json* Object(const char* key) {
     const nlohmann::json* v = Get(key);
     if (v && !v->is_object()) {
       Fail(key, "not an object");
@@ -309,7 +308,8 @@ Result<Plan> PlanFromJson(std::string_view text) {
     }
     plan.actions.push_back(std::move(a));
   }
-  if (const nlohmann::json* layout = root.Object("layout", /*required=*/false)) {
+  // "layout" is optional: only plans made with --layout have it.
+  if (const nlohmann::json* layout = doc.contains("layout") ? root.Object("layout") : nullptr) {
     Result<PlanLayout> parsed = LayoutFromJson(*layout, plan.disk);
     if (!parsed) return parsed.error();
     if (!plan.actions.empty()) return MakeError("layout: a plan has a layout or actions, not both");

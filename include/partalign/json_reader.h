@@ -27,7 +27,8 @@ class FieldReader {
   /// A string; with `required` false a missing key or null reads as "".
   std::string String(const char* key, bool required = true);
   bool Bool(const char* key);
-  const nlohmann::json* Object(const char* key);
+  /// An object; with `required` false a missing key reads as nullptr without an error.
+  const nlohmann::json* Object(const char* key, bool required = true);
   const nlohmann::json* Array(const char* key);
 
   /// Records "<path><key>: <what>" unless an error is already recorded.

@@ -29,12 +29,20 @@ struct ApplyCommand {
   bool json = false;
 };
 
-Result<Plan> LoadPlan(const std::string& path) {
+struct LoadedPlan {
+  Plan plan;
+  /// The plan creates a fresh table (`plan --layout`, key "layout") instead of changing the
+  /// existing one: this version of apply does not write those.
+  bool fresh_layout = false;
+};
+
+Result<LoadedPlan> LoadPlan(const std::string& path) {
   Result<std::string> text = ReadWholeFile(path, "plan");
   if (!text) return text.error();
   Result<Plan> plan = PlanFromJson(*text);
   if (!plan) return MakeError(fmt::format("plan '{}': {}", path, plan.error().message));
-  return plan;
+  nlohmann::json doc = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  return LoadedPlan{std::move(*plan), doc.is_object() && doc.contains("layout")};
 }
 
 std::vector<ScriptEdit> TableOnlyEdits(const Plan& plan) {
@@ -95,11 +103,18 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     PrintError(io.err, "apply: --json needs --dry-run");
     return ExitCode::kFailure;
   }
-  Result<Plan> plan = LoadPlan(c.plan_path);
-  if (!plan) {
-    PrintError(io.err, plan.error().message + "; nothing was written");
+  Result<LoadedPlan> loaded = LoadPlan(c.plan_path);
+  if (!loaded) {
+    PrintError(io.err, loaded.error().message + "; nothing was written");
     return ExitCode::kFailure;
   }
+  if (loaded->fresh_layout) {
+    PrintError(io.err, fmt::format("plan '{}' creates a fresh partition table, which this version "
+                                   "of apply cannot write yet; nothing was written",
+                                   c.plan_path));
+    return ExitCode::kRefused;
+  }
+  const Plan* plan = &loaded->plan;
   // The journaled mover is a separate piece; until it is here, no data moves at all.
   for (const PlanAction& a : plan->actions) {
     if (a.kind == ActionKind::kMoveData) {

@@ -54,7 +54,8 @@ bool FieldReader::Bool(const char* key) {
   return v->get<bool>();
 }
 
-const nlohmann::json* FieldReader::Object(const char* key) {
+const nlohmann::json* FieldReader::Object(const char* key, bool required) {
+  if (!required && !Find(key)) return nullptr;
   const nlohmann::json* v = Get(key);
   if (v && !v->is_object()) {
     Fail(key, "not an object");

@@ -129,6 +129,22 @@ TEST(ApplyRefusalTest, DataMoveIsRefusedUntilTheMoverExists) {
   EXPECT_EQ(test::CmpFiles(d.disk.image(), before), "");
 }
 
+TEST(ApplyRefusalTest, FreshLayoutPlanIsRefusedNotIgnored) {
+  PARTALIGN_REQUIRE_DEVICES();
+  PlannedDisk d;
+  d.MakePlan();
+  // `plan --layout` writes a whole new table and no actions; apply must not take that for
+  // "nothing to do".
+  nlohmann::json j = nlohmann::json::parse(test::ReadFile(d.plan_file));
+  j["actions"] = nlohmann::json::array();
+  j["layout"] = {{"label", "gpt"}, {"partitions", nlohmann::json::array()}};
+  test::WriteFile(d.plan_file, j.dump());
+  const std::string before = d.disk.Snapshot("before.img");
+  CommandResult r = d.Apply();
+  ExpectRefusal(r, kRefused, "creates a fresh partition table", d);
+  EXPECT_EQ(test::CmpFiles(d.disk.image(), before), "");
+}
+
 TEST(ApplyRefusalTest, MountedPartitionIsNamedWithItsMountPoint) {
   PARTALIGN_REQUIRE_DEVICES();
   PlannedDisk d;

@@ -74,9 +74,9 @@ nlohmann::json PlanToJson(const Plan& plan) {
 }
 
 Result<Plan> PlanFromJson(std::string_view text) {
-  Result<nlohmann::json> parsed = ParseFormatDocument(text, kPlanFormat, kPlanFormatVersion);
-  if (!parsed) return parsed.error();
-  const nlohmann::json& doc = *parsed;
+  Result<nlohmann::json> document = ParseFormatDocument(text, kPlanFormat, kPlanFormatVersion);
+  if (!document) return document.error();
+  const nlohmann::json& doc = *document;
   FieldReader root(doc, "");
 
   Plan plan;

@@ -124,9 +124,9 @@ nlohmann::json BackupToJson(const TableBackup& b) {
 }
 
 Result<TableBackup> BackupFromJson(std::string_view text) {
-  Result<nlohmann::json> parsed = ParseFormatDocument(text, kBackupFormat, kBackupFormatVersion);
-  if (!parsed) return parsed.error();
-  const nlohmann::json& doc = *parsed;
+  Result<nlohmann::json> document = ParseFormatDocument(text, kBackupFormat, kBackupFormatVersion);
+  if (!document) return document.error();
+  const nlohmann::json& doc = *document;
   FieldReader root(doc, "");
   TableBackup b;
   b.partalign_version = root.String("partalign_version");

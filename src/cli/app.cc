@@ -28,6 +28,8 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddDemoCommand(app, runners);
   AddAuditCommand(app, runners);
   AddPlanCommand(app, runners);
+  AddApplyCommand(app, runners);
+  AddRestoreCommand(app, runners);
 
   try {
     app.parse(argc, argv);

@@ -25,6 +25,8 @@ void AddProbeCommand(CLI::App& app, CommandRunners& runners);
 void AddDemoCommand(CLI::App& app, CommandRunners& runners);
 void AddAuditCommand(CLI::App& app, CommandRunners& runners);
 void AddPlanCommand(CLI::App& app, CommandRunners& runners);
+void AddApplyCommand(CLI::App& app, CommandRunners& runners);
+void AddRestoreCommand(CLI::App& app, CommandRunners& runners);
 
 /// Prints "partalign: MESSAGE" on `err`, the err(3) style every diagnostic uses.
 void PrintError(std::ostream& err, const std::string& message);

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "partalign/json_reader.h"
 #include "partalign/json_util.h"
 #include "partalign/version.h"
 
@@ -16,84 +17,6 @@ constexpr std::array<std::pair<ActionKind, std::string_view>, 4> kKindNames{{
     {ActionKind::kMoveData, "move-data"},
     {ActionKind::kImpossible, "impossible"},
 }};
-
-// Reads typed fields of one JSON object, remembering the first error with its key path.
-class FieldReader {
- public:
-  FieldReader(const nlohmann::json& object, std::string path)
-      : object_(object), path_(std::move(path)) {}
-
-  uint64_t Uint(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (!v) return 0;
-    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<int64_t>() >= 0)) {
-      Fail(key, "not a non-negative integer");
-      return 0;
-    }
-    return v->get<uint64_t>();
-  }
-  std::string String(const char* key, bool required = true) {
-    const nlohmann::json* v = required ? Get(key) : Find(key);
-    if (!v || v->is_null()) return {};
-    if (!v->is_string()) {
-      Fail(key, "not a string");
-      return {};
-    }
-    return v->get<std::string>();
-  }
-  bool Bool(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (!v) return false;
-    if (!v->is_boolean()) {
-      Fail(key, "not true or false");
-      return false;
-    }
-    return v->get<bool>();
-  }
-  const nlohmann::json* Object(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (v && !v->is_object()) {
-      Fail(key, "not an object");
-      return nullptr;
-    }
-    return v;
-  }
-  const nlohmann::json* Array(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (v && !v->is_array()) {
-      Fail(key, "not an array");
-      return nullptr;
-    }
-    return v;
-  }
-  void Fail(const std::string& key, const std::string& what) {
-    if (!error_) error_ = fmt::format("{}{}: {}", path_, key, what);
-  }
-  const std::optional<std::string>& error() const { return error_; }
-  const std::string& path() const { return path_; }
-
- private:
-  const nlohmann::json* Find(const char* key) const {
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-  const nlohmann::json* Get(const char* key) {
-    const nlohmann::json* v = Find(key);
-    if (!v) Fail(key, "missing");
-    return v;
-  }
-
-  const nlohmann::json& object_;
-  std::string path_;
-  std::optional<std::string> error_;
-};
-
-std::optional<LabelType> LabelFromString(std::string_view text) {
-  for (LabelType l : {LabelType::kNone, LabelType::kDos, LabelType::kGpt, LabelType::kOther}) {
-    if (ToString(l) == text) return l;
-  }
-  return std::nullopt;
-}
 
 Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdentity& disk) {
   FieldReader r(object, "layout.");
@@ -217,21 +140,10 @@ nlohmann::json PlanToJson(const Plan& plan) {
 }
 
 Result<Plan> PlanFromJson(std::string_view text) {
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return MakeError("not valid JSON (truncated or corrupt?)");
-  if (!doc.is_object()) return MakeError("not a JSON object");
+  Result<nlohmann::json> document = ParseFormatDocument(text, kPlanFormat, kPlanFormatVersion);
+  if (!document) return document.error();
+  const nlohmann::json& doc = *document;
   FieldReader root(doc, "");
-  std::string format = root.String("format");
-  if (root.error()) return MakeError(*root.error());
-  if (format != kPlanFormat) {
-    return MakeError(fmt::format("format is '{}', not '{}'", format, kPlanFormat));
-  }
-  uint64_t version = root.Uint("format_version");
-  if (root.error()) return MakeError(*root.error());
-  if (version != static_cast<uint64_t>(kPlanFormatVersion)) {
-    return MakeError(fmt::format("format_version {} is not supported (this partalign reads {})",
-                                 version, kPlanFormatVersion));
-  }
 
   Plan plan;
   if (const nlohmann::json* disk = root.Object("disk")) {
@@ -271,7 +183,7 @@ Result<Plan> PlanFromJson(std::string_view text) {
   plan.alignment.offset_bytes = root.Uint("offset_bytes");
   const nlohmann::json* actions = root.Array("actions");
   if (root.error()) return MakeError(*root.error());
-  std::optional<LabelType> label_type = LabelFromString(label);
+  std::optional<LabelType> label_type = LabelTypeFromString(label);
   if (!label_type) return MakeError(fmt::format("label: unknown value '{}'", label));
   plan.label = *label_type;
   if (plan.alignment.grain_bytes == 0) return MakeError("grain_bytes: is 0");
@@ -309,7 +221,7 @@ Result<Plan> PlanFromJson(std::string_view text) {
     plan.actions.push_back(std::move(a));
   }
   // "layout" is optional: only plans made with --layout have it.
-  if (const nlohmann::json* layout = doc.contains("layout") ? root.Object("layout") : nullptr) {
+  if (const nlohmann::json* layout = root.Object("layout", /*required=*/false)) {
     Result<PlanLayout> parsed = LayoutFromJson(*layout, plan.disk);
     if (!parsed) return parsed.error();
     if (!plan.actions.empty()) return MakeError("layout: a plan has a layout or actions, not both");

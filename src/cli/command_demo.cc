@@ -81,6 +81,7 @@ ExitCode RunDemo(const DemoCommand& command, Streams io) {
 
   const std::string bridge = "usb-jmicron-0xffff";
   int rc = Step(io, {"probe", "--assume", bridge, image});
+  if (rc == 0) rc = Step(io, {"explain", "--assume", bridge, image});
 
   if (!command.keep && made_dir) {
     std::error_code ec;

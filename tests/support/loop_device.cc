@@ -16,8 +16,8 @@ namespace partalign::test {
 LoopDevice::LoopDevice(const std::string& image, unsigned sector_size, bool direct_io) {
   // --partscan: without it BLKRRPART fails with EINVAL and libfdisk (sfdisk) complains
   // "Re-reading the partition table failed"; this kernel parses no tables either way.
-  std::vector<std::string> argv{"losetup", "--find", "--show", "--partscan", "--sector-size",
-                                std::to_string(sector_size)};
+  std::vector<std::string> argv{"losetup",    "--find",        "--show",
+                                "--partscan", "--sector-size", std::to_string(sector_size)};
   if (direct_io) argv.push_back("--direct-io=on");
   argv.push_back(image);
   CommandResult r = RunCommand(argv);
@@ -39,10 +39,12 @@ std::string LoopDevice::PartitionPath(int number) const {
   return path_ + "p" + std::to_string(number);
 }
 
-int LoopDevice::DeletePartitions() const {
+int LoopDevice::DeletePartitions() const { return DeletePartitionNodes(path_); }
+
+int DeletePartitionNodes(const std::string& device) {
   namespace fs = std::filesystem;
-  const fs::path sys = fs::path("/sys/block") / name();
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  const fs::path sys = fs::path("/sys/block") / device.substr(device.rfind('/') + 1);
+  int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   int deleted = 0;
   std::error_code ec;

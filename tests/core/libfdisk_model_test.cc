@@ -35,6 +35,9 @@ struct SfdiskCase {
   bool p1_warns;
 };
 
+// gtest (and ctest's test names) print the case by row instead of its bytes.
+void PrintTo(const SfdiskCase& c, std::ostream* os) { *os << c.row.name(); }
+
 class SfdiskSection6Test : public testing::TestWithParam<SfdiskCase> {};
 
 TEST_P(SfdiskSection6Test, MatchesTheTable) {
@@ -129,6 +132,10 @@ struct SmallCase {
   uint64_t size_bytes;
   uint64_t grain_bytes, first_lba, gpt_p1, dos_p1;
 };
+
+void PrintTo(const SmallCase& c, std::ostream* os) {
+  *os << c.row.name() << " " << c.size_bytes << " bytes";
+}
 
 class SmallDeviceTest : public testing::TestWithParam<SmallCase> {};
 

@@ -28,6 +28,11 @@ struct PartedCase {
   const char* warning_at_1mib;
 };
 
+// gtest (and ctest's test names) print the case by row and mode instead of its bytes.
+void PrintTo(const PartedCase& c, std::ostream* os) {
+  *os << c.row.name() << " " << ToString(c.mode);
+}
+
 class PartedSection6Test : public testing::TestWithParam<PartedCase> {};
 
 TEST_P(PartedSection6Test, MatchesTheTable) {

@@ -30,6 +30,7 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddPlanCommand(app, runners);
   AddApplyCommand(app, runners);
   AddRestoreCommand(app, runners);
+  AddExplainCommand(app, runners);
 
   try {
     app.parse(argc, argv);

@@ -122,6 +122,7 @@ ExitCode RunDemo(const DemoCommand& command, Streams io) {
 
   const std::string bridge = "usb-jmicron-0xffff";
   int rc = Step(io, {"probe", "--assume", bridge, image});
+  if (rc == 0) rc = Step(io, {"explain", "--assume", bridge, image});
   // audit exits 2 when it finds misaligned partitions, which this disk has by design.
   if (rc == 0 && Step(io, {"audit", "--assume", bridge, image}) == 1) rc = 1;
   if (rc == 0) rc = Step(io, {"plan", "--assume", bridge, "-o", dir + "/plan.json", image});

@@ -46,9 +46,19 @@ Result<GdiskPrediction> PredictGdisk(const Topology& topology, const ToolVersion
                                      const std::vector<uint64_t>& existing_starts = {},
                                      std::optional<uint64_t> first_size_sectors = {});
 
+/// Verify()'s testAlignment (gpt.cc): max(physical / logical sector, sectorAlignment). gdisk
+/// reads the physical sector with BLKPBSZGET only, which image files (origin kDefault) lack.
+uint64_t GdiskTestAlignment(const Topology& topology, uint64_t alignment_sectors);
+
 /// `sgdisk -v`'s test for one partition start: the boundary it checks and whether it warns.
 std::optional<std::string> GdiskVerifyBeginWarning(const Topology& topology,
                                                    uint64_t alignment_sectors, int number,
                                                    uint64_t start);
+
+/// `sgdisk -v`'s test for one partition end: "doesn't end on a T-sector boundary" when
+/// (end + 1) % T != 0.
+std::optional<std::string> GdiskVerifyEndWarning(const Topology& topology,
+                                                 uint64_t alignment_sectors, int number,
+                                                 uint64_t end);
 
 }  // namespace partalign

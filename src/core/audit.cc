@@ -127,10 +127,10 @@ std::vector<CheckResult> CheckPartition(const Partition& p, const Topology& t,
       FromVerdict(Criterion::kFdiskPhysicalBoundary, FdiskPhysicalBoundary(t, p.number, start)));
   checks.push_back(
       FromVerdict(Criterion::kGdiskVerifyStart,
-                  GdiskVerifyStart(p.number, start, report.gdisk_test_alignment_sectors)));
-  checks.push_back(
-      FromVerdict(Criterion::kGdiskVerifyEnd,
-                  GdiskVerifyEnd(p.number, p.end_sector(), report.gdisk_test_alignment_sectors)));
+                  GdiskVerifyStart(t, p.number, start, report.gdisk_test_alignment_sectors)));
+  checks.push_back(FromVerdict(
+      Criterion::kGdiskVerifyEnd,
+      GdiskVerifyEnd(t, p.number, p.end_sector(), report.gdisk_test_alignment_sectors)));
   return checks;
 }
 
@@ -217,9 +217,8 @@ AuditReport AuditTable(const PartitionTable& table, const Topology& topology,
   for (const Partition& p : table.partitions) {
     if (p.kind != PartitionKind::kExtended) starts.push_back(p.start_sector);
   }
-  report.gdisk_test_alignment_sectors = GdiskTestAlignment(
-      topology,
-      GdiskComputeAlignment(topology.logical_sector_size, table.disk_size_sectors, starts));
+  report.gdisk_test_alignment_sectors =
+      GdiskVerifyAlignment(topology, table.disk_size_sectors, starts);
   for (const Partition& p : table.partitions) {
     if (p.kind == PartitionKind::kExtended) continue;
     PartitionAudit audit;

@@ -42,17 +42,31 @@ uint64_t GdiskComputeAlignment(const ToolVersion& v, uint64_t lbs, uint64_t disk
   return align;
 }
 
-std::optional<std::string> GdiskVerifyBeginWarning(const Topology& t, uint64_t alignment,
-                                                   int number, uint64_t start) {
+uint64_t GdiskTestAlignment(const Topology& t, uint64_t alignment) {
   uint64_t test = 0;
   if (t.origin != TopologyOrigin::kDefault && t.physical_sector_size != 0) {
     test = t.physical_sector_size / t.logical_sector_size;
   }
-  test = std::max(test, alignment);
+  return std::max(test, alignment);
+}
+
+std::optional<std::string> GdiskVerifyBeginWarning(const Topology& t, uint64_t alignment,
+                                                   int number, uint64_t start) {
+  const uint64_t test = GdiskTestAlignment(t, alignment);
   if (test == 0 || start % test == 0) return std::nullopt;
   return fmt::format(
       "Caution: Partition {} doesn't begin on a {}-sector boundary. This may\nresult in degraded "
       "performance on some modern (2009 and later) hard disks.",
+      number, test);
+}
+
+std::optional<std::string> GdiskVerifyEndWarning(const Topology& t, uint64_t alignment, int number,
+                                                 uint64_t end) {
+  const uint64_t test = GdiskTestAlignment(t, alignment);
+  if (test == 0 || (end + 1) % test == 0) return std::nullopt;
+  return fmt::format(
+      "Caution: Partition {} doesn't end on a {}-sector boundary. This may\nresult in problems "
+      "with some disk encryption tools.",
       number, test);
 }
 

@@ -13,30 +13,6 @@ Topology Device(uint64_t lbs, uint64_t pbs, uint64_t min_io, uint64_t opt_io, ui
   return test::MakeTopology(lbs, pbs, min_io, opt_io, offset, TopologyOrigin::kKernel);
 }
 
-TEST(ToolVerdictsTest, PartedOptimumAlignmentMatchesTheMatrix) {
-  struct Case {
-    const char* name;
-    Topology topology;
-    PartedAlignment want;
-  };
-  for (const Case& c : std::initializer_list<Case>{
-           {"A plain", Device(512, 512, 512, 0, 0), {2048, 0}},
-           {"C JMicron", Device(512, 4096, 4096, 33553920, 0), {65535, 0}},
-           {"E RAID-0", Device(512, 512, 65536, 131072, 0), {2048, 0}},
-           {"F offset", Device(512, 4096, 4096, 0, 3584), {2048, 7}},
-           {"G 4Kn", Device(4096, 4096, 4096, 0, 0), {256, 0}},
-           {"H RAID-5", Device(512, 4096, 65536, 196608, 0), {384, 0}},
-           {"J opt 4 MiB", Device(512, 512, 512, 4194304, 0), {8192, 0}},
-           {"K min 192 KiB", Device(512, 512, 196608, 0, 0), {384, 0}},
-       }) {
-    EXPECT_EQ(PartedOptimumAlignment(c.topology), c.want) << c.name;
-  }
-  // An image file: parted never probes it and uses 1 MiB, whatever the numbers say.
-  Topology image = Device(512, 4096, 4096, 33553920, 0);
-  image.origin = TopologyOrigin::kDefault;
-  EXPECT_EQ(PartedOptimumAlignment(image), (PartedAlignment{2048, 0}));
-}
-
 TEST(ToolVerdictsTest, PartedAlignCheckPrintsTheArithmetic) {
   // Scenario C: parted's own complaint about a 1 MiB start (raspiblitz#2583).
   ToolVerdict v = PartedAlignCheckOpt(Device(512, 4096, 4096, 33553920, 0), 1, 2048);
@@ -67,34 +43,38 @@ TEST(ToolVerdictsTest, FdiskWarnsOnlyAboutPhysicalBoundaries) {
   EXPECT_TRUE(FdiskPhysicalBoundary(image, 1, 63).ok);
 }
 
-TEST(ToolVerdictsTest, GdiskInfersAlignmentFromTheStarts) {
+TEST(ToolVerdictsTest, GdiskInfersItsVerifyBoundaryFromTheStarts) {
+  const Topology plain = Device(512, 512, 512, 0, 0);
   // 8 GiB disk with a partition at 63: alignment 1 ([run] in §4).
-  EXPECT_EQ(GdiskComputeAlignment(512, 16777216, {63, 204863}), 1u);
+  EXPECT_EQ(GdiskVerifyAlignment(plain, 16777216, {63, 204863}), 1u);
   // 400 GB disk: never below 8 sectors.
-  EXPECT_EQ(GdiskComputeAlignment(512, 781250000, {63}), 8u);
-  EXPECT_EQ(GdiskComputeAlignment(512, 16777216, {2048, 4096, 1050624}), 2048u);
-  EXPECT_EQ(GdiskComputeAlignment(512, 16777216, {2048, 65535}), 1u);
-  EXPECT_EQ(GdiskComputeAlignment(512, 16777216, {}), 2048u);
-  EXPECT_EQ(GdiskComputeAlignment(4096, 2097152, {}), 256u);
-  EXPECT_EQ(GdiskComputeAlignment(512, 16777216, {2056}), 8u);
-}
-
-TEST(ToolVerdictsTest, GdiskVerifyUsesThePhysicalSectorWhenLarger) {
-  EXPECT_EQ(GdiskTestAlignment(Device(512, 4096, 4096, 0, 0), 1), 8u);
-  EXPECT_EQ(GdiskTestAlignment(Device(512, 4096, 4096, 0, 0), 2048), 2048u);
+  EXPECT_EQ(GdiskVerifyAlignment(plain, 781250000, {63}), 8u);
+  EXPECT_EQ(GdiskVerifyAlignment(plain, 16777216, {2048, 4096, 1050624}), 2048u);
+  EXPECT_EQ(GdiskVerifyAlignment(plain, 16777216, {2048, 65535}), 1u);
+  EXPECT_EQ(GdiskVerifyAlignment(plain, 16777216, {}), 2048u);
+  EXPECT_EQ(GdiskVerifyAlignment(Device(4096, 4096, 4096, 0, 0), 2097152, {}), 256u);
+  EXPECT_EQ(GdiskVerifyAlignment(plain, 16777216, {2056}), 8u);
+  // The physical sector raises the boundary when it is larger than the inferred alignment.
+  EXPECT_EQ(GdiskVerifyAlignment(Device(512, 4096, 4096, 0, 0), 16777216, {63}), 8u);
   Topology image = Device(512, 4096, 4096, 0, 0);
   image.origin = TopologyOrigin::kDefault;  // BLKPBSZGET fails on a file
-  EXPECT_EQ(GdiskTestAlignment(image, 1), 1u);
-  ToolVerdict start = GdiskVerifyStart(1, 63, 8);
+  EXPECT_EQ(GdiskVerifyAlignment(image, 16777216, {63}), 1u);
+}
+
+TEST(ToolVerdictsTest, GdiskVerifyCautionsAreOneLine) {
+  const Topology t = Device(512, 4096, 4096, 0, 0);
+  ToolVerdict start = GdiskVerifyStart(t, 1, 63, 8);
   EXPECT_FALSE(start.ok);
   EXPECT_EQ(start.message,
             "Caution: Partition 1 doesn't begin on a 8-sector boundary. This may result in "
             "degraded performance on some modern (2009 and later) hard disks.");
-  EXPECT_TRUE(GdiskVerifyStart(1, 2048, 8).ok);
-  ToolVerdict end = GdiskVerifyEnd(2, 4094, 2048);
+  EXPECT_TRUE(GdiskVerifyStart(t, 1, 2048, 8).ok);
+  ToolVerdict end = GdiskVerifyEnd(t, 2, 4094, 2048);
   EXPECT_FALSE(end.ok);
-  EXPECT_NE(end.message.find("doesn't end on a 2048-sector boundary"), std::string::npos);
-  EXPECT_TRUE(GdiskVerifyEnd(2, 4095, 2048).ok);
+  EXPECT_EQ(end.message,
+            "Caution: Partition 2 doesn't end on a 2048-sector boundary. This may result in "
+            "problems with some disk encryption tools.");
+  EXPECT_TRUE(GdiskVerifyEnd(t, 2, 4095, 2048).ok);
 }
 
 }  // namespace

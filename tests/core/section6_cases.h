@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "../support/test_topology.h"
 #include "partalign/topology.h"
 
 namespace partalign::test {
@@ -16,15 +17,8 @@ struct Section6Row {
   uint64_t lbs, pbs, min_io, opt_io, align_off;
 
   Topology topology() const {
-    Topology t;
-    t.logical_sector_size = lbs;
-    t.physical_sector_size = pbs;
-    t.minimum_io_size = min_io;
-    t.optimal_io_size = opt_io;
-    t.alignment_offset = align_off;
-    t.size_bytes = kSection6DiskBytes;
-    t.origin = TopologyOrigin::kAssumed;
-    return t;
+    return MakeTopology(lbs, pbs, min_io, opt_io, align_off, TopologyOrigin::kAssumed,
+                        kSection6DiskBytes);
   }
   std::string name() const { return std::string(1, row); }
 };

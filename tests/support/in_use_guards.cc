@@ -9,26 +9,17 @@
 #include "support/run_command.h"
 
 namespace partalign::test {
-namespace {
-
-void Run(const std::vector<std::string>& argv) {
-  CommandResult r = RunCommand(argv);
-  if (r.exit_code != 0) throw std::runtime_error(Describe(argv, r));
-}
-
-}  // namespace
-
 MountGuard::MountGuard(const std::string& node) : mount_point_(dir_.File("mnt")) {
-  Run({"mkfs.ext4", "-q", "-F", node});
-  Run({"mkdir", mount_point_});
-  Run({"mount", "-o", "ro,noload", node, mount_point_});
+  RunOrThrow({"mkfs.ext4", "-q", "-F", node});
+  RunOrThrow({"mkdir", mount_point_});
+  RunOrThrow({"mount", "-o", "ro,noload", node, mount_point_});
 }
 
 MountGuard::~MountGuard() { RunCommand({"umount", mount_point_}); }
 
 SwapGuard::SwapGuard(const std::string& node) : node_(node) {
-  Run({"mkswap", "-q", node});
-  Run({"swapon", node});
+  RunOrThrow({"mkswap", "-q", node});
+  RunOrThrow({"swapon", node});
 }
 
 SwapGuard::~SwapGuard() { RunCommand({"swapoff", node_}); }

@@ -8,15 +8,6 @@
 #include "support/run_command.h"
 
 namespace partalign::test {
-namespace {
-
-void Run(const std::vector<std::string>& argv, const std::string& input = "") {
-  CommandResult r = RunCommand(argv, input);
-  if (r.exit_code != 0) throw std::runtime_error(Describe(argv, r));
-}
-
-}  // namespace
-
 void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size) {
   // sfdisk 2.38 has no --sector-size; WriteSfdiskScript applies scripts as sfdisk does
   // (byte-identical, tests/io/fdisk_write_test.cc) with any sector size.
@@ -41,19 +32,19 @@ PartitionedLoop::PartitionedLoop(const std::string& sfdisk_script, unsigned sect
     std::string number = node.substr(loop_->path().size() + 1);
     if (p["type"] == "5") {
       unsigned long long units = sector_size / 512;
-      Run({"addpart", loop_->path(), number,
-           std::to_string(p["start"].get<unsigned long long>() * units),
-           std::to_string(units < 2 ? 2 : units)});
+      RunOrThrow({"addpart", loop_->path(), number,
+                  std::to_string(p["start"].get<unsigned long long>() * units),
+                  std::to_string(units < 2 ? 2 : units)});
     } else {
-      Run({"partx", "--add", "--nr", number, loop_->path()});
+      RunOrThrow({"partx", "--add", "--nr", number, loop_->path()});
     }
   }
 }
 
 std::string PartitionedLoop::Snapshot(const std::string& name) const {
   std::string copy = dir_.File(name);
-  Run({"sync"});
-  Run({"cp", "--sparse=always", image_, copy});
+  RunOrThrow({"sync"});
+  RunOrThrow({"cp", "--sparse=always", image_, copy});
   return copy;
 }
 

@@ -26,6 +26,7 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   CommandRunners runners;
   AddProbeCommand(app, runners);
   AddDemoCommand(app, runners);
+  AddBenchCommand(app, runners);
 
   try {
     app.parse(argc, argv);

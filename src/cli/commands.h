@@ -23,6 +23,7 @@ using CommandRunners = std::map<const CLI::App*, std::function<ExitCode(Streams)
 
 void AddProbeCommand(CLI::App& app, CommandRunners& runners);
 void AddDemoCommand(CLI::App& app, CommandRunners& runners);
+void AddBenchCommand(CLI::App& app, CommandRunners& runners);
 
 /// Prints "partalign: MESSAGE" on `err`, the err(3) style every diagnostic uses.
 void PrintError(std::ostream& err, const std::string& message);

@@ -244,18 +244,20 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
     return Fail(io, fmt::format("--engine: '{}' is not auto, io_uring or psync", c.engine));
   if (Status s = PrepareReportDir(c); !s) return Fail(io, s.error().message);
 
+  BenchReport report;
+  std::optional<BenchRange> range;
   if (writes) {
-    Result<std::optional<std::string>> refusal = WriteRefusal(c.target);
-    if (!refusal) return Fail(io, refusal.error().message);
-    if (*refusal) {
-      PrintError(io.err, **refusal);
+    Result<WriteDecision> decision = DecideWrite(c.target);
+    if (!decision) return Fail(io, decision.error().message);
+    if (decision->refusal) {
+      PrintError(io.err, *decision->refusal);
       return ExitCode::kRefused;
     }
+    range = decision->range;
+    if (!decision->note.empty()) report.notes.push_back(decision->note);
   }
-  Result<BenchTarget> target = OpenBenchTarget(c.target, writes);
+  Result<BenchTarget> target = OpenBenchTarget(c.target, writes, range);
   if (!target) return Fail(io, target.error().message);
-
-  BenchReport report;
   report.target = target->info;
   std::vector<BenchCell> skipped;
   std::vector<BenchCell> cells =

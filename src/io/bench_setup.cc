@@ -2,16 +2,19 @@
 
 #include <fcntl.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <filesystem>
 
 #include <fmt/format.h>
 
 #include "io/blkid_probe.h"
+#include "io/fdisk_table.h"
 #include "io/psync_engine.h"
 #include "io/sysfs_identity.h"
 #include "io/unique_fd.h"
 #include "io/uring_engine.h"
+#include "partalign/units.h"
 
 namespace partalign {
 namespace {
@@ -50,11 +53,42 @@ std::string DescribeSignature(const BlkidSignature& s) {
 // The sentence every refusal ends with: where --write may write instead.
 constexpr const char* kWhereWritesGo =
     "bench --write writes only to an image or partition without any signature (see wipefs) "
-    "or to a disk without partitions";
+    "or into the unallocated space of a disk";
+
+// Unallocated space smaller than this is not worth a benchmark (one 1 MiB sequential block).
+constexpr uint64_t kMinFreeBytes = kMiB;
+
+bool Overlaps(uint64_t start, uint64_t bytes, uint64_t other_start, uint64_t other_bytes) {
+  return start < other_start + other_bytes && other_start < start + bytes;
+}
+
+// The largest free region of the table on `path`, clear of every table area.
+template <typename Refuse>
+Result<WriteDecision> WriteIntoFreeSpace(const std::string& path, const std::string& tables,
+                                         Refuse refuse, WriteDecision decision) {
+  Result<TableRead> read = ReadPartitionTable(path, {.probe_contents = false});
+  if (!read) return read.error();
+  const PartitionTable& t = read->table;
+  std::optional<BenchRange> best;
+  for (const FreeRegion& f : t.free_regions) {
+    const BenchRange r{f.start_sector * t.sector_size, f.size_sectors * t.sector_size};
+    const bool clear = std::none_of(t.areas.begin(), t.areas.end(), [&](const TableArea& a) {
+      return Overlaps(r.start, r.bytes, a.offset_bytes, a.size_bytes);
+    });
+    if (clear && r.bytes >= kMinFreeBytes && (!best || r.bytes > best->bytes)) best = r;
+  }
+  if (!best) return refuse("it holds " + tables + " and no unallocated space of 1 MiB or more");
+  decision.range = best;
+  decision.note = fmt::format(
+      "'{}' holds {}: writes go only into its largest unallocated region, {} at byte {}", path,
+      tables, FormatSize(best->bytes), best->start);
+  return decision;
+}
 
 }  // namespace
 
 Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
+                                    std::optional<BenchRange> range,
                                     const std::string& sysfs_root) {
   Result<Target> target = OpenTarget(path, {.write = write, .exclusive = write, .direct = true});
   if (!target) return target.error();
@@ -68,55 +102,54 @@ Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
   }
   bench.info.size_bytes = t.size_bytes;
   bench.info.logical_sector_size = t.logical_sector_size;
-  // The whole target. (A disk's unallocated space only, once the partition-table reader is
-  // there; until then --write refuses disks with partitions, see WriteRefusal.)
-  bench.range = {0, t.size_bytes};
+  bench.range = range.value_or(BenchRange{0, t.size_bytes});
+  if (bench.range.start + bench.range.bytes > t.size_bytes) {
+    return MakeError(fmt::format("the benchmark range ends past the end of '{}'", path));
+  }
   bench.info.range_start_bytes = bench.range.start;
   bench.info.range_bytes = bench.range.bytes;
   return bench;
 }
 
-Result<std::optional<std::string>> WriteRefusal(const std::string& path,
-                                                const std::string& sysfs_root) {
+Result<WriteDecision> DecideWrite(const std::string& path, const std::string& sysfs_root) {
+  WriteDecision decision;
+  auto refuse = [&](std::string why) {
+    decision.refusal = fmt::format("refusing to write to '{}': {}; {}", path, why, kWhereWritesGo);
+    return decision;
+  };
   Result<Target> target = OpenTarget(path);
   if (!target) return target.error();
-  if (target->kind == TargetKind::kBlockDevice) {
-    // O_EXCL on a block device fails with EBUSY while it is mounted or held (dm, md, swap).
+  const bool block_device = target->kind == TargetKind::kBlockDevice;
+  bool partition = false;
+  if (block_device) {
+    // O_EXCL on a block device fails with EBUSY while it (or a partition of it) is mounted,
+    // active swap or held by device-mapper, md, ...
     UniqueFd exclusive(::open(path.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC));
     if (!exclusive.valid() && errno == EBUSY) {
-      return std::optional<std::string>(fmt::format(
-          "refusing to write to '{}': it is in use (mounted, active swap, or held by another "
-          "device); {}",
-          path, kWhereWritesGo));
+      return refuse("it is in use (mounted, active swap, or held by another device)");
     }
+    Result<Identity> id = ReadSysfsIdentity(sysfs_root, target->major, target->minor);
+    partition = id && id->is_partition;
   }
   Result<std::vector<BlkidSignature>> signatures =
       ProbeBlkidSignatures(target->fd.get(), path, target->logical_sector_size);
   if (!signatures) return signatures.error();
-  if (!signatures->empty()) {
-    std::vector<std::string> found;
-    bool table = false;
-    for (const BlkidSignature& s : *signatures) {
-      found.push_back(DescribeSignature(s));
-      table |= s.usage == "partition table";
-    }
-    std::string why = fmt::format("refusing to write to '{}': it holds {}", path, Join(found));
-    if (table && target->kind == TargetKind::kBlockDevice) {
-      why +=
-          "; writing into a disk's unallocated space needs its free-space map, which this "
-          "version cannot read yet";
-    }
-    return std::optional<std::string>(why + "; " + kWhereWritesGo);
+  std::vector<std::string> found;
+  bool only_tables = true;
+  for (const BlkidSignature& s : *signatures) {
+    found.push_back(DescribeSignature(s));
+    only_tables &= s.usage == "partition table";
   }
-  if (target->kind == TargetKind::kBlockDevice) {
+  if (!found.empty() && (!only_tables || partition)) return refuse("it holds " + Join(found));
+  if (!found.empty()) return WriteIntoFreeSpace(path, Join(found), refuse, decision);
+  if (block_device && !partition) {
     std::vector<std::string> parts = PartitionsOf(sysfs_root, target->major, target->minor);
     if (!parts.empty()) {
-      return std::optional<std::string>(
-          fmt::format("refusing to write to '{}': it is a disk with partitions ({}); {}", path,
-                      Join(parts), kWhereWritesGo));
+      return refuse(
+          fmt::format("it is a disk with partitions ({}) but no partition table", Join(parts)));
     }
   }
-  return std::optional<std::string>();
+  return decision;
 }
 
 std::optional<EngineChoice> ParseEngineChoice(std::string_view text) {

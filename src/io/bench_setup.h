@@ -22,16 +22,29 @@ struct BenchTarget {
   BenchRange range;
 };
 
-/// Opens `path` for the benchmark. With `write`, block devices are opened exclusively (O_EXCL)
-/// so that nobody mounts them while the benchmark writes.
+/// Opens `path` for the benchmark; the I/Os go to `range`, or the whole target. With `write`,
+/// block devices are opened exclusively (O_EXCL) so that nobody mounts them meanwhile.
 Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
+                                    std::optional<BenchRange> range = std::nullopt,
                                     const std::string& sysfs_root = "/sys");
 
-/// Why `bench --write` must not write to `path`, or nullopt when it may: a filesystem, RAID,
-/// crypto or swap signature or a partition table (libblkid), a whole disk with partitions, or
-/// a device in use. The sentence names what was found.
-Result<std::optional<std::string>> WriteRefusal(const std::string& path,
-                                                const std::string& sysfs_root = "/sys");
+/// Whether and where `bench --write` may write.
+struct WriteDecision {
+  /// Set when writing is refused: one sentence naming what was found.
+  std::optional<std::string> refusal;
+  /// Set when only part of the target may be written: the largest unallocated region of a
+  /// disk (or disk image) with a partition table.
+  std::optional<BenchRange> range;
+  /// For the user when `range` is set: "writes go only into unallocated space: ...".
+  std::string note;
+};
+
+/// Writes are allowed on a target without any libblkid signature (filesystem, RAID, crypto,
+/// swap, partition table) and, on a disk or disk image with a partition table and nothing
+/// else, only into its largest free region (libfdisk's, away from every table area). Refused:
+/// anything with a superblock, a partition or image holding a table, a disk in use (mounted,
+/// swap, holders) or with partition nodes but no table, a table without free space.
+Result<WriteDecision> DecideWrite(const std::string& path, const std::string& sysfs_root = "/sys");
 
 enum class EngineChoice { kAuto, kUring, kPsync };
 

@@ -2,12 +2,16 @@
 
 #include <blkid.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <vector>
 
 #include <fmt/format.h>
 
 #include "io/c_handle.h"
+#include "io/target.h"
+#include "partalign/units.h"
 
 namespace partalign {
 namespace {
@@ -100,6 +104,52 @@ Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::stri
     if (!s.type.empty()) found.push_back(std::move(s));
   }
   return found;
+}
+
+Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
+                                                 uint64_t size) {
+  PartitionContents contents;
+  BlkidProbe probe(blkid_new_probe());
+  if (!probe) return ErrnoError(ENOMEM, "blkid_new_probe");
+  blkid_probe pr = probe.get();
+  if (blkid_probe_set_device(pr, fd, static_cast<blkid_loff_t>(offset),
+                             static_cast<blkid_loff_t>(size)) != 0) {
+    return ErrnoError(errno ? errno : EINVAL,
+                      fmt::format("libblkid cannot read '{}' at byte {}", path, offset));
+  }
+  blkid_probe_enable_partitions(pr, 0);
+  blkid_probe_enable_superblocks(pr, 1);
+  blkid_probe_set_superblocks_flags(
+      pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID | BLKID_SUBLKS_USAGE);
+  int rc = blkid_do_safeprobe(pr);
+  if (rc == -2) {
+    // Several signatures: something is there, which one is for a person to decide.
+    contents.fs_type = "ambivalent";
+    contents.has_data = true;
+  } else if (rc < 0) {
+    return MakeError(fmt::format("libblkid cannot probe '{}' at byte {}", path, offset));
+  } else if (rc == 0) {
+    auto value = [&](const char* name) -> std::string {
+      const char* data = nullptr;
+      if (blkid_probe_lookup_value(pr, name, &data, nullptr) == 0 && data) return data;
+      return {};
+    };
+    contents.fs_type = value("TYPE");
+    contents.fs_label = value("LABEL");
+    contents.fs_uuid = value("UUID");
+    if (std::string bs = value("BLOCK_SIZE"); !bs.empty()) {
+      if (Result<uint64_t> n = ParseUint(bs)) contents.fs_block_size = *n;
+    }
+    contents.has_data = !contents.fs_type.empty();
+  }
+  if (!contents.has_data) {
+    std::vector<char> buffer(std::min<uint64_t>(kDataProbeBytes, size));
+    Result<size_t> got = ReadAt(fd, buffer.data(), buffer.size(), offset, path);
+    if (!got) return got.error();
+    contents.has_data = std::any_of(buffer.begin(), buffer.begin() + static_cast<long>(*got),
+                                    [](char c) { return c != 0; });
+  }
+  return contents;
 }
 
 }  // namespace partalign

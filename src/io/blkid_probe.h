@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "partalign/partition_table.h"
 #include "partalign/result.h"
 
 namespace partalign {
@@ -40,5 +41,14 @@ struct BlkidSignature {
 /// with `sector_size`-byte sectors. Empty when there is none.
 Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::string& path,
                                                          uint64_t sector_size);
+
+/// How many bytes at the start of a partition are read to decide whether it holds data.
+inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
+
+/// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
+/// disk or image): filesystem type, label, UUID, block size, and whether the range holds data
+/// (a signature, or any non-zero byte in its first kDataProbeBytes).
+Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
+                                                 uint64_t size);
 
 }  // namespace partalign

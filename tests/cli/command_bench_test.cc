@@ -217,11 +217,33 @@ TEST_F(BenchCommandTest, WriteIsRefusedOnAFilesystemAndNothingIsWritten) {
   EXPECT_TRUE(test::ReadFile(image) == before);
 }
 
-TEST_F(BenchCommandTest, WriteIsRefusedOnAPartitionTable) {
+TEST_F(BenchCommandTest, WriteOnADiskImageGoesOnlyIntoUnallocatedSpace) {
+  // A partition from 1 MiB to 11 MiB holding data; 13 MiB of free space after it.
+  test::CreateSparseFile(image, 24ull << 20);
   ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image}, "label: gpt\n,10M\n").exit_code, 0);
+  ASSERT_EQ(RunCommand({"dd", "if=/dev/urandom", "of=" + image, "bs=1M", "seek=1", "count=10",
+                        "conv=notrunc", "status=none"})
+                .exit_code,
+            0);
+  const std::string before = test::ReadFile(image);
+  nlohmann::json j =
+      RunJson({"bench", "--json", "--write", "--pattern", "randwrite", "--duration", "0.3", image});
+  ExpectBenchDocument(j, 1);
+  const uint64_t start = j["target"]["range_start_bytes"];
+  const uint64_t bytes = j["target"]["range_bytes"];
+  EXPECT_GE(start, 11u << 20);
+  EXPECT_NE(j["notes"][0].get<std::string>().find("largest unallocated region"), std::string::npos);
+  const std::string after = test::ReadFile(image);
+  ASSERT_EQ(after.size(), before.size());
+  EXPECT_TRUE(after.substr(0, start) == before.substr(0, start));  // table, partition intact
+  EXPECT_TRUE(after.substr(start + bytes) == before.substr(start + bytes));  // backup GPT
+  EXPECT_FALSE(after.substr(start, bytes) == before.substr(start, bytes));
+  // A table that leaves no free space is refused.
+  ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image}, "label: gpt\n,\n").exit_code, 0);
   CommandResult r = RunPartalign({"bench", "--write", "--pattern", "randwrite", image});
   EXPECT_EQ(r.exit_code, 3);
   EXPECT_NE(r.err.find("gpt partition table"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("no unallocated space"), std::string::npos) << r.err;
 }
 
 TEST_F(BenchCommandTest, WriteOnABlankImageWritesPseudoRandomData) {
@@ -271,14 +293,26 @@ TEST_F(BenchCommandTest, FourKSectorLoopDeviceSkipsSubSectorCells) {
       << r.err;
 }
 
-TEST_F(BenchCommandTest, WriteIsRefusedOnADiskWithAPartitionTable) {
+TEST_F(BenchCommandTest, WriteOnADiskGoesOnlyIntoUnallocatedSpace) {
   PARTALIGN_REQUIRE_DEVICES();
   ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image}, "label: dos\n,10M\n").exit_code, 0);
   test::LoopDevice loop(image, 512, /*direct_io=*/true);
-  CommandResult r = RunPartalign({"bench", "--write", "--pattern", "randwrite", loop.path()});
+  ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
+  ASSERT_EQ(RunCommand({"mkfs.ext4", "-q", "-F", loop.PartitionPath(1)}).exit_code, 0);
+  const std::string before = test::ReadFile(image);
+  nlohmann::json j = RunJson({"bench", "--json", "--write", "--pattern", "seqwrite", "--block-size",
+                              "64K", "--duration", "0.3", loop.path()});
+  ExpectBenchDocument(j, 1);
+  const uint64_t start = j["target"]["range_start_bytes"];
+  EXPECT_EQ(start, (2048u + 20480u) * 512);
+  const std::string after = test::ReadFile(image);
+  EXPECT_TRUE(after.substr(0, start) == before.substr(0, start));  // MBR, filesystem intact
+  EXPECT_FALSE(after.substr(start, 64 << 10) == before.substr(start, 64 << 10));
+  // The partition itself holds a filesystem: refused.
+  CommandResult r =
+      RunPartalign({"bench", "--write", "--pattern", "randwrite", loop.PartitionPath(1)});
   EXPECT_EQ(r.exit_code, 3) << r.err;
-  EXPECT_NE(r.err.find("dos partition table"), std::string::npos) << r.err;
-  EXPECT_NE(r.err.find("free-space map"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("ext4 filesystem"), std::string::npos) << r.err;
 }
 
 // The synthetic penalty: reads that cross a 4 KiB boundary take kPenaltyUs longer.

@@ -27,19 +27,22 @@ class WriteGuardTest : public ::testing::Test {
     EXPECT_TRUE(s) << s.error().message;
     return *s;
   }
-  std::optional<std::string> Refusal() {
-    Result<std::optional<std::string>> r = WriteRefusal(image_);
+  WriteDecision Decide(const std::string& path) {
+    Result<WriteDecision> r = DecideWrite(path);
     EXPECT_TRUE(r) << r.error().message;
-    return *r;
+    return r ? *r : WriteDecision{};
   }
+  std::optional<std::string> Refusal() { return Decide(image_).refusal; }
 
   test::TempDir dir_;
   std::string image_ = dir_.File("disk.img");
 };
 
-TEST_F(WriteGuardTest, BlankImageHasNoSignatureAndMayBeWritten) {
+TEST_F(WriteGuardTest, BlankImageHasNoSignatureAndMayBeWrittenWhole) {
   EXPECT_TRUE(Signatures().empty());
-  EXPECT_FALSE(Refusal());
+  WriteDecision d = Decide(image_);
+  EXPECT_FALSE(d.refusal);
+  EXPECT_FALSE(d.range);
 }
 
 TEST_F(WriteGuardTest, Ext4IsAFilesystemSignature) {
@@ -66,15 +69,32 @@ TEST_F(WriteGuardTest, SwapIsRefusedToo) {
   EXPECT_TRUE(Refusal());
 }
 
-TEST_F(WriteGuardTest, PartitionTablesAreSignatures) {
+TEST_F(WriteGuardTest, DiskImageWithATableIsWrittenOnlyInItsLargestFreeRegion) {
+  // 1 MiB..11 MiB partition, then free space up to the backup GPT.
   ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image_}, "label: gpt\n,10M\n").exit_code, 0);
   bool gpt = false;
-  for (const BlkidSignature& s : Signatures())
+  for (const BlkidSignature& s : Signatures()) {
     gpt |= s.type == "gpt" && s.usage == "partition table";
+  }
   EXPECT_TRUE(gpt);
+  WriteDecision d = Decide(image_);
+  EXPECT_FALSE(d.refusal) << *d.refusal;
+  ASSERT_TRUE(d.range);
+  EXPECT_GE(d.range->start, 11u << 20);  // after the partition
+  // Before the backup GPT entries and header (33 sectors at the end).
+  EXPECT_LE(d.range->start + d.range->bytes, kImageBytes - 33 * 512);
+  EXPECT_GT(d.range->bytes, 50u << 20);
+  EXPECT_NE(d.note.find("gpt partition table"), std::string::npos) << d.note;
+  EXPECT_NE(d.note.find("largest unallocated region"), std::string::npos) << d.note;
+}
+
+TEST_F(WriteGuardTest, TableWithoutFreeSpaceIsRefused) {
+  ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image_}, "label: dos\n,\n").exit_code, 0);
   std::optional<std::string> why = Refusal();
   ASSERT_TRUE(why);
-  EXPECT_NE(why->find("gpt partition table"), std::string::npos) << *why;
+  EXPECT_NE(why->find("holds dos partition table at byte 510 and no unallocated space"),
+            std::string::npos)
+      << *why;
 }
 
 TEST_F(WriteGuardTest, OpenBenchTargetDescribesAnImage) {
@@ -97,29 +117,33 @@ TEST_F(WriteGuardTest, MountedLoopDeviceIsInUse) {
     std::string path;
     ~Unmount() { RunCommand({"umount", path}); }
   } unmount{mnt.path()};
-  Result<std::optional<std::string>> r = WriteRefusal(loop.path());
-  ASSERT_TRUE(r) << r.error().message;
-  ASSERT_TRUE(*r);
-  EXPECT_NE((*r)->find("it is in use"), std::string::npos) << **r;
+  std::optional<std::string> why = Decide(loop.path()).refusal;
+  ASSERT_TRUE(why);
+  EXPECT_NE(why->find("it is in use"), std::string::npos) << *why;
 }
 
-TEST_F(WriteGuardTest, LoopPartitionWithoutSignatureMayBeWrittenButItsDiskNot) {
+TEST_F(WriteGuardTest, LoopPartitionWithoutSignatureMayBeWrittenItsDiskOnlyOutside) {
   PARTALIGN_REQUIRE_DEVICES();
   ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image_}, "label: dos\n2048,20480\n").exit_code, 0);
   test::LoopDevice loop(image_, 512);
   // partx adds the partition node through BLKPG (the kernel here parses no tables).
   ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
-  Result<std::optional<std::string>> part = WriteRefusal(loop.PartitionPath(1));
-  ASSERT_TRUE(part) << part.error().message;
-  EXPECT_FALSE(*part) << **part;
+  WriteDecision part = Decide(loop.PartitionPath(1));
+  EXPECT_FALSE(part.refusal) << *part.refusal;
+  EXPECT_FALSE(part.range);
   Result<BenchTarget> t = OpenBenchTarget(loop.PartitionPath(1), /*write=*/false);
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->info.kind, "partition");
   EXPECT_EQ(t->info.size_bytes, 20480u * 512);
-  Result<std::optional<std::string>> disk = WriteRefusal(loop.path());
-  ASSERT_TRUE(disk);
-  ASSERT_TRUE(*disk);
-  EXPECT_NE((*disk)->find("dos partition table"), std::string::npos) << **disk;
+  WriteDecision disk = Decide(loop.path());
+  EXPECT_FALSE(disk.refusal) << *disk.refusal;
+  ASSERT_TRUE(disk.range);
+  EXPECT_EQ(disk.range->start, (2048u + 20480u) * 512);  // right after the partition
+  // With a filesystem in the partition, the partition is refused.
+  ASSERT_EQ(RunCommand({"mkfs.ext4", "-q", "-F", loop.PartitionPath(1)}).exit_code, 0);
+  std::optional<std::string> fs = Decide(loop.PartitionPath(1)).refusal;
+  ASSERT_TRUE(fs);
+  EXPECT_NE(fs->find("it holds ext4 filesystem"), std::string::npos) << *fs;
 }
 
 }  // namespace

@@ -16,8 +16,8 @@ namespace partalign::test {
 LoopDevice::LoopDevice(const std::string& image, unsigned sector_size, bool direct_io) {
   // --partscan: without it BLKRRPART fails with EINVAL and libfdisk (sfdisk) complains
   // "Re-reading the partition table failed"; this kernel parses no tables either way.
-  std::vector<std::string> argv{"losetup", "--find", "--show", "--partscan", "--sector-size",
-                                std::to_string(sector_size)};
+  std::vector<std::string> argv{"losetup",    "--find",        "--show",
+                                "--partscan", "--sector-size", std::to_string(sector_size)};
   if (direct_io) argv.push_back("--direct-io=on");
   argv.push_back(image);
   CommandResult r = RunCommand(argv);

@@ -17,6 +17,8 @@ struct HeatCell {
   /// 0 (worst, red) .. 0.5 (yellow) .. 1 (best, green); nullopt draws a grey "n/a" cell.
   std::optional<double> shade;
   bool marked = false;  ///< drawn with a thick border: a significant difference
+  /// Drawn pale: the colour shows a point estimate the interval does not support.
+  bool faded = false;
 };
 
 struct Heatmap {

@@ -82,6 +82,11 @@ ExitCode RunDemo(const DemoCommand& command, Streams io) {
   const std::string bridge = "usb-jmicron-0xffff";
   int rc = Step(io, {"probe", "--assume", bridge, image});
 
+  // Last: a short read-only benchmark of the image; the heatmap and report go next to it.
+  if (int bench = Step(io, {"bench", "--budget", "2", "--report", dir, image}); bench != 0) {
+    rc = bench;
+  }
+
   if (!command.keep && made_dir) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);

@@ -28,6 +28,8 @@ constexpr Rgb kRed{215, 48, 39};
 constexpr Rgb kYellow{254, 224, 139};
 constexpr Rgb kGreen{26, 152, 80};
 constexpr const char* kNoData = "#d9d9d9";
+// Opacity of the cells whose difference is not significant, on the white background.
+constexpr const char* kFadedOpacity = "0.35";
 
 // Below this share of the reference a cell is drawn fully red.
 constexpr double kWorstRatio = 0.5;
@@ -152,8 +154,8 @@ std::string XmlEscape(std::string_view text) {
 
 std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string title) {
   std::string legend = fmt::format(
-      "median IOPS; % vs the largest offset alignment of the row; * significant "
-      "(simultaneous 95%); red <= {:.0f}% of it",
+      "median IOPS; % vs the largest offset alignment of the row; * and border: significant "
+      "(simultaneous 95%), pale: not; red <= {:.0f}% of it",
       kWorstRatio * 100);
   auto fill = [&](const CellSummary& c, HeatCell& cell) {
     cell.lines = {FormatIops(c.iops)};
@@ -164,6 +166,7 @@ std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string t
       const double ratio = a.change.change + 1.0;
       cell.shade = std::clamp((ratio - kWorstRatio) / (1.0 - kWorstRatio), 0.0, 1.0);
       cell.marked = a.change.significant;
+      cell.faded = !a.change.significant;
       cell.lines.push_back(
           fmt::format("{:+.1f}%{}", a.change.change * 100, a.change.significant ? " *" : ""));
     }
@@ -175,13 +178,15 @@ std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string t
 
 std::optional<Heatmap> ChangeHeatmap(const BenchComparison& comparison) {
   std::string legend = fmt::format(
-      "change of median IOPS; * significant (simultaneous 95%); colours saturate at +-{:.0f}%",
+      "change of median IOPS; border: significant (simultaneous 95%), pale: not; colours "
+      "saturate at +-{:.0f}%",
       kChangeSaturation * 100);
   auto fill = [](const CellComparison& c, HeatCell& cell) {
     cell.lines = {fmt::format("{:+.1f}%", c.change.change * 100),
                   c.change.significant ? "significant" : "n.s."};
     cell.shade = std::clamp(0.5 + c.change.change / (2 * kChangeSaturation), 0.0, 1.0);
     cell.marked = c.change.significant;
+    cell.faded = !c.change.significant;
   };
   return GridHeatmap(
       comparison.cells, [](const CellComparison& c) { return c.subject; },
@@ -217,10 +222,10 @@ std::string HeatmapSvg(const Heatmap& h) {
       const HeatCell& cell = h.cells[r][c];
       const int x = kLeftMargin + static_cast<int>(c) * kCellWidth;
       svg += fmt::format(
-          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" stroke=\"{}\" "
-          "stroke-width=\"{}\"/>\n",
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"{}\" "
+          "stroke=\"{}\" stroke-width=\"{}\"/>\n",
           x, y, kCellWidth, kCellHeight, cell.shade ? Shade(*cell.shade) : kNoData,
-          cell.marked ? "black" : "white", cell.marked ? 3 : 1);
+          cell.faded ? kFadedOpacity : "1", cell.marked ? "black" : "white", cell.marked ? 3 : 1);
       const int first_line =
           y + kCellHeight / 2 + 4 - 7 * (static_cast<int>(cell.lines.size()) - 1);
       for (size_t i = 0; i < cell.lines.size(); ++i) {

@@ -88,8 +88,22 @@ Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec, OffsetGenerator
   uint32_t in_flight = spec.queue_depth;
   bool measuring = true;
   while (in_flight > 0) {
-    // One system call submits the replacements and waits for the next completion.
-    const int rc = io_uring_submit_and_wait(&ring_, 1);
+    // At QD1 nothing else can have completed: submit and sleep in one system call. Deeper
+    // queues first submit and collect what has completed without sleeping (with
+    // DEFER_TASKRUN, completions reach the CQ ring only inside io_uring_enter), and sleep only
+    // when nothing has: while completions keep coming the engine never sleeps, so a busy
+    // machine's wake-up delays do not let the queue run dry. (fio's io_uring engine behaves
+    // the same way: one non-waiting io_uring_enter per submission.)
+    int rc;
+    if (spec.queue_depth == 1) {
+      rc = io_uring_submit_and_wait(&ring_, 1);
+    } else {
+      rc = io_uring_submit_and_get_events(&ring_);
+      if (rc >= 0 && io_uring_cq_ready(&ring_) == 0) {
+        io_uring_cqe* first;
+        rc = io_uring_wait_cqe(&ring_, &first);
+      }
+    }
     if (rc < 0 && rc != -EINTR && rc != -EAGAIN && rc != -EBUSY) {
       // The ring itself failed: nothing more will complete, so there is nothing to drain.
       return ErrnoError(-rc, fmt::format("io_uring_enter on '{}'", pool_.path()));

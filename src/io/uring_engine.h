@@ -1,6 +1,6 @@
 // The io_uring benchmark engine (liburing): O_DIRECT reads or writes from one registered
-// buffer pool, the target registered as a fixed file, up to 128 I/Os in flight. One
-// io_uring_enter() per batch of completions submits the replacements and waits for the next.
+// buffer pool, the target registered as a fixed file, up to 128 I/Os in flight. Each batch of
+// completions is replaced at once; the engine sleeps only when nothing has completed.
 #pragma once
 
 #include <liburing.h>

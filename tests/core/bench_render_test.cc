@@ -43,6 +43,8 @@ TEST(HeatmapTest, GridOfBlockSizesByAlignments) {
   EXPECT_EQ(slow.lines[1], "-50.0% *");
   EXPECT_EQ(h->cells[7][7].lines[1], "reference");
   EXPECT_FALSE(h->cells[0][0].marked);
+  EXPECT_TRUE(h->cells[0][0].faded);  // not significant: drawn pale
+  EXPECT_FALSE(slow.faded);
 }
 
 TEST(HeatmapTest, SvgHasOneRectPerCellAndEscapesText) {
@@ -52,6 +54,7 @@ TEST(HeatmapTest, SvgHasOneRectPerCellAndEscapesText) {
   EXPECT_EQ(svg.substr(svg.size() - 7), "</svg>\n");
   EXPECT_EQ(Count(svg, "<rect "), 64u + 1u);  // the cells and the background
   EXPECT_EQ(Count(svg, "stroke-width=\"3\""), 1u);
+  EXPECT_EQ(Count(svg, "fill-opacity=\"0.35\""), 56u - 1u);
   EXPECT_NE(svg.find("a &lt;b&gt; &amp; &#39;c&#39;"), std::string::npos);
   EXPECT_EQ(svg.find("<b>"), std::string::npos);
 }

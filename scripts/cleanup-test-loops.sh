@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Cleans up after a test run that was killed before its destructors ran: unmounts, deletes the
 # partition nodes of, and detaches every loop device whose backing file lies in a
-# partalign-test.<pid>.* directory whose process <pid> is gone, then removes those directories.
+# partalign-test.<pid>.* directory whose process <pid> is gone, then unmounts what is mounted
+# inside those directories (the bench tests' FUSE filesystem) and removes them.
 # Anything else (other loop devices, live test runs) is never touched.
 # Usage: scripts/cleanup-test-loops.sh   (as root; does nothing otherwise)
 set -euo pipefail
@@ -33,6 +34,10 @@ done
 for dir in "${TMPDIR:-/tmp}"/partalign-test.*; do
   [ -d "$dir" ] || continue
   owner_is_dead "$dir/" || continue
+  # Mounts inside it, such as the bench tests' FUSE filesystem (tests/fuse/penalty_fs.cc).
+  cut -d' ' -f2 /proc/self/mounts | grep -F "$dir/" | while read -r mnt; do
+    umount -l "$mnt" && echo "unmounted $mnt"
+  done
   rm -rf -- "$dir" && echo "removed $dir"
 done
 exit 0

@@ -23,8 +23,9 @@ struct PartitionContents {
   std::string fs_uuid;
   /// blkid BLOCK_SIZE: the filesystem's block size, when libblkid reports it.
   std::optional<uint64_t> fs_block_size;
-  /// The filesystem's size. libblkid 2.38 does not report it (FSSIZE arrived in 2.39), so it is
-  /// unknown unless another reader fills it; unknown means "assume it fills the partition".
+  /// The filesystem's size. libblkid 2.38 does not report it (FSSIZE arrived in 2.39), so
+  /// partalign reads it from the superblock for ext2/3/4, vfat, swap, xfs and btrfs
+  /// (partalign/fs_size.h); unknown means "assume it fills the partition".
   std::optional<uint64_t> fs_size_bytes;
   /// A signature was found, or the first bytes of the partition are not all zero. A partition
   /// without data can be moved by editing the table alone.

@@ -55,6 +55,30 @@ struct DiskIdentity {
   bool operator==(const DiskIdentity&) const = default;
 };
 
+/// A partition of a fresh layout (`plan --layout`): created, not moved. Sectors are logical
+/// sectors of the disk, ends inclusive.
+struct LayoutPartition {
+  uint32_t partition = 0;
+  uint64_t start_sector = 0;
+  uint64_t end_sector = 0;
+  std::string type;        ///< GPT type GUID (upper case) or DOS type byte ("0x83")
+  std::string name;        ///< GPT partition name; empty for none
+  std::string attributes;  ///< GPT attributes as sfdisk writes them; empty for none
+  bool bootable = false;   ///< DOS boot flag
+  bool operator==(const LayoutPartition&) const = default;
+};
+
+/// A whole new table for an empty disk. A plan carries either this (and no actions) or
+/// actions on the existing table.
+struct PlanLayout {
+  LabelType label = LabelType::kGpt;  ///< kGpt or kDos
+  /// GPT: the header's FirstUsableLBA/LastUsableLBA to write; DOS: the area used.
+  uint64_t first_usable_lba = 0;
+  uint64_t last_usable_lba = 0;
+  std::vector<LayoutPartition> partitions;
+  bool operator==(const PlanLayout&) const = default;
+};
+
 struct Plan {
   DiskIdentity disk;
   Topology topology;
@@ -63,6 +87,9 @@ struct Plan {
   std::string table_fingerprint;
   Alignment alignment;
   std::vector<PlanAction> actions;
+  /// `plan --layout`: the fresh table to create (optional key "layout" in the plan file;
+  /// absent in plans for an existing table).
+  std::optional<PlanLayout> layout;
   bool operator==(const Plan&) const = default;
 };
 
@@ -70,7 +97,8 @@ struct Plan {
 nlohmann::json PlanToJson(const Plan& plan);
 
 /// Parses a plan file. Rejects wrong format names and versions, missing or mistyped keys,
-/// unknown action kinds and inconsistent actions; the error names the key
+/// unknown action kinds, inconsistent actions and inconsistent layouts (overlapping or
+/// unordered partitions, a layout together with actions); the error names the key
 /// ("actions[1].new_start_sector: missing").
 Result<Plan> PlanFromJson(std::string_view text);
 

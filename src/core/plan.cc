@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "partalign/json_reader.h"
 #include "partalign/json_util.h"
 #include "partalign/version.h"
 
@@ -17,73 +18,52 @@ constexpr std::array<std::pair<ActionKind, std::string_view>, 4> kKindNames{{
     {ActionKind::kImpossible, "impossible"},
 }};
 
-// Reads typed fields of one JSON object, remembering the first error with its key path.
-class FieldReader {
- public:
-  FieldReader(const nlohmann::json& object, std::string path)
-      : object_(object), path_(std::move(path)) {}
-
-  uint64_t Uint(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (!v) return 0;
-    if (!v->is_number_unsigned() && !(v->is_number_integer() && v->get<int64_t>() >= 0)) {
-      Fail(key, "not a non-negative integer");
-      return 0;
+Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdentity& disk) {
+  FieldReader r(object, "layout.");
+  PlanLayout layout;
+  std::string label = r.String("label");
+  layout.first_usable_lba = r.Uint("first_usable_lba");
+  layout.last_usable_lba = r.Uint("last_usable_lba");
+  const nlohmann::json* parts = r.Array("partitions");
+  if (r.error()) return MakeError(*r.error());
+  if (label == "gpt") {
+    layout.label = LabelType::kGpt;
+  } else if (label == "dos") {
+    layout.label = LabelType::kDos;
+  } else {
+    return MakeError(fmt::format("layout.label: '{}' is not gpt or dos", label));
+  }
+  const uint64_t sectors = disk.size_bytes / disk.logical_sector_size;
+  if (layout.first_usable_lba > layout.last_usable_lba || layout.last_usable_lba >= sectors) {
+    return MakeError("layout.first_usable_lba/last_usable_lba: not a range inside the disk");
+  }
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const nlohmann::json& item = (*parts)[i];
+    std::string path = fmt::format("layout.partitions[{}].", i);
+    if (!item.is_object()) return MakeError(path.substr(0, path.size() - 1) + ": not an object");
+    FieldReader pr(item, path);
+    LayoutPartition p;
+    p.partition = static_cast<uint32_t>(pr.Uint("partition"));
+    p.start_sector = pr.Uint("start_sector");
+    p.end_sector = pr.Uint("end_sector");
+    p.type = pr.String("type");
+    p.name = pr.String("name", /*required=*/false);
+    p.attributes = pr.String("attributes", /*required=*/false);
+    p.bootable = pr.Bool("bootable");
+    if (pr.error()) return MakeError(*pr.error());
+    if (p.partition == 0) return MakeError(path + "partition: is 0");
+    if (p.type.empty()) return MakeError(path + "type: is empty");
+    if (p.end_sector < p.start_sector) return MakeError(path + "end_sector: before start_sector");
+    if (p.start_sector < layout.first_usable_lba || p.end_sector > layout.last_usable_lba) {
+      return MakeError(path.substr(0, path.size() - 1) + ": outside the usable area");
     }
-    return v->get<uint64_t>();
-  }
-  std::string String(const char* key, bool required = true) {
-    const nlohmann::json* v = required ? Get(key) : Find(key);
-    if (!v || v->is_null()) return {};
-    if (!v->is_string()) {
-      Fail(key, "not a string");
-      return {};
+    if (!layout.partitions.empty() && p.start_sector <= layout.partitions.back().end_sector) {
+      return MakeError(path.substr(0, path.size() - 1) +
+                       ": overlaps or precedes the partition before it");
     }
-    return v->get<std::string>();
+    layout.partitions.push_back(std::move(p));
   }
-  const nlohmann::json* Object(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (v && !v->is_object()) {
-      Fail(key, "not an object");
-      return nullptr;
-    }
-    return v;
-  }
-  const nlohmann::json* Array(const char* key) {
-    const nlohmann::json* v = Get(key);
-    if (v && !v->is_array()) {
-      Fail(key, "not an array");
-      return nullptr;
-    }
-    return v;
-  }
-  void Fail(const std::string& key, const std::string& what) {
-    if (!error_) error_ = fmt::format("{}{}: {}", path_, key, what);
-  }
-  const std::optional<std::string>& error() const { return error_; }
-  const std::string& path() const { return path_; }
-
- private:
-  const nlohmann::json* Find(const char* key) const {
-    auto it = object_.find(key);
-    return it == object_.end() ? nullptr : &*it;
-  }
-  const nlohmann::json* Get(const char* key) {
-    const nlohmann::json* v = Find(key);
-    if (!v) Fail(key, "missing");
-    return v;
-  }
-
-  const nlohmann::json& object_;
-  std::string path_;
-  std::optional<std::string> error_;
-};
-
-std::optional<LabelType> LabelFromString(std::string_view text) {
-  for (LabelType l : {LabelType::kNone, LabelType::kDos, LabelType::kGpt, LabelType::kOther}) {
-    if (ToString(l) == text) return l;
-  }
-  return std::nullopt;
+  return layout;
 }
 
 }  // namespace
@@ -115,7 +95,7 @@ nlohmann::json PlanToJson(const Plan& plan) {
                        {"reason", a.reason}});
   }
   const Topology& t = plan.topology;
-  return {
+  nlohmann::json doc = {
       {"format", kPlanFormat},
       {"format_version", kPlanFormatVersion},
       {"partalign_version", kVersion},
@@ -139,24 +119,31 @@ nlohmann::json PlanToJson(const Plan& plan) {
       {"offset_bytes", plan.alignment.offset_bytes},
       {"actions", actions},
   };
+  if (plan.layout) {
+    const PlanLayout& l = *plan.layout;
+    nlohmann::json parts = nlohmann::json::array();
+    for (const LayoutPartition& p : l.partitions) {
+      parts.push_back({{"partition", p.partition},
+                       {"start_sector", p.start_sector},
+                       {"end_sector", p.end_sector},
+                       {"type", p.type},
+                       {"name", StringOrNull(p.name)},
+                       {"attributes", StringOrNull(p.attributes)},
+                       {"bootable", p.bootable}});
+    }
+    doc["layout"] = {{"label", ToString(l.label)},
+                     {"first_usable_lba", l.first_usable_lba},
+                     {"last_usable_lba", l.last_usable_lba},
+                     {"partitions", parts}};
+  }
+  return doc;
 }
 
 Result<Plan> PlanFromJson(std::string_view text) {
-  nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (doc.is_discarded()) return MakeError("not valid JSON (truncated or corrupt?)");
-  if (!doc.is_object()) return MakeError("not a JSON object");
+  Result<nlohmann::json> document = ParseFormatDocument(text, kPlanFormat, kPlanFormatVersion);
+  if (!document) return document.error();
+  const nlohmann::json& doc = *document;
   FieldReader root(doc, "");
-  std::string format = root.String("format");
-  if (root.error()) return MakeError(*root.error());
-  if (format != kPlanFormat) {
-    return MakeError(fmt::format("format is '{}', not '{}'", format, kPlanFormat));
-  }
-  uint64_t version = root.Uint("format_version");
-  if (root.error()) return MakeError(*root.error());
-  if (version != static_cast<uint64_t>(kPlanFormatVersion)) {
-    return MakeError(fmt::format("format_version {} is not supported (this partalign reads {})",
-                                 version, kPlanFormatVersion));
-  }
 
   Plan plan;
   if (const nlohmann::json* disk = root.Object("disk")) {
@@ -196,7 +183,7 @@ Result<Plan> PlanFromJson(std::string_view text) {
   plan.alignment.offset_bytes = root.Uint("offset_bytes");
   const nlohmann::json* actions = root.Array("actions");
   if (root.error()) return MakeError(*root.error());
-  std::optional<LabelType> label_type = LabelFromString(label);
+  std::optional<LabelType> label_type = LabelTypeFromString(label);
   if (!label_type) return MakeError(fmt::format("label: unknown value '{}'", label));
   plan.label = *label_type;
   if (plan.alignment.grain_bytes == 0) return MakeError("grain_bytes: is 0");
@@ -233,6 +220,14 @@ Result<Plan> PlanFromJson(std::string_view text) {
     }
     plan.actions.push_back(std::move(a));
   }
+  // "layout" is optional: only plans made with --layout have it.
+  if (const nlohmann::json* layout = root.Object("layout", /*required=*/false)) {
+    Result<PlanLayout> parsed = LayoutFromJson(*layout, plan.disk);
+    if (!parsed) return parsed.error();
+    if (!plan.actions.empty()) return MakeError("layout: a plan has a layout or actions, not both");
+    plan.layout = std::move(*parsed);
+  }
+  if (root.error()) return MakeError(*root.error());
   return plan;
 }
 

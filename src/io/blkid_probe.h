@@ -47,7 +47,8 @@ inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
 
 /// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
 /// disk or image): filesystem type, label, UUID, block size, and whether the range holds data
-/// (a signature, or any non-zero byte in its first kDataProbeBytes).
+/// (a signature, or any non-zero byte in its first kDataProbeBytes). The filesystem size is
+/// read from the superblock (partalign/fs_size.h), since libblkid 2.38 does not report it.
 Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
                                                  uint64_t size);
 

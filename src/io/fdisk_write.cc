@@ -15,6 +15,7 @@ namespace {
 
 using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
 using FdiskScript = CHandle<fdisk_unref_script, fdisk_script*>;
+using FdiskIter = CHandle<fdisk_free_iter, fdisk_iter*>;
 
 struct AskLog {
   std::vector<std::string> messages;
@@ -52,7 +53,37 @@ Result<FdiskContext> OpenContext(const std::string& path, const WriteScriptOptio
   if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), read_only ? 1 : 0); rc < 0) {
     return ErrnoError(rc, fmt::format("libfdisk cannot open '{}'", path));
   }
+  // sfdisk does the same unless --wipe always (disk-utils/sfdisk.c): a new label keeps the
+  // boot code that shares the first sector with it.
+  if (int rc = fdisk_enable_bootbits_protection(cxt.get(), 1); rc < 0) {
+    return ErrnoError(rc, "cannot protect the boot code");
+  }
   return cxt;
+}
+
+// Moves the partitions of the script's table (read from a disk) to their new places.
+Status ApplyEdits(fdisk_script* dp, const std::vector<ScriptEdit>& edits, const std::string& path) {
+  fdisk_table* table = fdisk_script_get_table(dp);
+  for (const ScriptEdit& edit : edits) {
+    FdiskIter iter(fdisk_new_iter(FDISK_ITER_FORWARD));
+    if (!iter) return ErrnoError(ENOMEM, "fdisk_new_iter");
+    fdisk_partition* pa = nullptr;
+    bool found = false;
+    while (table && fdisk_table_next_partition(table, iter.get(), &pa) == 0) {
+      if (fdisk_partition_get_partno(pa) + 1 != edit.partition) continue;
+      if (fdisk_partition_set_start(pa, edit.start_sector) < 0 ||
+          fdisk_partition_set_size(pa, edit.size_sectors) < 0) {
+        return MakeError(fmt::format("partition {}: cannot set start {} and size {}",
+                                     edit.partition, edit.start_sector, edit.size_sectors));
+      }
+      found = true;
+      break;
+    }
+    if (!found) {
+      return MakeError(fmt::format("'{}' has no partition {}", path, edit.partition));
+    }
+  }
+  return {};
 }
 
 std::string LastMessage(const AskLog& log) {
@@ -88,7 +119,8 @@ Result<std::vector<std::string>> WriteSfdiskScript(const std::string& path, std:
   return log.messages;
 }
 
-Result<std::string> DumpSfdiskScript(const std::string& path, const WriteScriptOptions& options) {
+Result<std::string> DumpSfdiskScript(const std::string& path, const WriteScriptOptions& options,
+                                     const std::vector<ScriptEdit>& edits) {
   AskLog log;
   Result<FdiskContext> cxt = OpenContext(path, options, /*read_only=*/true, &log);
   if (!cxt) return cxt.error();
@@ -97,6 +129,7 @@ Result<std::string> DumpSfdiskScript(const std::string& path, const WriteScriptO
   if (int rc = fdisk_script_read_context(dp.get(), cxt->get()); rc < 0) {
     return ErrnoError(rc, fmt::format("cannot read the table of '{}'{}", path, LastMessage(log)));
   }
+  if (Status s = ApplyEdits(dp.get(), edits, path); !s) return s.error();
   char* buffer = nullptr;
   size_t size = 0;
   FILE* out = ::open_memstream(&buffer, &size);

@@ -25,4 +25,8 @@ std::string Xxh64Digest::Hex() const { return fmt::format("xxh64:{:016x}", Value
 
 uint64_t Xxh64(const void* data, size_t length) { return XXH64(data, length, 0); }
 
+std::string Xxh64Hex(const void* data, size_t length) {
+  return fmt::format("xxh64:{:016x}", Xxh64(data, length));
+}
+
 }  // namespace partalign

@@ -30,4 +30,7 @@ class Xxh64Digest {
 /// XXH64 of one buffer, seed 0.
 uint64_t Xxh64(const void* data, size_t length);
 
+/// XXH64 of one buffer as Xxh64Digest::Hex() writes it ("xxh64:" + 16 hex digits).
+std::string Xxh64Hex(const void* data, size_t length);
+
 }  // namespace partalign

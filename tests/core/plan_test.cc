@@ -79,5 +79,72 @@ TEST(PlanTest, RejectsBrokenFilesNamingTheKey) {
   }
 }
 
+Plan LayoutExample() {
+  Plan plan = Example();
+  plan.label = LabelType::kNone;
+  plan.actions.clear();
+  PlanLayout layout;
+  layout.label = LabelType::kGpt;
+  layout.first_usable_lba = 2048;
+  layout.last_usable_lba = (8ull << 30) / 512 - 34;
+  layout.partitions = {
+      {1, 2048, 1050623, "C12A7328-F81F-11D2-BA4B-00A0C93EC93B", "ESP", "", false},
+      {2, 1050624, 16775167, "0FC63DAF-8483-4772-8E79-3D69D8477DE4", "", "RequiredPartition",
+       false},
+  };
+  plan.layout = layout;
+  return plan;
+}
+
+TEST(PlanTest, PlansWithoutALayoutHaveNoLayoutKey) {
+  EXPECT_FALSE(PlanToJson(Example()).contains("layout"));
+}
+
+TEST(PlanTest, LayoutRoundTripsExactly) {
+  Plan plan = LayoutExample();
+  nlohmann::json j = PlanToJson(plan);
+  EXPECT_EQ(j["layout"]["label"], "gpt");
+  EXPECT_EQ(j["layout"]["partitions"][0]["name"], "ESP");
+  EXPECT_TRUE(j["layout"]["partitions"][0]["attributes"].is_null());
+  EXPECT_TRUE(j["layout"]["partitions"][1]["name"].is_null());
+  EXPECT_TRUE(j["actions"].empty());
+  Result<Plan> back = PlanFromJson(j.dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, plan);
+}
+
+TEST(PlanTest, RejectsBrokenLayoutsNamingTheKey) {
+  const std::string good = PlanToJson(LayoutExample()).dump();
+  auto edit = [&](auto change) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    change(j);
+    return j.dump();
+  };
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {edit([](nlohmann::json& j) { j["layout"] = 5; }), "layout: not an object"},
+      {edit([](nlohmann::json& j) { j["layout"]["label"] = "bsd"; }), "layout.label: 'bsd'"},
+      {edit([](nlohmann::json& j) { j["layout"].erase("partitions"); }),
+       "layout.partitions: missing"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][1].erase("type"); }),
+       "layout.partitions[1].type: missing"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][0]["bootable"] = "no"; }),
+       "layout.partitions[0].bootable: not true or false"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][1]["start_sector"] = 4096; }),
+       "layout.partitions[1]: overlaps"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][0]["start_sector"] = 34; }),
+       "layout.partitions[0]: outside the usable area"},
+      {edit([](nlohmann::json& j) { j["layout"]["last_usable_lba"] = 1ull << 40; }),
+       "layout.first_usable_lba/last_usable_lba"},
+      {edit([](nlohmann::json& j) { j["actions"] = PlanToJson(Example())["actions"]; }),
+       "layout or actions, not both"},
+  };
+  for (const auto& [text, message_part] : cases) {
+    Result<Plan> p = PlanFromJson(text);
+    ASSERT_FALSE(p) << message_part;
+    EXPECT_NE(p.error().message.find(message_part), std::string::npos)
+        << "want '" << message_part << "', got '" << p.error().message << "'";
+  }
+}
+
 }  // namespace
 }  // namespace partalign

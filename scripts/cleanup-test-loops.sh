@@ -21,10 +21,11 @@ owner_is_dead() {  # $1 = a path containing partalign-test.<pid>.
 losetup --list --noheadings --output NAME,BACK-FILE | while read -r dev file; do
   case "$file" in */partalign-test.*) ;; *) continue ;; esac
   owner_is_dead "$file" || continue
-  grep -E "^${dev}(p[0-9]+)? " /proc/self/mounts | cut -d' ' -f2 | while read -r mnt; do
+  # `|| true`: no match is the usual case, and under pipefail it would end the script.
+  { grep -E "^${dev}(p[0-9]+)? " /proc/self/mounts || true; } | cut -d' ' -f2 | while read -r mnt; do
     umount "$mnt" && echo "unmounted $mnt"
   done
-  grep -E "^${dev}(p[0-9]+)?[[:space:]]" /proc/swaps | cut -d' ' -f1 | while read -r swap; do
+  { grep -E "^${dev}(p[0-9]+)?[[:space:]]" /proc/swaps || true; } | cut -d' ' -f1 | while read -r swap; do
     swapoff "$swap" && echo "swapoff $swap"
   done
   partx -d "$dev" 2>/dev/null || true

@@ -21,6 +21,8 @@ packages=(
   util-linux fdisk parted gdisk fio systemd e2fsprogs dosfstools xxhash
   # filesystems whose superblock sizes the planner reads (tests/io/blkid_probe_test.cc)
   xfsprogs btrfs-progs
+  # scripts/bench-vs-fio reads partalign's and fio's JSON
+  jq
 )
 
 export DEBIAN_FRONTEND=noninteractive

@@ -31,6 +31,7 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddApplyCommand(app, runners);
   AddRestoreCommand(app, runners);
   AddExplainCommand(app, runners);
+  AddBenchCommand(app, runners);
 
   try {
     app.parse(argc, argv);

@@ -127,6 +127,9 @@ ExitCode RunDemo(const DemoCommand& command, Streams io) {
   if (rc == 0 && Step(io, {"audit", "--assume", bridge, image}) == 1) rc = 1;
   if (rc == 0) rc = Step(io, {"plan", "--assume", bridge, "-o", dir + "/plan.json", image});
 
+  // Last: a short read-only benchmark of the image; the heatmap and report go next to it.
+  if (rc == 0) rc = Step(io, {"bench", "--budget", "2", "--report", dir, image});
+
   if (!command.keep && made_dir) {
     std::error_code ec;
     std::filesystem::remove_all(dir, ec);

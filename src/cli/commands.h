@@ -28,6 +28,7 @@ void AddPlanCommand(CLI::App& app, CommandRunners& runners);
 void AddApplyCommand(CLI::App& app, CommandRunners& runners);
 void AddRestoreCommand(CLI::App& app, CommandRunners& runners);
 void AddExplainCommand(CLI::App& app, CommandRunners& runners);
+void AddBenchCommand(CLI::App& app, CommandRunners& runners);
 
 /// Prints "partalign: MESSAGE" on `err`, the err(3) style every diagnostic uses.
 void PrintError(std::ostream& err, const std::string& message);

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <vector>
 
 #include <fmt/format.h>
@@ -76,6 +77,48 @@ Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_
     return std::string(type);
   }
   return std::string();
+}
+
+Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::string& path,
+                                                         uint64_t sector_size) {
+  Result<BlkidProbe> probe = NewProbe(fd, path);
+  if (!probe) return probe.error();
+  blkid_probe pr = probe->get();
+  blkid_probe_set_sectorsize(pr, static_cast<unsigned>(sector_size));
+  blkid_probe_enable_superblocks(pr, 1);
+  blkid_probe_set_superblocks_flags(
+      pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+  blkid_probe_enable_partitions(pr, 1);
+  blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT);
+  auto lookup = [pr](const char* name) -> std::string {
+    const char* value = nullptr;
+    if (blkid_probe_lookup_value(pr, name, &value, nullptr) == 0 && value) return value;
+    return "";
+  };
+  std::vector<BlkidSignature> found;
+  // blkid_do_probe() returns one signature per call and moves on to the next prober, like
+  // wipefs's listing loop: 0 = found one, 1 = done, < 0 = error.
+  for (;;) {
+    const int rc = blkid_do_probe(pr);
+    if (rc == 1) break;
+    if (rc < 0) {
+      return ErrnoError(errno ? errno : EIO, fmt::format("libblkid cannot probe '{}'", path));
+    }
+    BlkidSignature s;
+    std::string offset;
+    if (std::string pt = lookup("PTTYPE"); !pt.empty()) {
+      s.type = pt;
+      s.usage = "partition table";
+      offset = lookup("PTMAGIC_OFFSET");
+    } else {
+      s.type = lookup("TYPE");
+      s.usage = lookup("USAGE");
+      offset = lookup("SBMAGIC_OFFSET");
+    }
+    if (!offset.empty()) s.offset_bytes = std::strtoull(offset.c_str(), nullptr, 10);
+    if (!s.type.empty()) found.push_back(std::move(s));
+  }
+  return found;
 }
 
 Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,

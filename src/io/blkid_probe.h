@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "partalign/partition_table.h"
 #include "partalign/result.h"
@@ -27,6 +28,19 @@ Result<std::optional<BlkidTopology>> ProbeBlkidTopology(int fd, const std::strin
 /// libblkid's partition-table type ("gpt", "dos", "PMBR", ...) for `fd` read with
 /// `sector_size`-byte sectors, or "" when there is none.
 Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_t sector_size);
+
+/// A signature libblkid recognises: a filesystem, RAID or crypto superblock, swap, or a
+/// partition table.
+struct BlkidSignature {
+  std::string type;   ///< "ext4", "swap", "gpt", "dos", ...
+  std::string usage;  ///< "filesystem", "raid", "crypto", "other", or "partition table"
+  std::optional<uint64_t> offset_bytes;  ///< where its magic is, when libblkid says
+};
+
+/// Every superblock and partition-table signature on `fd` (what `wipefs --no-act` lists), read
+/// with `sector_size`-byte sectors. Empty when there is none.
+Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::string& path,
+                                                         uint64_t sector_size);
 
 /// How many bytes at the start of a partition are read to decide whether it holds data.
 inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;

@@ -54,6 +54,8 @@ struct Identity {
 enum class LabelType { kNone, kDos, kGpt, kOther };
 
 std::string_view ToString(LabelType label);
+/// The inverse of ToString(LabelType): "none", "dos", "gpt", "other".
+std::optional<LabelType> LabelTypeFromString(std::string_view text);
 
 /// The partition table found at the start of the target.
 struct TableInfo {

@@ -26,6 +26,12 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   CommandRunners runners;
   AddProbeCommand(app, runners);
   AddDemoCommand(app, runners);
+  AddAuditCommand(app, runners);
+  AddPlanCommand(app, runners);
+  AddApplyCommand(app, runners);
+  AddRestoreCommand(app, runners);
+  AddExplainCommand(app, runners);
+  AddBenchCommand(app, runners);
   AddMoveCommand(app, runners);
   AddResumeCommand(app, runners);
 

@@ -23,6 +23,12 @@ using CommandRunners = std::map<const CLI::App*, std::function<ExitCode(Streams)
 
 void AddProbeCommand(CLI::App& app, CommandRunners& runners);
 void AddDemoCommand(CLI::App& app, CommandRunners& runners);
+void AddAuditCommand(CLI::App& app, CommandRunners& runners);
+void AddPlanCommand(CLI::App& app, CommandRunners& runners);
+void AddApplyCommand(CLI::App& app, CommandRunners& runners);
+void AddRestoreCommand(CLI::App& app, CommandRunners& runners);
+void AddExplainCommand(CLI::App& app, CommandRunners& runners);
+void AddBenchCommand(CLI::App& app, CommandRunners& runners);
 void AddMoveCommand(CLI::App& app, CommandRunners& runners);
 void AddResumeCommand(CLI::App& app, CommandRunners& runners);
 

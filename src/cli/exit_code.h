@@ -10,6 +10,8 @@ enum class ExitCode : int {
   kFailure = 1,
   /// audit: at least one partition is misaligned (the report is complete).
   kMisaligned = 2,
+  /// restore --check: the disk's table sectors differ from the backup (a finding, like audit's).
+  kDiffers = 2,
   /// A write command refused to act (stale plan, disk in use, wrong disk). Nothing was written.
   kRefused = 3,
   /// move/resume/apply: stopped part-way (error or interrupt) after writing; the journal is kept

@@ -40,4 +40,11 @@ std::string_view ToString(LabelType label) {
   return "other";
 }
 
+std::optional<LabelType> LabelTypeFromString(std::string_view text) {
+  for (LabelType l : {LabelType::kNone, LabelType::kDos, LabelType::kGpt, LabelType::kOther}) {
+    if (ToString(l) == text) return l;
+  }
+  return std::nullopt;
+}
+
 }  // namespace partalign

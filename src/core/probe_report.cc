@@ -2,20 +2,12 @@
 
 #include <fmt/format.h>
 
+#include "partalign/json_util.h"
 #include "partalign/units.h"
 #include "partalign/version.h"
 
 namespace partalign {
 namespace {
-
-template <typename T>
-nlohmann::json OptionalJson(const std::optional<T>& value) {
-  return value ? nlohmann::json(*value) : nlohmann::json(nullptr);
-}
-
-nlohmann::json StringOrNull(const std::string& s) {
-  return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
-}
 
 std::string SizeWithBytes(uint64_t bytes) {
   return fmt::format("{} ({} bytes)", FormatSize(bytes), bytes);

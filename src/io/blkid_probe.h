@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
+#include "partalign/partition_table.h"
 #include "partalign/result.h"
 
 namespace partalign {
@@ -26,5 +28,28 @@ Result<std::optional<BlkidTopology>> ProbeBlkidTopology(int fd, const std::strin
 /// libblkid's partition-table type ("gpt", "dos", "PMBR", ...) for `fd` read with
 /// `sector_size`-byte sectors, or "" when there is none.
 Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_t sector_size);
+
+/// A signature libblkid recognises: a filesystem, RAID or crypto superblock, swap, or a
+/// partition table.
+struct BlkidSignature {
+  std::string type;   ///< "ext4", "swap", "gpt", "dos", ...
+  std::string usage;  ///< "filesystem", "raid", "crypto", "other", or "partition table"
+  std::optional<uint64_t> offset_bytes;  ///< where its magic is, when libblkid says
+};
+
+/// Every superblock and partition-table signature on `fd` (what `wipefs --no-act` lists), read
+/// with `sector_size`-byte sectors. Empty when there is none.
+Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::string& path,
+                                                         uint64_t sector_size);
+
+/// How many bytes at the start of a partition are read to decide whether it holds data.
+inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
+
+/// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
+/// disk or image): filesystem type, label, UUID, block size, and whether the range holds data
+/// (a signature, or any non-zero byte in its first kDataProbeBytes). The filesystem size is
+/// read from the superblock (partalign/fs_size.h), since libblkid 2.38 does not report it.
+Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
+                                                 uint64_t size);
 
 }  // namespace partalign

@@ -40,8 +40,8 @@ Result<Target> OpenTarget(const std::string& path, OpenFlags flags) {
   if (!target.fd.valid()) {
     int err = errno;
     if (err == EBUSY && flags.exclusive) {
-      return Error{fmt::format("cannot open '{}' exclusively: it is in use (mounted, or held by "
-                               "another device)",
+      return Error{fmt::format("cannot open '{}' exclusively: it is in use (mounted, or held "
+                               "by another device or program)",
                                path),
                    EBUSY};
     }

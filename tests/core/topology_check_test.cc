@@ -2,21 +2,15 @@
 
 #include <gtest/gtest.h>
 
+#include "../support/test_topology.h"
+
 #include <algorithm>
 
 namespace partalign {
 namespace {
 
 Topology Make(uint64_t log, uint64_t phys, uint64_t min_io, uint64_t opt_io, uint64_t align) {
-  Topology t;
-  t.logical_sector_size = log;
-  t.physical_sector_size = phys;
-  t.minimum_io_size = min_io;
-  t.optimal_io_size = opt_io;
-  t.alignment_offset = align;
-  t.size_bytes = 8ull << 30;
-  t.origin = TopologyOrigin::kAssumed;
-  return t;
+  return test::MakeTopology(log, phys, min_io, opt_io, align);
 }
 
 std::vector<std::string> Codes(const Topology& t) {

@@ -39,10 +39,12 @@ std::string LoopDevice::PartitionPath(int number) const {
   return path_ + "p" + std::to_string(number);
 }
 
-int LoopDevice::DeletePartitions() const {
+int LoopDevice::DeletePartitions() const { return DeletePartitionNodes(path_); }
+
+int DeletePartitionNodes(const std::string& device) {
   namespace fs = std::filesystem;
-  const fs::path sys = fs::path("/sys/block") / name();
-  int fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
+  const fs::path sys = fs::path("/sys/block") / device.substr(device.rfind('/') + 1);
+  int fd = ::open(device.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return 0;
   int deleted = 0;
   std::error_code ec;

@@ -27,4 +27,8 @@ class LoopDevice {
   std::string path_;
 };
 
+/// Deletes all partition nodes of the whole loop device `device` ("/dev/loop3") that sysfs
+/// lists, with BLKPG_DEL_PARTITION. Returns how many.
+int DeletePartitionNodes(const std::string& device);
+
 }  // namespace partalign::test

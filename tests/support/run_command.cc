@@ -121,6 +121,11 @@ CommandResult RunCommand(const std::vector<std::string>& argv, const std::string
   return result;
 }
 
+void RunOrThrow(const std::vector<std::string>& argv, const std::string& input) {
+  CommandResult r = RunCommand(argv, input);
+  if (r.exit_code != 0) throw std::runtime_error(Describe(argv, r));
+}
+
 CommandResult RunPartalign(const std::vector<std::string>& args, const std::string& input,
                            const std::map<std::string, std::string>& env) {
   std::vector<std::string> argv{PARTALIGN_BINARY};

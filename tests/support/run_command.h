@@ -19,6 +19,10 @@ struct CommandResult {
 CommandResult RunCommand(const std::vector<std::string>& argv, const std::string& input = "",
                          const std::map<std::string, std::string>& env = {});
 
+/// RunCommand for set-up steps: throws (failing the test with the command's output) unless
+/// the command exits 0.
+void RunOrThrow(const std::vector<std::string>& argv, const std::string& input = "");
+
 /// Runs the partalign binary built with the tests.
 CommandResult RunPartalign(const std::vector<std::string>& args, const std::string& input = "",
                            const std::map<std::string, std::string>& env = {});

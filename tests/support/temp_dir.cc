@@ -32,6 +32,12 @@ void CreateSparseFile(const std::string& path, unsigned long long size) {
   if (rc != 0) throw std::runtime_error("cannot size " + path);
 }
 
+void WriteFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  if (!out) throw std::runtime_error("cannot write " + path);
+}
+
 std::string ReadFile(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream buffer;

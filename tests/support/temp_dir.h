@@ -24,6 +24,9 @@ class TempDir {
 /// Creates a sparse file of `size` bytes.
 void CreateSparseFile(const std::string& path, unsigned long long size);
 
+/// Writes `content` to `path`, replacing the file.
+void WriteFile(const std::string& path, const std::string& content);
+
 /// Reads a whole file (binary).
 std::string ReadFile(const std::string& path);
 

@@ -1,0 +1,62 @@
+#include "cli/load_disk.h"
+
+#include <fmt/format.h>
+
+#include "io/device_probe.h"
+#include "partalign/units.h"
+
+namespace partalign {
+namespace {
+
+// The smallest grain that makes sense: one sector of the smallest size any disk has.
+constexpr uint64_t kMinGrainBytes = 512;
+// The largest: beyond this a "grain" wastes more than it aligns (and sizes overflow sooner).
+constexpr uint64_t kMaxGrainBytes = kGiB;
+
+}  // namespace
+
+Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
+  LoadedDisk disk;
+  Result<ProbeOptions> probe = MakeProbeOptions(options);
+  if (!probe) return probe.error();
+  disk.probe_options = *probe;
+  Result<DeviceInfo> device = ProbeTarget(options.target, disk.probe_options);
+  if (!device) return device.error();
+  disk.device = std::move(*device);
+  disk.findings = CheckDevice(disk.device);
+  const TableInfo& info = disk.device.table;
+  const uint64_t ss = disk.device.topology.logical_sector_size;
+  if (info.written_for_sector_size && *info.written_for_sector_size != ss) {
+    return MakeError(fmt::format(
+        "'{}': the partition table was written for {}-byte sectors, but the disk has {}-byte "
+        "sectors: every position in it would be misread (read it with --sector-size {}, or "
+        "translate it)",
+        options.target, *info.written_for_sector_size, ss, *info.written_for_sector_size));
+  }
+  ReadTableOptions read;
+  // Only when asked: a user sector size also resets libfdisk's I/O sizes (and so the first
+  // LBA the planner keeps before DOS logical partitions).
+  read.sector_size = disk.probe_options.assume.logical_sector_size;
+  Result<TableRead> table = ReadPartitionTable(options.target, read);
+  if (!table) return table.error();
+  disk.table = std::move(*table);
+  for (const std::string& w : disk.table.warnings) PrintWarning(io.err, "libfdisk: " + w);
+  return disk;
+}
+
+void AddGrainOption(CLI::App* command, std::optional<std::string>* grain) {
+  command->add_option("--grain", *grain,
+                      "alignment grain (default 1MiB); raised to what the topology requires");
+}
+
+Result<std::optional<uint64_t>> ParseGrain(const std::optional<std::string>& grain) {
+  if (!grain) return std::optional<uint64_t>();
+  Result<uint64_t> size = ParseSize(*grain);
+  if (!size || *size < kMinGrainBytes || *size > kMaxGrainBytes) {
+    return MakeError(fmt::format("--grain: '{}' is not a size between {} and {}", *grain,
+                                 FormatSize(kMinGrainBytes), FormatSize(kMaxGrainBytes)));
+  }
+  return std::optional<uint64_t>(*size);
+}
+
+}  // namespace partalign

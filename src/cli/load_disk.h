@@ -1,0 +1,39 @@
+// What audit and plan both start from: the target probed (topology with --assume applied,
+// identity, findings) and its partition table read through libfdisk with the contents of
+// every partition, plus the shared --grain option.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "cli/target_options.h"
+#include "io/fdisk_table.h"
+#include "partalign/device.h"
+#include "partalign/result.h"
+#include "partalign/topology_check.h"
+
+namespace partalign {
+
+struct LoadedDisk {
+  ProbeOptions probe_options;
+  DeviceInfo device;
+  std::vector<TopologyFinding> findings;
+  TableRead table;
+};
+
+/// Probes `options.target` and reads its table with the logical sector size the topology
+/// has. Refuses a table written for another logical sector size (it would be misread).
+/// libfdisk's warnings go to `io.err`.
+Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io);
+
+/// Registers --grain SIZE on `command`.
+void AddGrainOption(CLI::App* command, std::optional<std::string>* grain);
+
+/// Parses --grain: a size of at least 512 bytes (nullopt when not given).
+Result<std::optional<uint64_t>> ParseGrain(const std::optional<std::string>& grain);
+
+}  // namespace partalign

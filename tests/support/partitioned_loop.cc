@@ -1,0 +1,58 @@
+#include "support/partitioned_loop.h"
+
+#include <stdexcept>
+
+#include <nlohmann/json.hpp>
+
+#include "io/fdisk_write.h"
+#include "support/run_command.h"
+
+namespace partalign::test {
+void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size) {
+  // sfdisk 2.38 has no --sector-size; WriteSfdiskScript applies scripts as sfdisk does
+  // (byte-identical, tests/io/fdisk_write_test.cc) with any sector size.
+  Result<std::vector<std::string>> written =
+      WriteSfdiskScript(image, script, {.sector_size = sector_size});
+  if (!written) throw std::runtime_error(written.error().message);
+}
+
+PartitionedLoop::PartitionedLoop(const std::string& sfdisk_script, unsigned sector_size,
+                                 unsigned long long size_bytes)
+    : image_(dir_.File("disk.img")) {
+  CreateSparseFile(image_, size_bytes);
+  SfdiskImage(image_, sfdisk_script, sector_size);
+  loop_ = std::make_unique<LoopDevice>(image_, sector_size);
+  // partx registers a DOS extended partition as 1 KiB, which a 4096-byte-sector device
+  // rejects; the kernel's own parser uses one sector there (block/partitions/msdos.c).
+  CommandResult list = RunCommand({"sfdisk", "-J", loop_->path()});
+  nlohmann::json table = nlohmann::json::parse(list.out, nullptr, false);
+  if (list.exit_code != 0 || table.is_discarded()) throw std::runtime_error(list.err);
+  for (const nlohmann::json& p : table["partitiontable"]["partitions"]) {
+    std::string node = p["node"];
+    std::string number = node.substr(loop_->path().size() + 1);
+    if (p["type"] == "5") {
+      unsigned long long units = sector_size / 512;
+      RunOrThrow({"addpart", loop_->path(), number,
+                  std::to_string(p["start"].get<unsigned long long>() * units),
+                  std::to_string(units < 2 ? 2 : units)});
+    } else {
+      RunOrThrow({"partx", "--add", "--nr", number, loop_->path()});
+    }
+  }
+}
+
+std::string PartitionedLoop::Snapshot(const std::string& name) const {
+  std::string copy = dir_.File(name);
+  RunOrThrow({"sync"});
+  RunOrThrow({"cp", "--sparse=always", image_, copy});
+  return copy;
+}
+
+std::string CmpFiles(const std::string& a, const std::string& b) {
+  RunCommand({"sync"});
+  CommandResult r = RunCommand({"cmp", a, b});
+  if (r.exit_code == 0) return "";
+  return "cmp " + a + " " + b + ": " + r.out + r.err;
+}
+
+}  // namespace partalign::test

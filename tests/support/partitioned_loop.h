@@ -1,0 +1,43 @@
+// A disk for apply/restore tests: an image file partitioned by the real sfdisk, attached to a
+// loop device with the given logical sector size, its partitions known to the kernel (partx -a,
+// as a normal system would have them), everything removed by the destructors, also on failure.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "support/loop_device.h"
+#include "support/temp_dir.h"
+
+namespace partalign::test {
+
+class PartitionedLoop {
+ public:
+  /// Throws (failing the test) when sfdisk, losetup or partx fail.
+  PartitionedLoop(const std::string& sfdisk_script, unsigned sector_size,
+                  unsigned long long size_bytes = 64ull << 20);
+
+  const TempDir& dir() const { return dir_; }
+  const std::string& image() const { return image_; }
+  const LoopDevice& loop() const { return *loop_; }
+  const std::string& device() const { return loop_->path(); }
+  std::string File(const std::string& name) const { return dir_.File(name); }
+
+  /// Copies the image (sparse) to `name` in the test directory and returns its path: compare
+  /// later with SameBytes().
+  std::string Snapshot(const std::string& name) const;
+
+ private:
+  TempDir dir_;
+  std::string image_;
+  std::unique_ptr<LoopDevice> loop_;
+};
+
+/// Applies an sfdisk script to an image file (no kernel involved) with `sector_size`-byte
+/// sectors.
+void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size);
+
+/// "" when `a` and `b` are byte-identical (cmp), else what cmp says about the first difference.
+std::string CmpFiles(const std::string& a, const std::string& b);
+
+}  // namespace partalign::test

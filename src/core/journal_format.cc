@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "partalign/alignment.h"
+
 namespace partalign {
 namespace {
 
@@ -22,8 +24,6 @@ constexpr size_t kStateChecksumAt = 72;
 constexpr size_t kRecordChecksumAt = 64;
 constexpr size_t kDigestBytes = 16;
 constexpr uint32_t kRecordRollbackFlag = 1;
-
-uint64_t RoundUp(uint64_t value, uint64_t unit) { return (value + unit - 1) / unit * unit; }
 
 // Explicit little-endian encoding: the journal must read the same on any host.
 void Put32(uint8_t* p, uint32_t v) {
@@ -266,10 +266,10 @@ JournalLayout ComputeJournalLayout(const MoveGeometry& move,
   JournalLayout layout;
   layout.table_data_offset = kJournalHeaderBytes;
   for (const TableUpdateInfo& t : table) {
-    layout.table_data_bytes += 2 * RoundUp(t.length_bytes, kJournalBlockBytes);
+    layout.table_data_bytes += 2 * AlignUp(t.length_bytes, kJournalBlockBytes);
   }
   layout.digest_table_offset = layout.table_data_offset + layout.table_data_bytes;
-  layout.digest_table_bytes = RoundUp(ChunkCount(move) * kDigestBytes, kJournalBlockBytes);
+  layout.digest_table_bytes = AlignUp(ChunkCount(move) * kDigestBytes, kJournalBlockBytes);
   layout.state_offset = layout.digest_table_offset + layout.digest_table_bytes;
   layout.ring_offset = layout.state_offset + 2 * kJournalBlockBytes;
   layout.slot_bytes = kJournalBlockBytes + move.chunk_bytes;
@@ -283,8 +283,8 @@ uint64_t TableDataOffset(const JournalLayout& layout, std::span<const TableUpdat
                          size_t index, bool new_bytes) {
   uint64_t offset = layout.table_data_offset;
   for (size_t i = 0; i < index; ++i)
-    offset += 2 * RoundUp(table[i].length_bytes, kJournalBlockBytes);
-  if (new_bytes) offset += RoundUp(table[index].length_bytes, kJournalBlockBytes);
+    offset += 2 * AlignUp(table[i].length_bytes, kJournalBlockBytes);
+  if (new_bytes) offset += AlignUp(table[index].length_bytes, kJournalBlockBytes);
   return offset;
 }
 
@@ -462,7 +462,7 @@ bool IsValidRecord(std::span<const uint8_t> header_block, std::span<const uint8_
 }
 
 std::vector<uint8_t> EncodeDigestTable(std::span<const Digest128> digests) {
-  std::vector<uint8_t> bytes(RoundUp(digests.size() * kDigestBytes, kJournalBlockBytes), 0);
+  std::vector<uint8_t> bytes(AlignUp(digests.size() * kDigestBytes, kJournalBlockBytes), 0);
   for (size_t i = 0; i < digests.size(); ++i) {
     Put64(&bytes[i * kDigestBytes], digests[i].low);
     Put64(&bytes[i * kDigestBytes + 8], digests[i].high);

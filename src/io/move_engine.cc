@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "partalign/alignment.h"
+
 #include "io/pipeline.h"
 
 namespace partalign {
@@ -32,8 +34,6 @@ using Clock = std::chrono::steady_clock;
 double SecondsSince(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
-
-uint64_t RoundUp(uint64_t value, uint64_t unit) { return (value + unit - 1) / unit * unit; }
 
 class Engine {
  public:
@@ -180,7 +180,7 @@ Status Engine::ScanAndStart() {
   Phase("scan");
   const auto start = Clock::now();
   for (const TableUpdate& update : table_) {
-    AlignedBuffer on_disk(RoundUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
+    AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
     IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
     if (Status read = device_.Read({&span, 1}); !read) return read;
     if (std::memcmp(on_disk.data(), update.old_bytes.data(), update.old_bytes.size()) != 0) {
@@ -235,7 +235,7 @@ Result<std::vector<bool>> Engine::ValidCopies(const Segment& segment, uint64_t b
   for (uint64_t step = begin; step < end; ++step) {
     const uint64_t chunk = ChunkAt(segment, step);
     const uint64_t length = ChunkExtentOf(move_, chunk).length_bytes;
-    IoSpan span{buffer.data(), kJournalBlockBytes + RoundUp(length, kJournalBlockBytes),
+    IoSpan span{buffer.data(), kJournalBlockBytes + AlignUp(length, kJournalBlockBytes),
                 journal_.SlotOffset(step)};
     if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
     valid.push_back(IsValidRecord({buffer.data(), kJournalBlockBytes},
@@ -280,7 +280,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   };
   auto record_span = [&](uint64_t item, uint64_t step) {
     return IoSpan{header_at(item, step),
-                  kJournalBlockBytes + RoundUp(length_of(step), kJournalBlockBytes),
+                  kJournalBlockBytes + AlignUp(length_of(step), kJournalBlockBytes),
                   journal_.SlotOffset(step)};
   };
 
@@ -454,7 +454,7 @@ Status Engine::WriteTable(bool new_bytes) {
   std::vector<AlignedBuffer> buffers;
   for (const TableUpdate& update : table_) {
     const uint64_t length = update.old_bytes.size();
-    AlignedBuffer buffer(RoundUp(length, AlignedBuffer::kAlignment));
+    AlignedBuffer buffer(AlignUp(length, AlignedBuffer::kAlignment));
     IoSpan span{buffer.data(), length, update.offset_bytes};
     if (Status read = device_.Read({&span, 1}); !read) return read;
     const TableBytesState now =

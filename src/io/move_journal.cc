@@ -5,13 +5,13 @@
 
 #include <fmt/format.h>
 
+#include "partalign/alignment.h"
+
 namespace partalign {
 namespace {
 
-uint64_t RoundUp(uint64_t value, uint64_t unit) { return (value + unit - 1) / unit * unit; }
-
 Result<AlignedBuffer> ReadRegion(BlockIo& io, uint64_t offset, uint64_t length) {
-  AlignedBuffer buffer(RoundUp(length, kJournalBlockBytes));
+  AlignedBuffer buffer(AlignUp(length, kJournalBlockBytes));
   if (buffer.size() == 0) return buffer;
   IoSpan span{buffer.data(), buffer.size(), offset};
   if (Status read = io.Read({&span, 1}); !read) return read.error();
@@ -20,7 +20,7 @@ Result<AlignedBuffer> ReadRegion(BlockIo& io, uint64_t offset, uint64_t length) 
 
 Status WriteRegion(BlockIo& io, uint64_t offset, std::span<const uint8_t> bytes) {
   if (bytes.empty()) return {};
-  AlignedBuffer buffer(RoundUp(bytes.size(), kJournalBlockBytes));
+  AlignedBuffer buffer(AlignUp(bytes.size(), kJournalBlockBytes));
   std::memset(buffer.data(), 0, buffer.size());
   std::memcpy(buffer.data(), bytes.data(), bytes.size());
   IoSpan span{buffer.data(), buffer.size(), offset};

@@ -11,11 +11,11 @@
 
 #include <fmt/format.h>
 
+#include "io/in_use.h"
 #include "io/journal_file.h"
 #include "io/kill_switch.h"
-#include "io/mount_storage.h"
-#include "io/mount_users.h"
 #include "io/move_journal.h"
+#include "io/storage_chain.h"
 #include "io/sysfs_identity.h"
 #include "io/xxhash_hasher.h"
 #include "partalign/version.h"
@@ -46,11 +46,11 @@ Status RequireWritable(const Target& target) {
 }
 
 Status RefuseUsers(const Target& target) {
-  Result<std::vector<std::string>> users = FindTargetUsers(target);
+  Result<std::vector<DiskUser>> users = FindDiskUsers(target.path);
   if (!users) return users.error();
   if (users->empty()) return {};
   std::string message = fmt::format("'{}' is in use: ", target.path);
-  for (size_t i = 0; i < users->size(); ++i) message += (i ? "; " : "") + (*users)[i];
+  for (size_t i = 0; i < users->size(); ++i) message += (i ? "; " : "") + Describe((*users)[i]);
   return MakeError(message);
 }
 

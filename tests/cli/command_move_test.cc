@@ -280,9 +280,10 @@ TEST_F(MoveRefusalTest, WithoutYes) {
 
 TEST_F(MoveRefusalTest, WhileAPartitionIsMounted) {
   test::MountPoint mounted(loop_->PartitionPath(1), mount_dir_.path());
-  ExpectRefused(Move(loop_->path(), journals_.File("j")),
-                fmt::format("'{}' is mounted on '{}'", loop_->PartitionPath(1), mount_dir_.path()),
-                /*unchanged=*/false);
+  ExpectRefused(
+      Move(loop_->path(), journals_.File("j")),
+      fmt::format("('{}') is mounted on '{}'", loop_->PartitionPath(1), mount_dir_.path()),
+      /*unchanged=*/false);
 }
 
 TEST_F(MoveRefusalTest, JournalOnAPartitionOfTheTarget) {

@@ -1,6 +1,5 @@
-#include "io/mount_storage.h"
+#include "io/storage_chain.h"
 
-#include <libmount.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
@@ -11,14 +10,12 @@
 
 #include <fmt/format.h>
 
-#include "io/c_handle.h"
+#include "io/mount_table.h"
 
 namespace partalign {
 namespace {
 
 namespace fs = std::filesystem;
-
-using MountTable = CHandle<mnt_unref_table, libmnt_table*>;
 
 /// Stacks deeper than this (loop on a file on a loop on ...) are not followed further; nobody
 /// builds them, and a cycle must not hang the check.
@@ -26,9 +23,10 @@ constexpr int kMaxDepth = 16;
 
 /// File systems whose contents are gone after a power failure.
 const std::set<std::string> kVolatileTypes{"tmpfs", "ramfs", "devtmpfs", "hugetlbfs"};
-/// File systems on another machine (or the VM host) that libmount does not flag as network
-/// file systems.
-const std::set<std::string> kHostTypes{"9p", "virtiofs"};
+/// File systems stored on another machine (or the VM host): libmount's list of network file
+/// systems (mnt_fstype_is_netfs in util-linux libmount/src/utils.c) plus the VM host's.
+const std::set<std::string> kRemoteTypes{"cifs", "smb3", "smbfs",     "nfs",    "nfs4", "ncpfs",
+                                         "afs",  "ceph", "glusterfs", "lustre", "9p",   "virtiofs"};
 
 std::string ReadLine(const fs::path& path) {
   std::ifstream in(path);
@@ -51,9 +49,24 @@ class StorageWalk {
       : sysfs_(std::move(sysfs_root)), follow_(follow_backing_files) {}
 
   Status LoadMounts() {
-    mounts_.reset(mnt_new_table_from_file("/proc/self/mountinfo"));
-    if (!mounts_) return ErrnoError(errno, "cannot read /proc/self/mountinfo");
+    Result<std::vector<MountEntry>> mounts = ReadMountTable();
+    if (!mounts) return mounts.error();
+    mounts_ = std::move(*mounts);
     return {};
+  }
+
+  /// The mount holding `path` (canonical): the one with the longest mount point above it, the
+  /// last of those when one is mounted over another.
+  const MountEntry* MountOf(const std::string& path) const {
+    const MountEntry* best = nullptr;
+    for (const MountEntry& m : mounts_) {
+      const std::string& t = m.target;
+      const bool above =
+          path == t || t == "/" ||
+          (path.size() > t.size() && path.compare(0, t.size(), t) == 0 && path[t.size()] == '/');
+      if (above && (best == nullptr || t.size() >= best->target.size())) best = &m;
+    }
+    return best;
   }
 
   void AddBlockDevice(uint32_t major_number, uint32_t minor_number, int depth) {
@@ -107,11 +120,10 @@ class StorageWalk {
     std::string source;
     std::error_code ec;
     const std::string canonical = fs::canonical(path, ec).string();
-    if (libmnt_fs* mount = mnt_table_find_mountpoint(
-            mounts_.get(), ec ? path.c_str() : canonical.c_str(), MNT_ITER_BACKWARD)) {
-      if (const char* t = mnt_fs_get_fstype(mount)) type = t;
-      if (const char* s = mnt_fs_get_srcpath(mount)) source = s;
-      if (mnt_fs_is_netfs(mount) == 1 || kHostTypes.count(type) > 0) {
+    if (const MountEntry* mount = MountOf(ec ? path : canonical)) {
+      type = mount->fstype;
+      source = mount->source;
+      if (kRemoteTypes.count(type) > 0) {
         if (top) placement_.remote = true;
         if (top) placement_.fs_type = type;
         return;
@@ -141,7 +153,7 @@ class StorageWalk {
  private:
   std::string sysfs_;
   bool follow_;
-  MountTable mounts_;
+  std::vector<MountEntry> mounts_;
   JournalPlacement placement_;
 };
 

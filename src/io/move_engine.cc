@@ -450,8 +450,9 @@ Result<bool> Engine::BeginRollback() {
 }
 
 Status Engine::WriteTable(bool new_bytes) {
-  std::vector<IoSpan> writes;
-  std::vector<AlignedBuffer> buffers;
+  // All ranges are checked before any is written: someone else's bytes anywhere stop the write.
+  std::vector<AlignedBuffer> on_disk;
+  std::vector<TableBytesState> states;
   for (const TableUpdate& update : table_) {
     const uint64_t length = update.old_bytes.size();
     AlignedBuffer buffer(AlignUp(length, AlignedBuffer::kAlignment));
@@ -465,14 +466,23 @@ Status Engine::WriteTable(bool new_bytes) {
           "someone changed them during the move; not overwriting them",
           update.offset_bytes, device_.name()));
     }
-    if (now == (new_bytes ? TableBytesState::kNew : TableBytesState::kOld)) continue;
-    const std::vector<uint8_t>& bytes = new_bytes ? update.new_bytes : update.old_bytes;
-    std::memcpy(buffer.data(), bytes.data(), length);
-    writes.push_back(span);
-    buffers.push_back(std::move(buffer));
+    states.push_back(now);
+    on_disk.push_back(std::move(buffer));
   }
-  if (Status w = device_.Write(writes); !w) return w;
-  return device_.Flush();
+  // The caller's order (apply's TableTransition order), one flush after each range, so that a
+  // reader that looks before resume finishes sees a valid table at every instant; the old bytes
+  // go back in the reverse order.
+  for (size_t n = 0; n < table_.size(); ++n) {
+    const size_t i = new_bytes ? n : table_.size() - 1 - n;
+    const TableUpdate& update = table_[i];
+    if (states[i] == (new_bytes ? TableBytesState::kNew : TableBytesState::kOld)) continue;
+    const std::vector<uint8_t>& bytes = new_bytes ? update.new_bytes : update.old_bytes;
+    std::memcpy(on_disk[i].data(), bytes.data(), bytes.size());
+    IoSpan span{on_disk[i].data(), bytes.size(), update.offset_bytes};
+    if (Status w = device_.Write({&span, 1}); !w) return w;
+    if (Status f = device_.Flush(); !f) return f;
+  }
+  return {};
 }
 
 Result<MoveOutcome> Engine::Drive(ResumeMode mode) {

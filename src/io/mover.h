@@ -35,7 +35,9 @@ struct MoveRequest {
   /// source_bytes, dest_bytes, length_bytes; chunk_bytes may be changed, the batch fields are
   /// best left at their defaults.
   MoveGeometry move;
-  /// Written after the data is moved and verified (new) or on rollback (old). May be empty.
+  /// Written after the data is moved and verified (new), in this order with a flush after each
+  /// range, or on rollback (old) in the reverse order. apply passes the changed ranges of its
+  /// TableTransition in their crash-safe order. May be empty.
   std::vector<TableUpdate> table;
   /// Where the journal file goes: a new file, on another disk (CheckMoveAllowed).
   std::string journal_path;

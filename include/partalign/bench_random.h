@@ -47,21 +47,25 @@ uint64_t DeriveSeed(uint64_t seed, uint64_t index);
 enum class AccessOrder { kRandom, kSequential };
 
 /// Where the I/Os of one workload go: inside [range_start, range_start + range_bytes), each
-/// `block_size` long. Random offsets are multiples of `offset_align` (counted from the start of
-/// the target, byte 0, like fio's blockalign), drawn uniformly with replacement. Sequential
-/// offsets start at the first `offset_align` multiple of the range and advance by `block_size`,
-/// wrapping to the start when the next block would pass the end.
+/// `block_size` long. Random offsets are `origin` plus multiples of `offset_align` (the origin
+/// is byte 0 of the target, like fio's blockalign, or the start of a partition benchmarked
+/// through its disk), drawn uniformly with replacement. Sequential offsets start at the first
+/// aligned offset of the range and advance by `block_size`, wrapping to the start when the next
+/// block would pass the end.
 struct OffsetSpec {
   AccessOrder order = AccessOrder::kRandom;
   uint64_t range_start = 0;
   uint64_t range_bytes = 0;
   uint64_t block_size = 4096;
   uint64_t offset_align = 4096;
+  /// At or before range_start.
+  uint64_t origin = 0;
 };
 
 class OffsetGenerator {
  public:
-  /// Fails when the range cannot hold one aligned block or a size is 0.
+  /// Fails when the range cannot hold one aligned block, a size is 0 or the origin lies after
+  /// the range's start.
   static Result<OffsetGenerator> Make(const OffsetSpec& spec, uint64_t seed);
 
   /// The next offset in bytes. No allocation, no failure: safe in the I/O loop.

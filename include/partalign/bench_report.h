@@ -25,6 +25,8 @@ struct BenchTargetInfo {
   uint64_t logical_sector_size = 512;
   uint64_t range_start_bytes = 0;
   uint64_t range_bytes = 0;
+  /// The byte offset alignments are counted from (0, or a partition's start).
+  uint64_t offset_origin_bytes = 0;
 };
 
 struct BenchSettings {

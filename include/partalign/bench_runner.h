@@ -18,6 +18,11 @@ namespace partalign {
 struct BenchRange {
   uint64_t start = 0;
   uint64_t bytes = 0;
+  /// Offset alignments are counted from this byte: 0, or `start` for a window that stands for
+  /// a device of its own (a partition benchmarked through its disk or image file, which has no
+  /// device node: its "aligned" offsets are aligned relative to the partition's start, as
+  /// they would be on /dev/sdb1).
+  uint64_t origin = 0;
 };
 
 struct CellMeasurement {

@@ -52,8 +52,9 @@ struct TableUpdate {
 };
 
 /// Checks a move against the device: sector alignment, bounds, chunk size, and table updates that
-/// are sector-aligned, equally long, inside the device and disjoint from the moved bytes and from
-/// each other. Errors name the offending value.
+/// are sector-aligned, equally long, inside the device and disjoint from the destination range
+/// and from each other (they may lie in the part of the source the move vacates). Errors name the
+/// offending value.
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                     uint64_t logical_sector_size, std::span<const TableUpdate> table = {});
 

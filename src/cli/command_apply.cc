@@ -1,11 +1,15 @@
-// partalign apply PLAN: executes the table-only actions of a plan through libfdisk, with every
-// protection of the safety contract (docs/apply.md): the plan must still fit the disk, nobody
-// may use the disk, the table sectors are backed up before the first write, the write order
-// keeps a readable table, the result is verified against the plan, the kernel is told (BLKPG).
+// partalign apply PLAN: executes a plan with every protection of the safety contract
+// (docs/apply.md): the plan must still fit the disk, nobody may use the disk, the table sectors
+// are backed up before the first write, the write order keeps a readable table, the result is
+// verified against the plan, the kernel is told (BLKPG). Table-only plans are written here;
+// plans that move data go through the journaled mover, step by step (cli/apply_moves.h).
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
+#include "cli/apply_moves.h"
 #include "cli/commands.h"
 #include "cli/table_write.h"
 #include "io/device_probe.h"
@@ -27,6 +31,8 @@ struct ApplyCommand {
   std::string plan_path;
   TableWriteOptions write;
   bool json = false;
+  std::string journal_dir = kDefaultJournalDir;
+  bool progress = false;
 };
 
 struct LoadedPlan {
@@ -52,25 +58,6 @@ std::vector<ScriptEdit> TableOnlyEdits(const Plan& plan) {
     edits.push_back({a.partition, a.new_start_sector, a.new_end_sector - a.new_start_sector + 1});
   }
   return edits;
-}
-
-void PrintActions(std::ostream& out, const Plan& plan) {
-  TextTable table({{"PART", true},
-                   {"OLD START", true},
-                   {"OLD END", true},
-                   {"NEW START", true},
-                   {"NEW END", true},
-                   {"ACTION"},
-                   {"REASON"}});
-  for (const PlanAction& a : plan.actions) {
-    bool applied = a.kind == ActionKind::kTableOnly;
-    table.AddRow({std::to_string(a.partition), std::to_string(a.old_start_sector),
-                  std::to_string(a.old_end_sector),
-                  applied ? std::to_string(a.new_start_sector) : "-",
-                  applied ? std::to_string(a.new_end_sector) : "-", std::string(ToString(a.kind)),
-                  a.reason});
-  }
-  out << table.Render();
 }
 
 nlohmann::json DryRunJson(const ApplyCommand& c, const std::string& path, const Plan& plan,
@@ -115,15 +102,6 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     return ExitCode::kRefused;
   }
   const Plan* plan = &loaded->plan;
-  // The journaled mover is a separate piece; until it is here, no data moves at all.
-  for (const PlanAction& a : plan->actions) {
-    if (a.kind == ActionKind::kMoveData) {
-      PrintError(io.err, fmt::format("plan '{}': partition {} needs its data moved, which this "
-                                     "version of apply cannot do yet; nothing was written",
-                                     c.plan_path, a.partition));
-      return ExitCode::kRefused;
-    }
-  }
   const std::string path = c.write.target.empty() ? plan->disk.path : c.write.target;
   Result<ProbeOptions> options = MakeProbeOptions(c.write);
   if (!options) {
@@ -155,6 +133,19 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     PrintWarning(io.err, fmt::format("the plan names '{}'; writing '{}' (--target), whose "
                                      "identity and table match the plan",
                                      plan->disk.path, path));
+  }
+
+  if (std::any_of(plan->actions.begin(), plan->actions.end(),
+                  [](const PlanAction& a) { return a.kind == ActionKind::kMoveData; })) {
+    MoveApplyRequest request{.plan_path = c.plan_path,
+                             .plan = plan,
+                             .path = path,
+                             .device = &*device,
+                             .write = &c.write,
+                             .journal_dir = c.journal_dir,
+                             .progress = c.progress,
+                             .json = c.json};
+    return ApplyWithMoves(io, request);
   }
 
   std::vector<ScriptEdit> edits = TableOnlyEdits(*plan);
@@ -193,7 +184,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     for (const TableRange& r : changed) bytes += r.length_bytes;
     io.out << fmt::format("Plan '{}' for '{}' ({} table, {}-byte sectors, {}):\n", c.plan_path,
                           path, ToString(t.label), sector_size, computed->old_table.fingerprint);
-    PrintActions(io.out, *plan);
+    PrintPlanActions(io.out, *plan);
     io.out << fmt::format("\nTable write: {} step(s), {} bytes, each flushed before the next:\n",
                           changed.size(), bytes);
     PrintRanges(io.out, t, /*all=*/c.write.dry_run);
@@ -268,11 +259,18 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
 void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ApplyCommand>();
   CLI::App* sub = app.add_subcommand(
-      "apply", "write a plan's table changes through libfdisk, with a backup (see partalign(8))");
+      "apply",
+      "execute a plan: journaled data moves and table changes through libfdisk, with backups "
+      "(see partalign(8))");
   sub->add_option("PLAN", command->plan_path, "plan file (partalign plan --output)")->required();
   AddTableWriteOptions(sub, &command->write);
   sub->add_flag("-J,--json", command->json,
                 "print the changes and every range to be written as JSON");
+  sub->add_option("--journal-dir", command->journal_dir,
+                  "where the journals of data moves go, on another disk (default: " +
+                      std::string(kDefaultJournalDir) + ")");
+  sub->add_flag("--progress", command->progress,
+                "print the progress of data moves even when stderr is not a terminal");
   runners[sub] = [command](Streams io) { return RunApply(*command, io); };
 }
 

@@ -11,9 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "cli/bench_output.h"
 #include "cli/commands.h"
-#include "io/bench_setup.h"
-#include "io/smartcols_table.h"
+#include "io/bench_session.h"
 #include "partalign/bench_render.h"
 #include "partalign/bench_report.h"
 #include "partalign/bench_runner.h"
@@ -24,17 +24,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// The default run's total wall time: "short" in product.md's benchmark method.
-constexpr double kDefaultBudgetSeconds = 10.0;
-// Share of the budget for the trials, drains included (the runner adapts the trial length to
-// what trials really take). The rest covers opening the target, the io_uring set-up, the
-// statistics and the report files; see docs/bench.md.
-constexpr double kTrialShare = 0.92;
-// Single-workload mode: trials of about this length, at least kMinRounds of them.
-constexpr uint64_t kSingleTrialNs = 250'000'000;
 constexpr double kDefaultDurationSeconds = 5.0;
-// Fewer I/Os than this per trial make a trial's IOPS a coarse number: warn.
-constexpr uint64_t kFewIosPerTrial = 20;
 // One buffer pool holds queue depth x block size; 1 GiB is io_uring's limit for one
 // registered buffer and far beyond any useful benchmark.
 constexpr uint64_t kMaxPoolBytes = kGiB;
@@ -47,7 +37,7 @@ constexpr uint64_t kMaxGridValue = 16 * kMiB;
 struct BenchCommand {
   std::string target;
   bool json = false;
-  double budget_seconds = kDefaultBudgetSeconds;
+  double budget_seconds = kDefaultBenchBudgetSeconds;
   std::string pattern;
   std::string block_size;
   std::string offset_align;
@@ -71,14 +61,6 @@ struct BenchCommand {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-Status WriteTextFile(const std::string& path, const std::string& content) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << content;
-  out.close();
-  if (!out) return MakeError(fmt::format("cannot write '{}'", path));
-  return {};
 }
 
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {
@@ -116,27 +98,6 @@ Status EmitJson(const BenchCommand& c, const nlohmann::json& doc, Streams io) {
   }
   if (c.json) io.out << doc.dump(2) << '\n';
   return {};
-}
-
-// Writes the files and names them: on stdout with the human output, on stderr with --json.
-Status WriteReports(const std::optional<std::string>& stem, const std::optional<Heatmap>& heatmap,
-                    const std::string& html, std::ostream& names) {
-  if (!stem) return {};
-  if (heatmap) {
-    const std::string svg = *stem + ".svg";
-    if (Status s = WriteTextFile(svg, HeatmapSvg(*heatmap)); !s) return s;
-    names << "heatmap: " << svg << '\n';
-  }
-  const std::string page = *stem + ".html";
-  if (Status s = WriteTextFile(page, html); !s) return s;
-  names << "report:  " << page << '\n';
-  return {};
-}
-
-TextTable MakeTable(const std::vector<std::string>& columns, size_t left_columns) {
-  std::vector<TextTable::Column> spec;
-  for (size_t i = 0; i < columns.size(); ++i) spec.push_back({columns[i], i >= left_columns});
-  return TextTable(spec);
 }
 
 ExitCode Fail(Streams io, const std::string& message) {
@@ -218,16 +179,6 @@ Result<std::vector<BenchCell>> CellsFromOptions(const BenchCommand& c) {
   return std::vector<BenchCell>{cell};
 }
 
-// "partalign bench: '/dev/loop0' (disk, 1 GiB, 512-byte sectors), io_uring, ..."
-std::string Headline(const BenchReport& r) {
-  return fmt::format(
-      "partalign bench: '{}' ({}, {}, {}-byte sectors), engine {}, {} rounds x {} cells of "
-      "{:.1f} ms, seed {}, {:.1f} s",
-      r.target.path, r.target.kind, FormatSize(r.target.size_bytes), r.target.logical_sector_size,
-      r.settings.engine, r.settings.rounds, r.cells.size(), r.settings.trial_seconds * 1e3,
-      r.settings.seed, r.elapsed_seconds);
-}
-
 ExitCode RunMeasure(const BenchCommand& c, Streams io) {
   const auto started = std::chrono::steady_clock::now();
   if (c.target.empty()) return Fail(io, "bench: TARGET is required (or --compare BEFORE AFTER)");
@@ -244,8 +195,17 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
     return Fail(io, fmt::format("--engine: '{}' is not auto, io_uring or psync", c.engine));
   if (Status s = PrepareReportDir(c); !s) return Fail(io, s.error().message);
 
-  BenchReport report;
-  std::optional<BenchRange> range;
+  BenchSession session;
+  session.path = c.target;
+  session.cells = std::move(*requested);
+  session.write = writes;
+  session.engine = *choice;
+  session.seed = c.seed;
+  session.single = c.SingleMode();
+  session.seconds = session.single
+                        ? (c.duration_seconds > 0 ? c.duration_seconds : kDefaultDurationSeconds)
+                        : c.budget_seconds;
+  session.started = started;
   if (writes) {
     Result<WriteDecision> decision = DecideWrite(c.target);
     if (!decision) return Fail(io, decision.error().message);
@@ -253,70 +213,15 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
       PrintError(io.err, *decision->refusal);
       return ExitCode::kRefused;
     }
-    range = decision->range;
-    if (!decision->note.empty()) report.notes.push_back(decision->note);
+    session.range = decision->range;
+    if (!decision->note.empty()) session.notes.push_back(decision->note);
   }
-  Result<BenchTarget> target = OpenBenchTarget(c.target, writes, range);
-  if (!target) return Fail(io, target.error().message);
-  report.target = target->info;
-  std::vector<BenchCell> skipped;
-  std::vector<BenchCell> cells =
-      CellsForSectorSize(*requested, target->info.logical_sector_size, &skipped);
-  if (!skipped.empty()) {
-    report.notes.push_back(fmt::format(
-        "{} cells skipped: O_DIRECT on {}-byte sectors needs block sizes and offsets in whole "
-        "sectors",
-        skipped.size(), target->info.logical_sector_size));
+  Result<BenchOutcome> outcome = RunBenchSession(session);
+  if (!outcome) return Fail(io, outcome.error().message);
+  if (!outcome->fallback_reason.empty()) {
+    PrintWarning(io.err, outcome->fallback_reason + "; using pread/pwrite");
   }
-  if (cells.empty()) {
-    return Fail(io,
-                fmt::format("{}: O_DIRECT on '{}' needs multiples of its {}-byte sectors",
-                            Describe(skipped.front()), c.target, target->info.logical_sector_size));
-  }
-
-  uint32_t max_depth = 1;
-  uint64_t pool_bytes = 0;
-  for (const BenchCell& cell : cells) {
-    max_depth = std::max(max_depth, cell.queue_depth);
-    pool_bytes = std::max(pool_bytes, cell.block_size * cell.queue_depth);
-  }
-  Result<BenchEngineSetup> engine = MakeBenchEngine(*choice, target->target, max_depth, pool_bytes);
-  if (!engine) return Fail(io, engine.error().message);
-  if (!engine->fallback_reason.empty()) {
-    PrintWarning(io.err, engine->fallback_reason + "; using pread/pwrite");
-  }
-
-  PlanOptions options;
-  options.seed = c.seed;
-  if (c.SingleMode()) {
-    const double duration = c.duration_seconds > 0 ? c.duration_seconds : kDefaultDurationSeconds;
-    options.trial_budget_ns = static_cast<uint64_t>(duration * 1e9);
-    options.preferred_trial_ns = kSingleTrialNs;
-    report.settings = {"single", duration, c.seed, engine->engine->name(), 0, 0};
-  } else {
-    const double left = c.budget_seconds * kTrialShare - SecondsSince(started);
-    options.trial_budget_ns = static_cast<uint64_t>(std::max(left, 0.0) * 1e9);
-    report.settings = {"grid", c.budget_seconds, c.seed, engine->engine->name(), 0, 0};
-  }
-  Result<BenchPlan> plan = PlanBench(cells, options);
-  if (!plan) return Fail(io, plan.error().message);
-  Result<BenchMeasurements> measured = RunBench(*plan, target->range, *engine->engine);
-  if (!measured) return Fail(io, measured.error().message);
-
-  report.settings.rounds = measured->rounds;
-  if (measured->rounds > 0) {
-    report.settings.trial_seconds = static_cast<double>(measured->planned_ns) / 1e9 /
-                                    (measured->rounds * static_cast<double>(cells.size()));
-  }
-  for (const CellMeasurement& m : measured->cells) {
-    report.cells.push_back(Summarize(m));
-    if (measured->rounds > 0 && m.ios / measured->rounds < kFewIosPerTrial) {
-      report.notes.push_back(fmt::format(
-          "{}: only {} I/Os per trial; a slow device needs a larger --budget or --duration",
-          Describe(m.cell), m.ios / measured->rounds));
-    }
-  }
-  AddAlignmentAnalysis(report);
+  BenchReport& report = outcome->report;
   for (const std::string& note : report.notes) PrintWarning(io.err, note);
 
   const std::string name = fs::path(c.target).filename().string();
@@ -326,23 +231,12 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
   report.elapsed_seconds = SecondsSince(started);
 
   if (Status s = EmitJson(c, BenchJson(report), io); !s) return Fail(io, s.error().message);
-  if (!c.json) {
-    io.out << Headline(report) << '\n';
-    TextTable table = MakeTable(CellColumns(), 1);
-    for (const auto& row : CellRows(report)) table.AddRow(row);
-    io.out << table.Render();
-    if (!report.alignment.empty()) {
-      io.out << fmt::format(
-          "VS-ALIGNED: change of IOPS against offset alignment {} of the same block size, with "
-          "simultaneous 95% intervals over {} comparisons (each at {:.3f}%); * = significant\n",
-          report.alignment.front().reference.offset_align, report.alignment.size(),
-          report.alignment.front().change.confidence * 100);
+  if (!c.json) PrintBenchReport(io.out, report);
+  if (stem) {
+    if (Status s = WriteBenchReports(*stem, heatmap, BenchHtml(report), c.json ? io.err : io.out);
+        !s) {
+      return Fail(io, s.error().message);
     }
-    io.out << "IOPS-95%CI: distribution-free 95% interval of the median over the trials\n";
-    if (!report.summary.empty()) io.out << "summary: " << report.summary << '\n';
-  }
-  if (Status s = WriteReports(stem, heatmap, BenchHtml(report), c.json ? io.err : io.out); !s) {
-    return Fail(io, s.error().message);
   }
   return ExitCode::kOk;
 }
@@ -362,20 +256,17 @@ ExitCode RunCompare(const BenchCommand& c, Streams io) {
   if (Status s = PrepareReportDir(c); !s) return Fail(io, s.error().message);
   if (Status s = EmitJson(c, ComparisonJson(*cmp), io); !s) return Fail(io, s.error().message);
   if (!c.json) {
-    io.out << fmt::format(
-        "partalign bench --compare: '{}' -> '{}', {} cells, simultaneous 95% intervals "
-        "(Bonferroni, each at {:.2f}%)\n",
-        c.compare[0], c.compare[1], cmp->cells.size(), cmp->cells.front().change.confidence * 100);
-    TextTable table = MakeTable(ComparisonColumns(), 1);
-    for (const auto& row : ComparisonRows(*cmp)) table.AddRow(row);
-    io.out << table.Render();
-    for (const std::string& u : cmp->unmatched) io.out << "not compared: " << u << '\n';
-    io.out << "summary: " << cmp->summary << '\n';
+    PrintBenchComparison(
+        io.out, *cmp,
+        fmt::format("partalign bench --compare: '{}' -> '{}', {} cells, {}", c.compare[0],
+                    c.compare[1], cmp->cells.size(), ComparisonConfidence(*cmp)));
   }
-  if (Status s = WriteReports(ReportStem(c, "compare"), ChangeHeatmap(*cmp), ComparisonHtml(*cmp),
-                              c.json ? io.err : io.out);
-      !s) {
-    return Fail(io, s.error().message);
+  if (std::optional<std::string> stem = ReportStem(c, "compare")) {
+    if (Status s = WriteBenchReports(*stem, ChangeHeatmap(*cmp), ComparisonHtml(*cmp),
+                                     c.json ? io.err : io.out);
+        !s) {
+      return Fail(io, s.error().message);
+    }
   }
   return ExitCode::kOk;
 }

@@ -137,8 +137,16 @@ ExitCode RunMoveOperation(
     return ExitCode::kRefused;
   }
   StopOnSignal stop;
+  return RunMoveOn(io, *target, progress, run, move, table_updates, journal_path, status);
+}
+
+ExitCode RunMoveOn(Streams io, const Target& target, bool progress,
+                   const std::function<Result<MoveOutcome>(const Target&, const MoverHooks&)>& run,
+                   const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
+                   std::optional<MoveStatus>* status) {
+  const std::string& device_path = target.path;
   ProgressPrinter printer(io.err, progress);
-  Result<MoveOutcome> outcome = run(*target, MakeHooks(printer));
+  Result<MoveOutcome> outcome = run(target, MakeHooks(printer));
   printer.Finish();
   if (!outcome) {
     PrintError(io.err, outcome.error().message);

@@ -1,4 +1,4 @@
-// What `move` and `resume` (and later `apply`) share on the command line: the confirmation,
+// What `move`, `resume` and `apply` share on the command line: the confirmation,
 // Ctrl-C as "stop at the next batch", the progress line on stderr, and the report of a
 // MoveOutcome with its exit status.
 #pragma once
@@ -67,6 +67,13 @@ ExitCode RunMoveOperation(
     const std::function<Result<MoveOutcome>(const Target&, const MoverHooks&)>& run,
     const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
     std::optional<MoveStatus>* status = nullptr);
+
+/// The same on a target the caller opened (apply holds the disk from its checks to its last
+/// write), without installing the Ctrl-C handler: the caller keeps a StopOnSignal alive.
+ExitCode RunMoveOn(Streams io, const Target& target, bool progress,
+                   const std::function<Result<MoveOutcome>(const Target&, const MoverHooks&)>& run,
+                   const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
+                   std::optional<MoveStatus>* status = nullptr);
 
 /// Prints what happened (stdout), notes (stderr) and returns the exit status.
 ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometry& move,

@@ -76,9 +76,13 @@ Result<OffsetGenerator> OffsetGenerator::Make(const OffsetSpec& spec, uint64_t s
   if (spec.block_size == 0 || spec.offset_align == 0) {
     return MakeError("block size and offset alignment must be greater than 0");
   }
+  if (spec.origin > spec.range_start) {
+    return MakeError(fmt::format("the offset origin {} lies after the range's start {}",
+                                 spec.origin, spec.range_start));
+  }
   const uint64_t end = spec.range_start + spec.range_bytes;
-  const uint64_t first =
-      (spec.range_start + spec.offset_align - 1) / spec.offset_align * spec.offset_align;
+  const uint64_t first = spec.origin + (spec.range_start - spec.origin + spec.offset_align - 1) /
+                                           spec.offset_align * spec.offset_align;
   if (end < first || end - first < spec.block_size) {
     return MakeError(
         fmt::format("a {}-byte block aligned to {} bytes does not fit in {} bytes at byte {}",

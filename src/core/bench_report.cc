@@ -249,7 +249,8 @@ nlohmann::json BenchJson(const BenchReport& report) {
                  {"size_bytes", t.size_bytes},
                  {"logical_sector_size", t.logical_sector_size},
                  {"range_start_bytes", t.range_start_bytes},
-                 {"range_bytes", t.range_bytes}};
+                 {"range_bytes", t.range_bytes},
+                 {"offset_origin_bytes", t.offset_origin_bytes}};
   const BenchSettings& s = report.settings;
   j["settings"] = {{"mode", s.mode},           {"budget_seconds", s.budget_seconds},
                    {"seed", s.seed},           {"engine", s.engine},
@@ -310,6 +311,9 @@ Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string
     report.target.kind = r.String(*target, "kind");
     report.target.size_bytes = r.Optional(*target, "size_bytes", uint64_t{0});
     report.target.logical_sector_size = r.Optional(*target, "logical_sector_size", uint64_t{512});
+    report.target.range_start_bytes = r.Optional(*target, "range_start_bytes", uint64_t{0});
+    report.target.range_bytes = r.Optional(*target, "range_bytes", uint64_t{0});
+    report.target.offset_origin_bytes = r.Optional(*target, "offset_origin_bytes", uint64_t{0});
   }
   if (auto settings = json.find("settings"); settings != json.end() && settings->is_object()) {
     report.settings.mode = r.String(*settings, "mode");

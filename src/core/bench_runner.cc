@@ -14,8 +14,8 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const BenchRange& rang
   result.cells.resize(plan.cells.size());
   for (size_t i = 0; i < plan.cells.size(); ++i) {
     const BenchCell& cell = plan.cells[i];
-    OffsetSpec spec{OrderOf(cell.pattern), range.start, range.bytes, cell.block_size,
-                    cell.offset_align};
+    OffsetSpec spec{OrderOf(cell.pattern), range.start,       range.bytes,
+                    cell.block_size,       cell.offset_align, range.origin};
     Result<OffsetGenerator> generator = OffsetGenerator::Make(spec, CellSeed(plan.seed, cell));
     if (!generator)
       return MakeError(fmt::format("{}: {}", Describe(cell), generator.error().message));

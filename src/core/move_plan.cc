@@ -56,8 +56,12 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
   if (move.chunks_per_batch == 0) return MakeError("chunks per batch must be at least 1");
   if (move.ring_batches < 2) return MakeError("the journal ring needs at least 2 batches");
 
-  const Interval moved{std::min(move.source_bytes, move.dest_bytes),
-                       std::max(move.source_bytes, move.dest_bytes) + move.length_bytes};
+  // Table sectors may lie in the part of the source the move vacates (a DOS extended
+  // partition's head EBR moving up with its first logical partition), never in the
+  // destination: the forward pass writes only the destination, and the table is written after
+  // the data is moved; a rollback puts the old table bytes back (which are the source's data
+  // there) before the rollback pass rewrites the same data (docs/mover.md, I7).
+  const Interval written{move.dest_bytes, move.dest_bytes + move.length_bytes};
   std::vector<Interval> seen;
   for (const TableUpdate& update : table) {
     const uint64_t length = update.old_bytes.size();
@@ -78,11 +82,11 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                                    update.offset_bytes, length));
     }
     const Interval range{update.offset_bytes, update.offset_bytes + length};
-    if (Overlaps(range, moved)) {
+    if (Overlaps(range, written)) {
       return MakeError(fmt::format(
-          "table update at byte {} (+{}) overlaps the moved bytes {}..{}: table sectors must lie "
-          "outside the partition's old and new place",
-          update.offset_bytes, length, moved.begin, moved.end));
+          "table update at byte {} (+{}) overlaps the destination {}..{}: table sectors must lie "
+          "outside the partition's new place",
+          update.offset_bytes, length, written.begin, written.end));
     }
     for (const Interval& other : seen) {
       if (Overlaps(range, other)) {

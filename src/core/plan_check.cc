@@ -34,11 +34,12 @@ void CompareTopology(const Topology& plan, const Topology& now, std::vector<std:
   }
 }
 
-// The partition the plan expects after the change: the action's new place for table-only
-// actions, the old place otherwise (move-data is the mover's; none and impossible stay).
+// The partition the plan expects after the change: the action's new place for table-only and
+// move-data actions, the old place otherwise (none and impossible stay).
 std::pair<uint64_t, uint64_t> ExpectedPlace(const Plan& plan, const Partition& p) {
   for (const PlanAction& a : plan.actions) {
-    if (a.partition == p.number && a.kind == ActionKind::kTableOnly) {
+    if (a.partition == p.number &&
+        (a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData)) {
       return {a.new_start_sector, a.new_end_sector};
     }
   }

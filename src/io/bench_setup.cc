@@ -106,8 +106,13 @@ Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
   if (bench.range.start + bench.range.bytes > t.size_bytes) {
     return MakeError(fmt::format("the benchmark range ends past the end of '{}'", path));
   }
+  if (bench.range.origin > bench.range.start) {
+    return MakeError(
+        fmt::format("the benchmark's offset origin lies after its range in '{}'", path));
+  }
   bench.info.range_start_bytes = bench.range.start;
   bench.info.range_bytes = bench.range.bytes;
+  bench.info.offset_origin_bytes = bench.range.origin;
   return bench;
 }
 

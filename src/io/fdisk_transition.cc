@@ -76,10 +76,9 @@ Status CheckScratchWrites(int fd, uint64_t size, const TableTransition& t) {
   return {};
 }
 
-}  // namespace
-
-Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
-                                                  const std::vector<ScriptEdit>& edits) {
+// ComputeTableTransition, keeping the scratch copy (the new table) in `*keep` when given.
+Result<ComputedTransition> Compute(const std::string& path, uint64_t sector_size,
+                                   const std::vector<ScriptEdit>& edits, UniqueFd* keep) {
   ComputedTransition out;
   Result<TableRead> old_read =
       ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = true});
@@ -138,7 +137,71 @@ Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint6
   if (Status s = CheckScratchWrites(scratch->get(), size, *t); !s) return s.error();
   if (Status s = ValidateTransition(*t); !s) return s.error();
   out.transition = std::move(*t);
+  if (keep) *keep = std::move(*scratch);
   return out;
+}
+
+// Copies the bytes of `written` (earlier steps' changed ranges) that fall inside `range` over
+// `bytes` (what `range` holds on the disk before any step).
+void Overlay(const std::vector<TableRange>& written, const TableRange& range,
+             std::vector<uint8_t>* bytes) {
+  const uint64_t begin = range.offset_bytes;
+  const uint64_t end = begin + range.length_bytes;
+  for (const TableRange& w : written) {
+    const uint64_t from = std::max(begin, w.offset_bytes);
+    const uint64_t to = std::min(end, w.offset_bytes + w.length_bytes);
+    if (from >= to) continue;
+    std::copy(w.new_bytes.begin() + static_cast<ptrdiff_t>(from - w.offset_bytes),
+              w.new_bytes.begin() + static_cast<ptrdiff_t>(to - w.offset_bytes),
+              bytes->begin() + static_cast<ptrdiff_t>(from - begin));
+  }
+}
+
+}  // namespace
+
+Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
+                                                  const std::vector<ScriptEdit>& edits) {
+  return Compute(path, sector_size, edits, nullptr);
+}
+
+Result<std::vector<ComputedTransition>> ComputeTransitionChain(
+    const std::string& path, uint64_t sector_size,
+    const std::vector<std::vector<ScriptEdit>>& steps) {
+  std::vector<ComputedTransition> chain;
+  Result<Target> disk = OpenTarget(path);
+  if (!disk) return disk.error();
+  std::vector<TableRange> written;  // every range a step before this one writes
+  UniqueFd previous;                // the scratch copy holding the table before this step
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const std::string source = k == 0 ? path : fmt::format("/proc/self/fd/{}", previous.get());
+    UniqueFd scratch;
+    Result<ComputedTransition> step = Compute(source, sector_size, steps[k], &scratch);
+    if (!step) {
+      return MakeError(fmt::format("step {} of {}: {}", k + 1, steps.size(), step.error().message));
+    }
+    if (k > 0) {
+      // The scratch copy holds the previous table's sectors only; the disk at that moment
+      // holds its own bytes everywhere else, overwritten where an earlier step wrote.
+      for (TableRange& r : step->transition.ranges) {
+        Result<std::vector<uint8_t>> bytes =
+            ReadExactly(disk->fd.get(), path, r.offset_bytes, r.length_bytes);
+        if (!bytes) return bytes.error();
+        Overlay(written, r, &*bytes);
+        r.old_bytes = std::move(*bytes);
+      }
+      if (Status s = ValidateTransition(step->transition); !s) return s.error();
+      // What the partitions hold travels with them (a scratch copy holds no data).
+      for (Partition& p : step->old_table.partitions) {
+        if (const Partition* first = chain.front().old_table.Find(p.number)) {
+          p.contents = first->contents;
+        }
+      }
+    }
+    for (const TableRange& r : ChangedRanges(step->transition)) written.push_back(r);
+    chain.push_back(std::move(*step));
+    previous = std::move(scratch);
+  }
+  return chain;
 }
 
 }  // namespace partalign

@@ -33,4 +33,13 @@ struct ComputedTransition {
 Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
                                                   const std::vector<ScriptEdit>& edits);
 
+/// A chain of transitions for a change made in steps (apply's data moves, one per step): step
+/// k starts from the table step k-1 made (on its scratch copy) and applies `steps[k]`. The old
+/// bytes of every range are what the disk will hold when the step runs: its bytes now, with the
+/// changed ranges of the earlier steps written over them. Each step's `old_table` carries the
+/// contents libblkid found in each partition on the disk. Never writes to `path`.
+Result<std::vector<ComputedTransition>> ComputeTransitionChain(
+    const std::string& path, uint64_t sector_size,
+    const std::vector<std::vector<ScriptEdit>>& steps);
+
 }  // namespace partalign

@@ -113,6 +113,27 @@ TEST(OffsetGeneratorTest, SequentialAdvancesByBlockAndWraps) {
   EXPECT_EQ(gen.Next(), 8192u);
 }
 
+TEST(OffsetGeneratorTest, AWindowCountsAlignmentsFromItsOrigin) {
+  // A partition at sector 63 benchmarked through its disk: "4 KiB-aligned" means aligned
+  // relative to its start, 32256 bytes into the disk, as on the partition's own device node.
+  const uint64_t start = 63 * 512;
+  for (AccessOrder order : {AccessOrder::kRandom, AccessOrder::kSequential}) {
+    OffsetGenerator gen =
+        *OffsetGenerator::Make({order, start, 1 << 20, 4096, 4096, /*origin=*/start}, 3);
+    for (int i = 0; i < 1000; ++i) {
+      const uint64_t offset = gen.Next();
+      ASSERT_EQ((offset - start) % 4096, 0u) << offset;
+      ASSERT_GE(offset, start);
+      ASSERT_LE(offset + 4096, start + (1 << 20));
+    }
+  }
+  // Counted from byte 0 of the disk, the first aligned offset lies after the partition start.
+  EXPECT_EQ(
+      OffsetGenerator::Make({AccessOrder::kSequential, start, 1 << 20, 4096, 4096}, 1)->Next(),
+      32768u);
+  EXPECT_FALSE(OffsetGenerator::Make({AccessOrder::kRandom, 4096, 1 << 20, 4096, 4096, 8192}, 1));
+}
+
 TEST(OffsetGeneratorTest, RangeTooSmallOrZeroSizesAreErrors) {
   EXPECT_FALSE(OffsetGenerator::Make({AccessOrder::kRandom, 0, 4095, 4096, 4096}, 1));
   EXPECT_FALSE(OffsetGenerator::Make({AccessOrder::kRandom, 1, 4096, 4096, 4096}, 1));

@@ -31,6 +31,8 @@ struct Scenario {
   uint64_t device_bytes;
   MoveGeometry move;
   bool table;  ///< with a table transition at both ends of the device
+  /// and a table sector in the part of the source the move vacates (a DOS head EBR)
+  bool table_in_vacated_source = false;
 };
 
 struct Images {
@@ -41,7 +43,8 @@ struct Images {
 class CrashHarness {
  public:
   CrashHarness(const Scenario& scenario, uint64_t seed)
-      : sim_(scenario.device_bytes, scenario.move, scenario.table, seed) {}
+      : sim_(scenario.device_bytes, scenario.move, scenario.table, seed,
+             scenario.table_in_vacated_source) {}
 
   /// Writes and flushes of a whole uninterrupted move (the range to pick crash points from).
   uint64_t CountOperations() {
@@ -117,7 +120,8 @@ MoveGeometry Geometry(uint64_t source, uint64_t dest, uint64_t length, uint64_t 
 
 // Shifts smaller than a chunk (every chunk needs a saved copy), between one chunk and the ring
 // (some do), larger than the ring (none do); both directions; a range that is not a multiple of
-// the chunk; a single chunk; table transitions or none.
+// the chunk; a single chunk; table transitions or none, and table sectors in the vacated part
+// of the source.
 const Scenario kScenarios[] = {
     {"up by one sector", 1 << 20, Geometry(16 * kSector, 17 * kSector, 300 * kSector, 16384, 2, 2),
      true},
@@ -137,6 +141,10 @@ const Scenario kScenarios[] = {
      true},
     {"no overlap at all", 1 << 20,
      Geometry(8 * kSector, 1200 * kSector, 400 * kSector, 16384, 2, 4), true},
+    {"up with a table sector in the vacated source", 1 << 20,
+     Geometry(9 * kSector, 72 * kSector, 700 * kSector, 8192, 2, 3), true, true},
+    {"down by one sector with a table sector in the vacated source", 1 << 20,
+     Geometry(17 * kSector, 16 * kSector, 300 * kSector, 16384, 2, 2), true, true},
 };
 
 class MoverCrashTest : public ::testing::TestWithParam<Scenario> {};

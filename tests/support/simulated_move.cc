@@ -20,18 +20,24 @@ constexpr uint64_t kTableBytes = 4 * kSimSector;
 }  // namespace
 
 SimulatedMove::SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table,
-                             uint64_t seed)
+                             uint64_t seed, bool table_in_vacated_source)
     : rng_(seed) {
   original_ = RandomBytes(device_bytes, rng_);
+  auto add = [&](uint64_t offset, uint64_t length) {
+    TableUpdate update;
+    update.offset_bytes = offset;
+    update.old_bytes.assign(original_.begin() + static_cast<ptrdiff_t>(offset),
+                            original_.begin() + static_cast<ptrdiff_t>(offset + length));
+    update.new_bytes = RandomBytes(length, rng_);
+    table_.push_back(update);
+  };
   if (with_table) {
-    for (uint64_t offset : {uint64_t{0}, device_bytes - kTableBytes}) {
-      TableUpdate update;
-      update.offset_bytes = offset;
-      update.old_bytes.assign(original_.begin() + static_cast<ptrdiff_t>(offset),
-                              original_.begin() + static_cast<ptrdiff_t>(offset + kTableBytes));
-      update.new_bytes = RandomBytes(kTableBytes, rng_);
-      table_.push_back(update);
-    }
+    for (uint64_t offset : {uint64_t{0}, device_bytes - kTableBytes}) add(offset, kTableBytes);
+  }
+  if (table_in_vacated_source) {
+    // The sector of the source farthest from the destination: vacated by any shift.
+    const bool up = move.dest_bytes > move.source_bytes;
+    add(up ? move.source_bytes : move.source_bytes + move.length_bytes - kSimSector, kSimSector);
   }
   header_.uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   header_.created_by = "partalign tests";

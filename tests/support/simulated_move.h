@@ -1,6 +1,7 @@
 // A move set up on simulated disks (simulated_disk.h): a random device image, optional table
-// updates at both ends of the device, the journal header - and a check of the device afterwards
-// against what a completed or rolled-back move must leave. Shared by the crash and engine tests.
+// updates at both ends of the device (and in the vacated source), the journal header - and a check
+// of the device afterwards against what a completed or rolled-back move must leave. Shared by the
+// crash and engine tests.
 #pragma once
 
 #include <cstdint>
@@ -20,7 +21,11 @@ inline constexpr uint64_t kSimSector = 512;
 
 class SimulatedMove {
  public:
-  SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table, uint64_t seed);
+  /// `with_table`: table updates at both ends of the device. `table_in_vacated_source`: one more
+  /// sector of table in the part of the source the move vacates (a DOS head EBR that moves up
+  /// with its logical partition), whose old bytes are the source's data there.
+  SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table, uint64_t seed,
+                bool table_in_vacated_source = false);
 
   const std::vector<uint8_t>& original() const { return original_; }
   const JournalHeader& header() const { return header_; }

@@ -1,0 +1,83 @@
+#include "cli/bench_output.h"
+
+#include <fstream>
+
+#include <fmt/format.h>
+
+#include "io/smartcols_table.h"
+#include "partalign/units.h"
+
+namespace partalign {
+namespace {
+
+TextTable MakeTable(const std::vector<std::string>& columns, size_t left_columns) {
+  std::vector<TextTable::Column> spec;
+  for (size_t i = 0; i < columns.size(); ++i) spec.push_back({columns[i], i >= left_columns});
+  return TextTable(spec);
+}
+
+// "partalign bench: '/dev/loop0' (disk, 1 GiB, 512-byte sectors), io_uring, ..."
+std::string Headline(const BenchReport& r) {
+  return fmt::format(
+      "partalign bench: '{}' ({}, {}, {}-byte sectors), engine {}, {} rounds x {} cells of "
+      "{:.1f} ms, seed {}, {:.1f} s",
+      r.target.path, r.target.kind, FormatSize(r.target.size_bytes), r.target.logical_sector_size,
+      r.settings.engine, r.settings.rounds, r.cells.size(), r.settings.trial_seconds * 1e3,
+      r.settings.seed, r.elapsed_seconds);
+}
+
+}  // namespace
+
+Status WriteTextFile(const std::string& path, const std::string& content) {
+  std::ofstream out(path, std::ios::binary | std::ios::trunc);
+  out << content;
+  out.close();
+  if (!out) return MakeError(fmt::format("cannot write '{}'", path));
+  return {};
+}
+
+Status WriteBenchReports(const std::string& stem, const std::optional<Heatmap>& heatmap,
+                         const std::string& html, std::ostream& names) {
+  if (heatmap) {
+    const std::string svg = stem + ".svg";
+    if (Status s = WriteTextFile(svg, HeatmapSvg(*heatmap)); !s) return s;
+    names << "heatmap: " << svg << '\n';
+  }
+  const std::string page = stem + ".html";
+  if (Status s = WriteTextFile(page, html); !s) return s;
+  names << "report:  " << page << '\n';
+  return {};
+}
+
+void PrintBenchReport(std::ostream& out, const BenchReport& report) {
+  out << Headline(report) << '\n';
+  TextTable table = MakeTable(CellColumns(), 1);
+  for (const auto& row : CellRows(report)) table.AddRow(row);
+  out << table.Render();
+  if (!report.alignment.empty()) {
+    out << fmt::format(
+        "VS-ALIGNED: change of IOPS against offset alignment {} of the same block size, with "
+        "simultaneous 95% intervals over {} comparisons (each at {:.3f}%); * = significant\n",
+        report.alignment.front().reference.offset_align, report.alignment.size(),
+        report.alignment.front().change.confidence * 100);
+  }
+  out << "IOPS-95%CI: distribution-free 95% interval of the median over the trials\n";
+  if (!report.summary.empty()) out << "summary: " << report.summary << '\n';
+}
+
+std::string ComparisonConfidence(const BenchComparison& comparison) {
+  return fmt::format("simultaneous 95% intervals (Bonferroni, each at {:.2f}%)",
+                     comparison.cells.front().change.confidence * 100);
+}
+
+void PrintBenchComparison(std::ostream& out, const BenchComparison& comparison,
+                          const std::string& title) {
+  out << title << '\n';
+  TextTable table = MakeTable(ComparisonColumns(), 1);
+  for (const auto& row : ComparisonRows(comparison)) table.AddRow(row);
+  out << table.Render();
+  for (const std::string& u : comparison.unmatched) out << "not compared: " << u << '\n';
+  out << "summary: " << comparison.summary << '\n';
+}
+
+}  // namespace partalign

@@ -24,16 +24,17 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   app.footer("For more details see partalign(8).");
 
   CommandRunners runners;
+  // The order of --help: the pipeline as a user walks it, then the expert and demo commands.
   AddProbeCommand(app, runners);
-  AddDemoCommand(app, runners);
+  AddExplainCommand(app, runners);
   AddAuditCommand(app, runners);
   AddPlanCommand(app, runners);
   AddApplyCommand(app, runners);
   AddRestoreCommand(app, runners);
-  AddExplainCommand(app, runners);
+  AddResumeCommand(app, runners);
   AddBenchCommand(app, runners);
   AddMoveCommand(app, runners);
-  AddResumeCommand(app, runners);
+  AddDemoCommand(app, runners);
 
   try {
     app.parse(argc, argv);

@@ -13,6 +13,7 @@
 #include "cli/target_options.h"
 #include "io/blkpg.h"
 #include "io/in_use.h"
+#include "io/mover.h"
 #include "io/smartcols_table.h"
 #include "partalign/kernel_partitions.h"
 #include "partalign/plan_check.h"
@@ -113,6 +114,26 @@ std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitC
   // Checked again while held: O_EXCL keeps mounts and swapon out from now on, but a loop
   // device set up between the first check and the open would not have been refused by it.
   if (!nobody_uses_it()) return std::nullopt;
+  // A move left unfinished owns the disk until resume completes or undoes it: its journal
+  // writes data and table sectors that a table written now would contradict.
+  Result<JournalDevice> device = DescribeMoveDevice(*target);
+  Result<std::vector<RegisteredJournal>> unfinished =
+      device ? FindUnfinishedJournals(*device)
+             : Result<std::vector<RegisteredJournal>>(device.error());
+  if (!unfinished) {
+    PrintError(io.err, unfinished.error().message + "; nothing was written");
+    *code = ExitCode::kFailure;
+    return std::nullopt;
+  }
+  if (!unfinished->empty()) {
+    const std::string& journal = unfinished->front().entry.journal_path;
+    PrintError(io.err, fmt::format("'{}' has an unfinished move (journal '{}'); run 'partalign "
+                                   "resume {}' to complete it or 'partalign resume --rollback {}' "
+                                   "to undo it first; nothing was written",
+                                   path, journal, journal, journal));
+    *code = ExitCode::kRefused;
+    return std::nullopt;
+  }
   *code = ExitCode::kOk;
   return std::move(*target);
 }

@@ -147,6 +147,53 @@ TEST(ApplyRefusalTest, DataMoveRefusesAJournalAPowerFailureWouldErase) {
   EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
 }
 
+TEST(ApplyRefusalTest, UnfinishedMoveOnTheDiskBlocksApplyAndRestore) {
+  PARTALIGN_REQUIRE_DEVICES();
+  PlannedDisk d;
+  d.MakePlan();  // table-only
+  const std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", d.disk.File("state")}};
+  const std::string journal = d.disk.File("move.journal");
+  // A move inside partition 1 (it holds nothing), killed after its 3rd write: its journal is
+  // registered for the disk and the disk is part-way.
+  std::map<std::string, std::string> kill = env;
+  kill["PARTALIGN_TEST_KILL_AFTER"] = "move:3";
+  CommandResult killed =
+      RunPartalign({"move", d.disk.device(), "--from", "32256", "--to", "1MiB", "--length", "4MiB",
+                    "--chunk", "256KiB", "--journal", journal, "--yes"},
+                   "", kill);
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.out << killed.err;
+  const std::string before = d.disk.Snapshot("before.img");
+  CommandResult r =
+      RunPartalign({"apply", "--yes", "--backup-dir", d.backups, d.plan_file}, "", env);
+  ExpectRefusal(r, kRefused, "has an unfinished move (journal '" + journal + "')", d);
+  EXPECT_EQ(test::CmpFiles(d.disk.image(), before), "");
+
+  // Undo the move; the plan applies, and restore of its backup is blocked by a new unfinished
+  // move the same way.
+  CommandResult back = RunPartalign({"resume", "--rollback", journal, "--yes"}, "", env);
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  CommandResult ok =
+      RunPartalign({"apply", "--yes", "--backup-dir", d.backups, d.plan_file}, "", env);
+  ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
+  const std::vector<std::string> backups = [&] {
+    std::vector<std::string> out;
+    for (const auto& e : std::filesystem::directory_iterator(d.backups)) {
+      out.push_back(e.path().string());
+    }
+    return out;
+  }();
+  ASSERT_EQ(backups.size(), 1u);
+  killed = RunPartalign({"move", d.disk.device(), "--from", "1MiB", "--to", "2MiB", "--length",
+                         "4MiB", "--chunk", "256KiB", "--journal", journal, "--yes"},
+                        "", kill);
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.out << killed.err;
+  CommandResult restore =
+      RunPartalign({"restore", "--yes", "--backup-dir", d.disk.File("undo"), backups[0]}, "", env);
+  EXPECT_EQ(restore.exit_code, kRefused) << restore.out << restore.err;
+  EXPECT_NE(restore.err.find("has an unfinished move"), std::string::npos) << restore.err;
+  EXPECT_FALSE(std::filesystem::exists(d.disk.File("undo")));
+}
+
 TEST(ApplyRefusalTest, FreshLayoutPlanIsRefusedNotIgnored) {
   PARTALIGN_REQUIRE_DEVICES();
   PlannedDisk d;

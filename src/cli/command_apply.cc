@@ -6,6 +6,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/apply_bench.h"
 #include "cli/commands.h"
 #include "cli/table_write.h"
 #include "io/device_probe.h"
@@ -27,6 +28,7 @@ struct ApplyCommand {
   std::string plan_path;
   TableWriteOptions write;
   bool json = false;
+  ApplyBenchOptions bench;  // --bench (apply_bench.h)
 };
 
 struct LoadedPlan {
@@ -206,6 +208,12 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   if (!Confirm(io, fmt::format("Apply these changes to '{}'?", path), c.write.yes)) {
     return ExitCode::kRefused;
   }
+  // --bench: the old places, measured before anything is held or written.
+  ApplyBench bench(c.bench, path, BenchedPlaces(*plan, sector_size, &table->table));
+  if (Status s = bench.Before(io); !s) {
+    PrintError(io.err, s.error().message + "; nothing was written");
+    return ExitCode::kFailure;
+  }
   ExitCode code = ExitCode::kOk;
   std::optional<Target> disk = AcquireForWrite(io, path, &code);
   if (!disk) return code;
@@ -260,7 +268,12 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   }
   io.out << fmt::format("Verified: the table on '{}' matches the plan ({} partitions, {}).\n", path,
                         after->table.partitions.size(), after->table.fingerprint);
-  return UpdateKernel(io, *disk, after->table) ? ExitCode::kOk : ExitCode::kFailure;
+  if (!UpdateKernel(io, *disk, after->table)) return ExitCode::kFailure;
+  if (Status s = bench.After(io); !s) {
+    PrintWarning(io.err,
+                 "the plan was applied, but the benchmark after it failed: " + s.error().message);
+  }
+  return ExitCode::kOk;
 }
 
 }  // namespace
@@ -273,6 +286,7 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
   AddTableWriteOptions(sub, &command->write);
   sub->add_flag("-J,--json", command->json,
                 "print the changes and every range to be written as JSON");
+  AddApplyBenchOptions(sub, &command->bench);
   runners[sub] = [command](Streams io) { return RunApply(*command, io); };
 }
 

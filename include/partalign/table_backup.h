@@ -50,6 +50,18 @@ struct BackupRange {
   bool operator==(const BackupRange&) const = default;
 };
 
+/// A data move that goes with the table change a backup precedes (apply of a plan that moves
+/// data): once it has run, the saved table points at places the data has left, so `restore`
+/// refuses to write it back; the move's journal is the way back (docs/apply.md).
+struct BackupMove {
+  uint32_t partition = 0;
+  uint64_t source_bytes = 0;
+  uint64_t dest_bytes = 0;
+  uint64_t length_bytes = 0;
+  std::string journal;
+  bool operator==(const BackupMove&) const = default;
+};
+
 struct TableBackup {
   std::string partalign_version;
   std::string created;  ///< UTC, ISO 8601 ("2026-11-21T10:15:00Z")
@@ -64,6 +76,9 @@ struct TableBackup {
   std::string sfdisk_dump;
   /// In the transition's write order.
   std::vector<BackupRange> ranges;
+  /// The data moves of the apply this backup was taken for, in order (empty: a table-only
+  /// change). Key "moves", absent in backups of table-only changes.
+  std::vector<BackupMove> moves;
   bool operator==(const TableBackup&) const = default;
 };
 

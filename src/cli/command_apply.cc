@@ -1,12 +1,16 @@
-// partalign apply PLAN: executes the table-only actions of a plan through libfdisk, with every
-// protection of the safety contract (docs/apply.md): the plan must still fit the disk, nobody
-// may use the disk, the table sectors are backed up before the first write, the write order
-// keeps a readable table, the result is verified against the plan, the kernel is told (BLKPG).
+// partalign apply PLAN: executes a plan with every protection of the safety contract
+// (docs/apply.md): the plan must still fit the disk, nobody may use the disk, the table sectors
+// are backed up before the first write, the write order keeps a readable table, the result is
+// verified against the plan, the kernel is told (BLKPG). Table-only plans are written here;
+// plans that move data go through the journaled mover, step by step (cli/apply_moves.h).
 #include <ostream>
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "cli/apply_bench.h"
+#include "cli/apply_moves.h"
 #include "cli/commands.h"
 #include "cli/table_write.h"
 #include "io/device_probe.h"
@@ -28,6 +32,8 @@ struct ApplyCommand {
   std::string plan_path;
   TableWriteOptions write;
   bool json = false;
+  std::string journal_dir = kDefaultJournalDir;
+  bool progress = false;
   ApplyBenchOptions bench;  // --bench (apply_bench.h)
 };
 
@@ -54,25 +60,6 @@ std::vector<ScriptEdit> TableOnlyEdits(const Plan& plan) {
     edits.push_back({a.partition, a.new_start_sector, a.new_end_sector - a.new_start_sector + 1});
   }
   return edits;
-}
-
-void PrintActions(std::ostream& out, const Plan& plan) {
-  TextTable table({{"PART", true},
-                   {"OLD START", true},
-                   {"OLD END", true},
-                   {"NEW START", true},
-                   {"NEW END", true},
-                   {"ACTION"},
-                   {"REASON"}});
-  for (const PlanAction& a : plan.actions) {
-    bool applied = a.kind == ActionKind::kTableOnly;
-    table.AddRow({std::to_string(a.partition), std::to_string(a.old_start_sector),
-                  std::to_string(a.old_end_sector),
-                  applied ? std::to_string(a.new_start_sector) : "-",
-                  applied ? std::to_string(a.new_end_sector) : "-", std::string(ToString(a.kind)),
-                  a.reason});
-  }
-  out << table.Render();
 }
 
 nlohmann::json DryRunJson(const ApplyCommand& c, const std::string& path, const Plan& plan,
@@ -117,15 +104,6 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     return ExitCode::kRefused;
   }
   const Plan* plan = &loaded->plan;
-  // The journaled mover is a separate piece; until it is here, no data moves at all.
-  for (const PlanAction& a : plan->actions) {
-    if (a.kind == ActionKind::kMoveData) {
-      PrintError(io.err, fmt::format("plan '{}': partition {} needs its data moved, which this "
-                                     "version of apply cannot do yet; nothing was written",
-                                     c.plan_path, a.partition));
-      return ExitCode::kRefused;
-    }
-  }
   const std::string path = c.write.target.empty() ? plan->disk.path : c.write.target;
   Result<ProbeOptions> options = MakeProbeOptions(c.write);
   if (!options) {
@@ -157,6 +135,36 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     PrintWarning(io.err, fmt::format("the plan names '{}'; writing '{}' (--target), whose "
                                      "identity and table match the plan",
                                      plan->disk.path, path));
+  }
+
+  // --bench (apply_bench.h): the old places after the confirmation, before the disk is held;
+  // the new places once everything is written, verified and the kernel told.
+  ApplyBench bench(c.bench, path, BenchedPlaces(*plan, sector_size, &table->table));
+  auto bench_before = [&] {
+    Status s = bench.Before(io);
+    if (!s) PrintError(io.err, s.error().message + "; nothing was written");
+    return static_cast<bool>(s);
+  };
+  auto bench_after = [&] {
+    if (Status s = bench.After(io); !s) {
+      PrintWarning(io.err,
+                   "the plan was applied, but the benchmark after it failed: " + s.error().message);
+    }
+  };
+
+  if (std::any_of(plan->actions.begin(), plan->actions.end(),
+                  [](const PlanAction& a) { return a.kind == ActionKind::kMoveData; })) {
+    MoveApplyRequest request{.plan_path = c.plan_path,
+                             .plan = plan,
+                             .path = path,
+                             .device = &*device,
+                             .write = &c.write,
+                             .journal_dir = c.journal_dir,
+                             .progress = c.progress,
+                             .json = c.json,
+                             .before_first_write = bench_before,
+                             .after_success = bench_after};
+    return ApplyWithMoves(io, request);
   }
 
   std::vector<ScriptEdit> edits = TableOnlyEdits(*plan);
@@ -195,7 +203,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     for (const TableRange& r : changed) bytes += r.length_bytes;
     io.out << fmt::format("Plan '{}' for '{}' ({} table, {}-byte sectors, {}):\n", c.plan_path,
                           path, ToString(t.label), sector_size, computed->old_table.fingerprint);
-    PrintActions(io.out, *plan);
+    PrintPlanActions(io.out, *plan);
     io.out << fmt::format("\nTable write: {} step(s), {} bytes, each flushed before the next:\n",
                           changed.size(), bytes);
     PrintRanges(io.out, t, /*all=*/c.write.dry_run);
@@ -208,12 +216,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   if (!Confirm(io, fmt::format("Apply these changes to '{}'?", path), c.write.yes)) {
     return ExitCode::kRefused;
   }
-  // --bench: the old places, measured before anything is held or written.
-  ApplyBench bench(c.bench, path, BenchedPlaces(*plan, sector_size, &table->table));
-  if (Status s = bench.Before(io); !s) {
-    PrintError(io.err, s.error().message + "; nothing was written");
-    return ExitCode::kFailure;
-  }
+  if (!bench_before()) return ExitCode::kFailure;
   ExitCode code = ExitCode::kOk;
   std::optional<Target> disk = AcquireForWrite(io, path, &code);
   if (!disk) return code;
@@ -269,10 +272,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   io.out << fmt::format("Verified: the table on '{}' matches the plan ({} partitions, {}).\n", path,
                         after->table.partitions.size(), after->table.fingerprint);
   if (!UpdateKernel(io, *disk, after->table)) return ExitCode::kFailure;
-  if (Status s = bench.After(io); !s) {
-    PrintWarning(io.err,
-                 "the plan was applied, but the benchmark after it failed: " + s.error().message);
-  }
+  bench_after();
   return ExitCode::kOk;
 }
 
@@ -281,11 +281,18 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
 void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ApplyCommand>();
   CLI::App* sub = app.add_subcommand(
-      "apply", "write a plan's table changes through libfdisk, with a backup (see partalign(8))");
+      "apply",
+      "execute a plan: journaled data moves and table changes through libfdisk, with backups "
+      "(see partalign(8))");
   sub->add_option("PLAN", command->plan_path, "plan file (partalign plan --output)")->required();
   AddTableWriteOptions(sub, &command->write);
   sub->add_flag("-J,--json", command->json,
                 "print the changes and every range to be written as JSON");
+  sub->add_option("--journal-dir", command->journal_dir,
+                  "where the journals of data moves go, on another disk (default: " +
+                      std::string(kDefaultJournalDir) + ")");
+  sub->add_flag("--progress", command->progress,
+                "print the progress of data moves even when stderr is not a terminal");
   AddApplyBenchOptions(sub, &command->bench);
   runners[sub] = [command](Streams io) { return RunApply(*command, io); };
 }

@@ -120,6 +120,22 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
       path, c.backup_path, ToString(backup->label), backup->table_fingerprint, backup->created);
   PrintDifferences(io.out, *backup, *t);
   if (c.check) return ExitCode::kDiffers;
+  if (!backup->moves.empty()) {
+    // The saved table points at the places the moved data has left (or is leaving): writing it
+    // back would hide that data behind stale partition entries. The journal is the way back.
+    for (const BackupMove& m : backup->moves) {
+      PrintError(io.err, fmt::format("the backup was taken before partition {}'s data moved from "
+                                     "byte {} to byte {} (journal '{}')",
+                                     m.partition, m.source_bytes, m.dest_bytes, m.journal));
+    }
+    PrintError(io.err,
+               fmt::format("refusing to restore '{}': its table would point at data that has "
+                           "moved; an interrupted move is completed or undone by 'partalign "
+                           "resume JOURNAL' (--rollback), a finished one by a new plan; nothing "
+                           "was written",
+                           c.backup_path));
+    return ExitCode::kRefused;
+  }
   if (c.write.dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;

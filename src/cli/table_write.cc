@@ -33,6 +33,8 @@ std::optional<uint64_t> EnvNumber(const char* name) {
   return n ? std::optional<uint64_t>(*n) : std::nullopt;
 }
 
+}  // namespace
+
 std::string UtcTime(const char* format) {
   time_t now = ::time(nullptr);
   struct tm tm {};
@@ -41,8 +43,6 @@ std::string UtcTime(const char* format) {
   size_t n = ::strftime(buffer, sizeof(buffer), format, &tm);
   return std::string(buffer, n);
 }
-
-}  // namespace
 
 void AddTableWriteOptions(CLI::App* command, TableWriteOptions* options) {
   command->add_option("--target", options->target,

@@ -30,6 +30,9 @@ struct TableWriteOptions {
   std::string backup_dir = kDefaultBackupDir;
 };
 
+/// The time now, UTC, as strftime(3) `format` puts it.
+std::string UtcTime(const char* format);
+
 /// Registers --target, --assume, --sector-size, --yes, --dry-run and --backup-dir.
 void AddTableWriteOptions(CLI::App* command, TableWriteOptions* options);
 

@@ -29,6 +29,15 @@ std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table) {
     if (p.kind == PartitionKind::kExtended) {
       k.size_bytes =
           std::min(k.size_bytes, std::max(table.sector_size, kExtendedPartitionMinBytes));
+      // BLKPG refuses overlapping partitions (block/partitions/core.c, partition_overlaps()),
+      // which the kernel's own scan never checks: a logical partition right after its EBR, at
+      // the extended partition's second sector, would overlap the 1 KiB. Stop before it.
+      for (const Partition& l : table.partitions) {
+        if (l.kind == PartitionKind::kLogical && l.start_sector > p.start_sector) {
+          k.size_bytes =
+              std::min(k.size_bytes, (l.start_sector - p.start_sector) * table.sector_size);
+        }
+      }
     }
     out.push_back(k);
   }

@@ -97,7 +97,7 @@ nlohmann::json BackupToJson(const TableBackup& b) {
     });
   }
   const BackupDevice& d = b.device;
-  return {
+  nlohmann::json out = {
       {"format", kBackupFormat},
       {"format_version", kBackupFormatVersion},
       {"partalign_version", b.partalign_version},
@@ -121,6 +121,18 @@ nlohmann::json BackupToJson(const TableBackup& b) {
       {"sfdisk_dump", b.sfdisk_dump},
       {"ranges", ranges},
   };
+  if (!b.moves.empty()) {
+    nlohmann::json moves = nlohmann::json::array();
+    for (const BackupMove& m : b.moves) {
+      moves.push_back({{"partition", m.partition},
+                       {"source_bytes", m.source_bytes},
+                       {"dest_bytes", m.dest_bytes},
+                       {"length_bytes", m.length_bytes},
+                       {"journal", m.journal}});
+    }
+    out["moves"] = std::move(moves);
+  }
+  return out;
 }
 
 Result<TableBackup> BackupFromJson(std::string_view text) {
@@ -154,6 +166,23 @@ Result<TableBackup> BackupFromJson(std::string_view text) {
     Result<BackupRange> range = ReadRange((*ranges)[i], fmt::format("ranges[{}]", i));
     if (!range) return range.error();
     b.ranges.push_back(std::move(*range));
+  }
+  if (auto moves = doc.find("moves"); moves != doc.end()) {
+    if (!moves->is_array()) return MakeError("moves: not an array");
+    for (size_t i = 0; i < moves->size(); ++i) {
+      const nlohmann::json& j = (*moves)[i];
+      const std::string where = fmt::format("moves[{}]", i);
+      if (!j.is_object()) return MakeError(where + ": not an object");
+      FieldReader r(j, where + ".");
+      BackupMove m;
+      m.partition = static_cast<uint32_t>(r.Uint("partition"));
+      m.source_bytes = r.Uint("source_bytes");
+      m.dest_bytes = r.Uint("dest_bytes");
+      m.length_bytes = r.Uint("length_bytes");
+      m.journal = r.String("journal");
+      if (r.error()) return MakeError(*r.error());
+      b.moves.push_back(std::move(m));
+    }
   }
   return b;
 }

@@ -3,10 +3,13 @@
 // flock, an image attached to a loop device, no confirmation. Each exits non-zero with its
 // message and leaves the disk byte-identical; without its protection each would have written
 // (the same plan applies cleanly once the obstacle is gone, which every test checks last).
+#include <unistd.h>
+
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
+#include <map>
 
 #include "partalign/plan.h"
 #include "support/apply_layouts.h"
@@ -117,16 +120,31 @@ TEST(ApplyRefusalTest, TruncatedOrCorruptPlanIsRejected) {
   ExpectAppliesNow(d);
 }
 
-TEST(ApplyRefusalTest, DataMoveIsRefusedUntilTheMoverExists) {
+TEST(ApplyRefusalTest, DataMoveRefusesAJournalAPowerFailureWouldErase) {
   PARTALIGN_REQUIRE_DEVICES();
   PlannedDisk d;
   CommandResult mkfs = RunCommand({"mkfs.ext4", "-q", "-F", d.Node(1)});
   ASSERT_EQ(mkfs.exit_code, 0) << mkfs.err;
-  d.MakePlan();  // partition 1 holds a filesystem and starts off the grain: move-data
+  // partition 1 holds a filesystem and starts off the grain: a real plan moves its data.
+  CommandResult plan = RunPartalign({"plan", "-o", d.plan_file, d.disk.device()});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  ASSERT_NE(test::ReadFile(d.plan_file).find("\"move-data\""), std::string::npos);
   const std::string before = d.disk.Snapshot("before.img");
-  CommandResult r = d.Apply();
-  ExpectRefusal(r, kRefused, "partition 1 needs its data moved", d);
+  const std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", d.disk.File("state")}};
+  // /dev/shm is tmpfs: a journal there is gone after a power failure, with the move half done.
+  const std::string volatile_dir = "/dev/shm/partalign-test-journals-" + std::to_string(getpid());
+  const std::vector<std::string> args{"apply", "--yes", "--backup-dir", d.backups, "--journal-dir"};
+  std::vector<std::string> on_tmpfs = args;
+  on_tmpfs.insert(on_tmpfs.end(), {volatile_dir, d.plan_file});
+  CommandResult r = RunPartalign(on_tmpfs, "", env);
+  ExpectRefusal(r, kRefused, "tmpfs", d);
+  EXPECT_FALSE(std::filesystem::exists(volatile_dir));
   EXPECT_EQ(test::CmpFiles(d.disk.image(), before), "");
+  // The journal on the test's own disk: the same plan applies.
+  std::vector<std::string> on_disk = args;
+  on_disk.insert(on_disk.end(), {d.disk.File("journals"), d.plan_file});
+  CommandResult ok = RunPartalign(on_disk, "", env);
+  EXPECT_EQ(ok.exit_code, 0) << ok.out << ok.err;
 }
 
 TEST(ApplyRefusalTest, FreshLayoutPlanIsRefusedNotIgnored) {

@@ -33,6 +33,13 @@ TEST(KernelPartitionsTest, ExtendedPartitionsAreRegisteredAsTheKernelDoes) {
   EXPECT_EQ(KernelPartitionsFor(Dos(4096))[1], (KernelPartition{2, 30000ull * 4096, 4096}));
 }
 
+TEST(KernelPartitionsTest, ExtendedPartitionStopsBeforeALogicalPartitionRightAfterItsEbr) {
+  PartitionTable t = Dos(512);
+  t.partitions[0].start_sector = 30001;  // partition 5, right after the head EBR
+  // BLKPG would refuse the 1 KiB (it overlaps partition 5): one sector it is.
+  EXPECT_EQ(KernelPartitionsFor(t)[1], (KernelPartition{2, 30000 * 512, 512}));
+}
+
 TEST(KernelPartitionsTest, UpdatesDeleteFirstAndLeaveWhatIsRight) {
   std::vector<KernelPartition> current{{1, 100, 10}, {2, 200, 10}, {3, 300, 10}};
   std::vector<KernelPartition> wanted{{1, 100, 10}, {2, 250, 10}, {4, 400, 10}};

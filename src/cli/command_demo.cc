@@ -207,14 +207,15 @@ bool RunSteps(Streams io, const std::string& dir, const std::string& image) {
     PrintError(io.err, before.error().message);
     return false;
   }
-  if (!Expect(io, with_bridge({"apply", plan}, {"--dry-run"}), 0)) return false;
-  if (!Expect(io,
-              with_bridge({"apply", plan},
-                          {"--yes", "--backup-dir", dir + "/backups", "--journal-dir",
-                           dir + "/journals", "--bench", "--bench-seconds", kDemoBenchSeconds}),
-              0)) {
-    return false;
-  }
+  // The dry run names the journals the real run will write, so it gets the same directory.
+  const std::vector<std::string> journals = {"--journal-dir", dir + "/journals"};
+  std::vector<std::string> dry_run = journals;
+  dry_run.push_back("--dry-run");
+  if (!Expect(io, with_bridge({"apply", plan}, dry_run), 0)) return false;
+  std::vector<std::string> real = {"--yes", "--backup-dir", dir + "/backups"};
+  real.insert(real.end(), journals.begin(), journals.end());
+  real.insert(real.end(), {"--bench", "--bench-seconds", kDemoBenchSeconds});
+  if (!Expect(io, with_bridge({"apply", plan}, real), 0)) return false;
 
   io.out << "\nThe same partitions after the apply, at their new places:\n";
   Result<std::vector<std::string>> after = PrintDigests(io, image, *before);

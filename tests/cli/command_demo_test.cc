@@ -37,7 +37,7 @@ TEST(DemoTest, RunsThePipelineKeepsEveryByteAndEndsAligned) {
       "$ partalign explain " + bridge + " " + image,
       "$ partalign audit " + bridge + " " + image,
       "$ partalign plan " + bridge + " -o " + plan + " " + image,
-      "$ partalign apply " + plan + " " + bridge + " --dry-run",
+      "$ partalign apply " + plan + " " + bridge + " --journal-dir " + demo + "/journals --dry-run",
       "$ partalign apply " + plan + " " + bridge + " --yes --backup-dir " + demo +
           "/backups --journal-dir " + demo + "/journals --bench --bench-seconds 2",
       "$ partalign audit " + bridge + " " + image,
@@ -98,7 +98,7 @@ TEST(DemoTest, RunsThePipelineKeepsEveryByteAndEndsAligned) {
 
   // The last audit: every partition aligned now.
   const std::string tail = r.out.substr(last_audit);
-  EXPECT_NE(tail.find("All 4 partitions aligned"), std::string::npos) << tail;
+  EXPECT_NE(tail.find("All 4 partitions are aligned"), std::string::npos) << tail;
   EXPECT_EQ(tail.find("misaligned"), std::string::npos) << tail;
 }
 

@@ -42,6 +42,10 @@ constexpr const char* kBridgeProfile = "usb-jmicron-0xffff";
 constexpr const char* kDemoBenchSeconds = "2";
 constexpr uint64_t kFillChunkBytes = kMiB;
 constexpr uint64_t kDataSeed = 0x5eed'da7a;
+// Where the default demo directory goes: on a disk file system (FHS: /var/tmp survives reboots,
+// so it is never tmpfs), because apply refuses move journals on tmpfs - which /tmp is on many
+// distributions - and a benchmark of tmpfs would measure memory.
+constexpr const char* kDemoParentDir = "/var/tmp";
 
 struct DemoPartition {
   uint32_t number;
@@ -238,7 +242,7 @@ ExitCode RunDemo(const DemoCommand& command, Streams io) {
   std::string dir = command.dir;
   bool made_dir = false;
   if (dir.empty()) {
-    std::string templ = (std::filesystem::temp_directory_path() / "partalign-demo.XXXXXX").string();
+    std::string templ = std::string(kDemoParentDir) + "/partalign-demo.XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr) {
       PrintError(io.err, ErrnoError(errno, "cannot create a demo directory").message);
       return ExitCode::kFailure;
@@ -287,7 +291,9 @@ void AddDemoCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<DemoCommand>();
   CLI::App* sub = app.add_subcommand(
       "demo", "build a demo disk image with the USB-bridge problem and run the pipeline on it");
-  sub->add_option("--dir", command->dir, "directory for the demo files (default: a new temp dir)");
+  sub->add_option(
+      "--dir", command->dir,
+      "directory for the demo files, on a disk file system (default: a new directory in /var/tmp)");
   sub->add_flag("--keep", command->keep, "keep the demo files");
   runners[sub] = [command](Streams io) { return RunDemo(*command, io); };
 }

@@ -148,7 +148,9 @@ Status ApplyBench::Before(Streams io) {
       options_.seconds, options_.seed);
   io.out.flush();
   before_.clear();
+  before_started_.clear();
   for (const BenchedPlace& place : places_) {
+    before_started_.push_back(std::chrono::steady_clock::now());
     Result<BenchReport> report = Measure(io, place, /*after=*/false);
     if (!report) return report.error();
     std::string cells;
@@ -175,6 +177,9 @@ Status ApplyBench::After(Streams io) {
   comparisons_.clear();
   for (size_t i = 0; i < places_.size(); ++i) {
     const BenchedPlace& place = places_[i];
+    const double apart =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - before_started_[i])
+            .count();
     Result<BenchReport> after = Measure(io, place, /*after=*/true);
     if (!after) return after.error();
     const std::string before_name =
@@ -186,10 +191,11 @@ Status ApplyBench::After(Streams io) {
     io.out << '\n';
     PrintBenchComparison(
         io.out, *cmp,
-        fmt::format("partition {}: byte {} -> {} ({} read), {} rounds before, {} after, {}",
+        fmt::format("partition {}: byte {} -> {} ({} read), {} rounds before, {} after, "
+                    "{:.0f} s apart, {}",
                     place.partition, place.old_start_bytes, place.new_start_bytes,
                     FormatSize(BenchWindowBytes(place)), cmp->before.settings.rounds,
-                    cmp->after.settings.rounds, ComparisonConfidence(*cmp)));
+                    cmp->after.settings.rounds, apart, ComparisonConfidence(*cmp)));
     if (!options_.report_dir.empty()) {
       const std::string stem = ReportStem(options_.report_dir, path_, place.partition);
       for (const auto& [side, report] :
@@ -207,8 +213,11 @@ Status ApplyBench::After(Streams io) {
     comparisons_.push_back(std::move(*cmp));
     io.out.flush();
   }
-  io.out << "Each partition is compared with itself: before/after runs are minutes apart, so a "
-            "change of the machine's load in between is part of the difference.\n";
+  // The intervals cover the scatter of trials within a run, not what changed between the two
+  // runs; say so where the numbers are read (docs/apply.md, "What the interval means").
+  io.out << "The before and after runs of a partition are seconds or minutes apart: anything that "
+            "changed in between (the machine's load, caches, data just written) is part of the "
+            "difference, which the intervals do not cover.\n";
   return {};
 }
 

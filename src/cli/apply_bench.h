@@ -5,6 +5,7 @@
 // before and after".
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -80,6 +81,8 @@ class ApplyBench {
   std::vector<BenchedPlace> places_;
   /// Parallel to places_ after Before: the "before" run of each place.
   std::vector<BenchReport> before_;
+  /// When each "before" run started: the comparison says how far apart the two runs are.
+  std::vector<std::chrono::steady_clock::time_point> before_started_;
   std::vector<BenchComparison> comparisons_;
 };
 

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 
+#include "cli/apply_bench.h"
 #include "cli/apply_moves.h"
 #include "cli/commands.h"
 #include "cli/table_write.h"
@@ -33,6 +34,7 @@ struct ApplyCommand {
   bool json = false;
   std::string journal_dir = kDefaultJournalDir;
   bool progress = false;
+  ApplyBenchOptions bench;  // --bench (apply_bench.h)
 };
 
 struct LoadedPlan {
@@ -135,6 +137,21 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
                                      plan->disk.path, path));
   }
 
+  // --bench (apply_bench.h): the old places after the confirmation, before the disk is held;
+  // the new places once everything is written, verified and the kernel told.
+  ApplyBench bench(c.bench, path, BenchedPlaces(*plan, sector_size, &table->table));
+  auto bench_before = [&] {
+    Status s = bench.Before(io);
+    if (!s) PrintError(io.err, s.error().message + "; nothing was written");
+    return static_cast<bool>(s);
+  };
+  auto bench_after = [&] {
+    if (Status s = bench.After(io); !s) {
+      PrintWarning(io.err,
+                   "the plan was applied, but the benchmark after it failed: " + s.error().message);
+    }
+  };
+
   if (std::any_of(plan->actions.begin(), plan->actions.end(),
                   [](const PlanAction& a) { return a.kind == ActionKind::kMoveData; })) {
     MoveApplyRequest request{.plan_path = c.plan_path,
@@ -144,7 +161,9 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
                              .write = &c.write,
                              .journal_dir = c.journal_dir,
                              .progress = c.progress,
-                             .json = c.json};
+                             .json = c.json,
+                             .before_first_write = bench_before,
+                             .after_success = bench_after};
     return ApplyWithMoves(io, request);
   }
 
@@ -197,6 +216,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   if (!Confirm(io, fmt::format("Apply these changes to '{}'?", path), c.write.yes)) {
     return ExitCode::kRefused;
   }
+  if (!bench_before()) return ExitCode::kFailure;
   ExitCode code = ExitCode::kOk;
   std::optional<Target> disk = AcquireForWrite(io, path, &code);
   if (!disk) return code;
@@ -251,7 +271,9 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   }
   io.out << fmt::format("Verified: the table on '{}' matches the plan ({} partitions, {}).\n", path,
                         after->table.partitions.size(), after->table.fingerprint);
-  return UpdateKernel(io, *disk, after->table) ? ExitCode::kOk : ExitCode::kFailure;
+  if (!UpdateKernel(io, *disk, after->table)) return ExitCode::kFailure;
+  bench_after();
+  return ExitCode::kOk;
 }
 
 }  // namespace
@@ -271,6 +293,7 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
                       std::string(kDefaultJournalDir) + ")");
   sub->add_flag("--progress", command->progress,
                 "print the progress of data moves even when stderr is not a terminal");
+  AddApplyBenchOptions(sub, &command->bench);
   runners[sub] = [command](Streams io) { return RunApply(*command, io); };
 }
 

@@ -66,6 +66,7 @@ Result<BenchOutcome> RunBenchSession(const BenchSession& session) {
   } else {
     const double left = session.seconds * kTrialShare - SecondsSince(session.started);
     options.trial_budget_ns = static_cast<uint64_t>(std::max(left, 0.0) * 1e9);
+    if (session.preferred_trial_ns != 0) options.preferred_trial_ns = session.preferred_trial_ns;
     report.settings = {"grid", session.seconds, session.seed, engine->engine->name(), 0, 0};
   }
   Result<BenchPlan> plan = PlanBench(cells, options);
@@ -81,9 +82,9 @@ Result<BenchOutcome> RunBenchSession(const BenchSession& session) {
   for (const CellMeasurement& m : measured->cells) {
     report.cells.push_back(Summarize(m));
     if (measured->rounds > 0 && m.ios / measured->rounds < kFewIosPerTrial) {
-      report.notes.push_back(fmt::format(
-          "{}: only {} I/Os per trial; a slow device needs a larger --budget or --duration",
-          Describe(m.cell), m.ios / measured->rounds));
+      report.notes.push_back(
+          fmt::format("{}: only {} I/Os per trial; a slow device needs a larger {}",
+                      Describe(m.cell), m.ios / measured->rounds, session.time_options));
     }
   }
   AddAlignmentAnalysis(report);

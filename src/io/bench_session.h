@@ -33,6 +33,11 @@ struct BenchSession {
   /// workload, in trials of about a quarter of a second.
   bool single = false;
   double seconds = kDefaultBenchBudgetSeconds;
+  /// Grid mode: the preferred trial length; 0 keeps the planner's default (10 ms). Longer
+  /// trials give slow cells (sequential 1 MiB) enough I/Os per trial at the price of rounds.
+  uint64_t preferred_trial_ns = 0;
+  /// What a user changes to give the run more time, named in the "few I/Os" note.
+  std::string time_options = "--budget or --duration";
   /// When the run's wall time started counting (option parsing and the write guard count too).
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   /// Carried into the report's notes (the write range, ...).

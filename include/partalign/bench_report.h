@@ -90,6 +90,14 @@ std::string AlignmentSummary(const std::vector<CellComparison>& comparisons);
 /// Fills `alignment` and `summary` of a report whose cells are set.
 void AddAlignmentAnalysis(BenchReport& report);
 
+/// Runs of the same cells (in the same order) as one report: each cell's trials concatenated
+/// in run order, its median and interval over all of them, I/O counts and times summed; the
+/// latency percentiles are the medians of the runs' (the histograms are not kept in a report).
+/// Settings and target are the first run's, with the rounds, budget and elapsed time summed.
+/// How apply --bench interleaves short runs of two places so that drift hits both alike. Fails
+/// when the runs do not have the same cells.
+Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs);
+
 /// The `partalign bench --json` document (docs/bench.md has the schema).
 nlohmann::json BenchJson(const BenchReport& report);
 
@@ -109,9 +117,11 @@ struct BenchComparison {
 
 /// Matches cells by (pattern, block size, offset alignment, queue depth) and compares each
 /// pair; the intervals are simultaneous over all pairs (Bonferroni). Fails when nothing matches.
+/// `family`: how many comparisons the intervals are simultaneous over, when the caller makes
+/// more than this one (apply --bench: every cell of every partition); 0 = the matched pairs.
 Result<BenchComparison> CompareReports(const BenchReport& before, const BenchReport& after,
                                        const std::string& before_source,
-                                       const std::string& after_source);
+                                       const std::string& after_source, size_t family = 0);
 
 /// "random 4 KiB reads at QD1 12% faster (8-16%); sequential 1 MiB reads unchanged; ..."
 std::string ComparisonSummary(const std::vector<CellComparison>& comparisons);

@@ -18,9 +18,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Trials of 50 ms: a sequential 1 MiB cell at QD8 on a disk doing ~800 reads a second still
-// completes ~40 reads per trial (at bench's 10 ms it would be 8, a coarse rate). Three cells
-// in 2 s per side still give 12 rounds, enough for intervals at the Bonferroni level of 3.
+// Trials of up to 50 ms: a sequential 1 MiB cell at QD8 on a disk doing ~800 reads a second
+// still completes ~40 reads per trial (at bench's 10 ms it would be 8, a coarse rate). The
+// runner shortens them to fit at least 8 rounds of three cells into a run.
 constexpr uint64_t kApplyTrialNs = 50'000'000;
 
 std::string Headline(const CellSummary& s) {
@@ -49,17 +49,19 @@ std::string ReportStem(const std::string& dir, const std::string& path, uint32_t
 }  // namespace
 
 void AddApplyBenchOptions(CLI::App* command, ApplyBenchOptions* options) {
-  command->add_flag("--bench", options->enabled,
-                    "benchmark every partition that changes place, read-only, before and after "
-                    "(random 4 KiB at QD1/QD32, sequential 1 MiB), and compare");
+  command->add_flag(
+      "--bench", options->enabled,
+      "benchmark every partition that changes place, read-only, before the change and "
+      "after it at its old and new place, interleaved (random 4 KiB at QD1/QD32, "
+      "sequential 1 MiB), and compare");
   command
       ->add_option("--bench-seconds", options->seconds,
-                   fmt::format("--bench: seconds per partition and side (default {:g})",
+                   fmt::format("--bench: seconds per partition and place (default {:g})",
                                kDefaultApplyBenchSeconds))
       ->check(CLI::PositiveNumber);
   command->add_option("--bench-report", options->report_dir,
-                      "--bench: write each partition's before/after JSON and comparison HTML "
-                      "into DIR");
+                      "--bench: write each partition's runs (before, old, new) as JSON and the "
+                      "comparison as HTML into DIR");
 }
 
 std::vector<BenchedPlace> BenchedPlaces(const Plan& plan, uint64_t sector_size,
@@ -101,7 +103,8 @@ ApplyBench::ApplyBench(ApplyBenchOptions options, std::string path,
                        std::vector<BenchedPlace> places)
     : options_(std::move(options)), path_(std::move(path)), places_(std::move(places)) {}
 
-Result<BenchReport> ApplyBench::Measure(Streams io, const BenchedPlace& place, bool after) {
+Result<BenchReport> ApplyBench::Measure(Streams io, const BenchedPlace& place, bool after,
+                                        double seconds, bool print_notes) {
   const uint64_t start = after ? place.new_start_bytes : place.old_start_bytes;
   BenchSession session;
   session.path = path_;
@@ -110,7 +113,7 @@ Result<BenchReport> ApplyBench::Measure(Streams io, const BenchedPlace& place, b
   // /dev/sdb1, and no I/O leaves it.
   session.range = BenchRange{start, BenchWindowBytes(place), start};
   session.seed = options_.seed;
-  session.seconds = options_.seconds;
+  session.seconds = seconds;
   session.preferred_trial_ns = kApplyTrialNs;
   session.time_options = "--bench-seconds";
   session.started = std::chrono::steady_clock::now();
@@ -124,7 +127,10 @@ Result<BenchReport> ApplyBench::Measure(Streams io, const BenchedPlace& place, b
     PrintWarning(io.err, outcome->fallback_reason + "; using pread");
   }
   for (const std::string& note : outcome->report.notes) {
-    PrintWarning(io.err, fmt::format("benchmark of partition {}: {}", place.partition, note));
+    if (print_notes) {
+      PrintWarning(io.err, fmt::format("benchmark of partition {} at its {} place: {}",
+                                       place.partition, after ? "new" : "old", note));
+    }
   }
   return std::move(outcome->report);
 }
@@ -148,10 +154,8 @@ Status ApplyBench::Before(Streams io) {
       options_.seconds, options_.seed);
   io.out.flush();
   before_.clear();
-  before_started_.clear();
   for (const BenchedPlace& place : places_) {
-    before_started_.push_back(std::chrono::steady_clock::now());
-    Result<BenchReport> report = Measure(io, place, /*after=*/false);
+    Result<BenchReport> report = Measure(io, place, /*after=*/false, options_.seconds);
     if (!report) return report.error();
     std::string cells;
     for (const CellSummary& s : report->cells) cells += (cells.empty() ? "" : "; ") + Headline(s);
@@ -173,33 +177,54 @@ Status ApplyBench::After(Streams io) {
     }
   }
   io.out << fmt::format(
-      "\nBenchmark after the change (same cells, seed and time), at the new places:\n");
+      "\nBenchmark after the change: the old and the new place of each partition in {} "
+      "interleaved blocks ({:g} s per place), so that the machine's load and caches change "
+      "both alike:\n",
+      kInterleavedBlocks, options_.seconds);
   comparisons_.clear();
+  size_t family = 0;
+  for (const BenchedPlace& place : places_)
+    family += CellsForWindow(BenchWindowBytes(place)).size();
   for (size_t i = 0; i < places_.size(); ++i) {
     const BenchedPlace& place = places_[i];
-    const double apart =
-        std::chrono::duration<double>(std::chrono::steady_clock::now() - before_started_[i])
-            .count();
-    Result<BenchReport> after = Measure(io, place, /*after=*/true);
-    if (!after) return after.error();
-    const std::string before_name =
-        fmt::format("partition {} before (byte {})", place.partition, place.old_start_bytes);
-    const std::string after_name =
-        fmt::format("partition {} after (byte {})", place.partition, place.new_start_bytes);
-    Result<BenchComparison> cmp = CompareReports(before_[i], *after, before_name, after_name);
+    // old, new, new, old: neither place always goes first (ABBA).
+    std::vector<BenchReport> old_runs, new_runs;
+    for (int block = 0; block < kInterleavedBlocks; ++block) {
+      for (int k = 0; k < 2; ++k) {
+        const bool new_place = (block % 2 == 0) == (k == 1);
+        // The notes of a place's first run stand for its other runs.
+        Result<BenchReport> run =
+            Measure(io, place, new_place, options_.seconds / kInterleavedBlocks, block == 0);
+        if (!run) return run.error();
+        (new_place ? new_runs : old_runs).push_back(std::move(*run));
+      }
+    }
+    Result<BenchReport> old_place = MergeRuns(old_runs);
+    if (!old_place) return old_place.error();
+    Result<BenchReport> new_place = MergeRuns(new_runs);
+    if (!new_place) return new_place.error();
+    const std::string old_name =
+        fmt::format("partition {} old place (byte {})", place.partition, place.old_start_bytes);
+    const std::string new_name =
+        fmt::format("partition {} new place (byte {})", place.partition, place.new_start_bytes);
+    // Simultaneous over every cell of every partition: one false alarm in the whole report is
+    // what the 95% bounds.
+    Result<BenchComparison> cmp =
+        CompareReports(*old_place, *new_place, old_name, new_name, family);
     if (!cmp) return cmp.error();
     io.out << '\n';
     PrintBenchComparison(
         io.out, *cmp,
-        fmt::format("partition {}: byte {} -> {} ({} read), {} rounds before, {} after, "
-                    "{:.0f} s apart, {}",
+        fmt::format("partition {}: byte {} -> {} ({} read), {} trials per place, {}; BEFORE "
+                    "is the old place, AFTER the new one",
                     place.partition, place.old_start_bytes, place.new_start_bytes,
-                    FormatSize(BenchWindowBytes(place)), cmp->before.settings.rounds,
-                    cmp->after.settings.rounds, apart, ComparisonConfidence(*cmp)));
+                    FormatSize(BenchWindowBytes(place)), old_place->cells.front().trials,
+                    ComparisonConfidence(*cmp)));
     if (!options_.report_dir.empty()) {
       const std::string stem = ReportStem(options_.report_dir, path_, place.partition);
       for (const auto& [side, report] :
-           {std::pair{"before", &before_[i]}, std::pair{"after", &*after}}) {
+           {std::pair{"before", &before_[i]}, std::pair{"old", &*old_place},
+            std::pair{"new", &*new_place}}) {
         const std::string file = fmt::format("{}-{}.json", stem, side);
         if (Status s = WriteTextFile(file, BenchJson(*report).dump(2) + "\n"); !s) return s;
         io.out << "data:    " << file << '\n';
@@ -213,11 +238,6 @@ Status ApplyBench::After(Streams io) {
     comparisons_.push_back(std::move(*cmp));
     io.out.flush();
   }
-  // The intervals cover the scatter of trials within a run, not what changed between the two
-  // runs; say so where the numbers are read (docs/apply.md, "What the interval means").
-  io.out << "The before and after runs of a partition are seconds or minutes apart: anything that "
-            "changed in between (the machine's load, caches, data just written) is part of the "
-            "difference, which the intervals do not cover.\n";
   return {};
 }
 

@@ -57,6 +57,11 @@ std::vector<BenchCell> ApplyBenchCells();
 /// partition-relative offsets (the same data, for a partition whose data moves).
 uint64_t BenchWindowBytes(const BenchedPlace& place);
 
+/// Blocks of old-place and new-place runs after the change, in ABBA order (old, new, new, old):
+/// a drift that is linear in time then hits both places alike. Two blocks keep each run long
+/// enough for trials of tens of milliseconds at the default --bench-seconds.
+inline constexpr int kInterleavedBlocks = 2;
+
 class ApplyBench {
  public:
   ApplyBench(ApplyBenchOptions options, std::string path, std::vector<BenchedPlace> places);
@@ -64,25 +69,29 @@ class ApplyBench {
   /// Before any write: benchmarks each place at its old position. Prints a line per partition. An
   /// error means apply stops before writing anything (the lead handles the exit).
   Status Before(Streams io);
-  /// After the last write and its verification: benchmarks the new positions with the same
-  /// cells, seed and time, prints a comparison per partition (bench --compare's table), writes
-  /// the reports when asked. Fails only on I/O errors (apply has already succeeded then; the
-  /// lead prints a warning).
+  /// After the last write and its verification: benchmarks each partition's old and new place
+  /// in kInterleavedBlocks alternating blocks (same cells, seed and time per place), so that
+  /// drift between them - the machine's load, caches, data just written - hits both alike, and
+  /// prints the new place against the old one per partition (bench --compare's table); writes
+  /// the reports when asked. Reading the old place after the change is sound: nothing is
+  /// written, and a read costs the same whatever the bytes. Fails only on I/O errors (apply has
+  /// already succeeded then; the lead prints a warning).
   Status After(Streams io);
 
   /// The comparisons After made, one per benchmarked partition, in partition order.
   const std::vector<BenchComparison>& comparisons() const { return comparisons_; }
 
  private:
-  Result<BenchReport> Measure(Streams io, const BenchedPlace& place, bool after);
+  /// One run at the old or new place; its notes are printed with `print_notes`.
+  Result<BenchReport> Measure(Streams io, const BenchedPlace& place, bool after, double seconds,
+                              bool print_notes = true);
 
   ApplyBenchOptions options_;
   std::string path_;
   std::vector<BenchedPlace> places_;
-  /// Parallel to places_ after Before: the "before" run of each place.
+  /// Parallel to places_ after Before: the run of each place before the change (printed, and
+  /// kept in the reports; the comparison is made after the change, interleaved).
   std::vector<BenchReport> before_;
-  /// When each "before" run started: the comparison says how far apart the two runs are.
-  std::vector<std::chrono::steady_clock::time_point> before_started_;
   std::vector<BenchComparison> comparisons_;
 };
 

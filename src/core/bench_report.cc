@@ -333,9 +333,68 @@ Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string
   return report;
 }
 
+Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs) {
+  if (runs.empty()) return MakeError("no runs to merge");
+  BenchReport merged = runs.front();
+  merged.notes.clear();
+  for (size_t r = 1; r < runs.size(); ++r) {
+    const BenchReport& run = runs[r];
+    if (run.cells.size() != merged.cells.size()) {
+      return MakeError(fmt::format("run {} has {} cells, run 1 has {}", r + 1, run.cells.size(),
+                                   merged.cells.size()));
+    }
+    for (size_t i = 0; i < run.cells.size(); ++i) {
+      const BenchCell& a = merged.cells[i].cell;
+      const BenchCell& b = run.cells[i].cell;
+      if (a.pattern != b.pattern || a.block_size != b.block_size ||
+          a.offset_align != b.offset_align || a.queue_depth != b.queue_depth) {
+        return MakeError(fmt::format("run {} cell {} is {}, run 1 has {}", r + 1, i + 1,
+                                     Describe(b), Describe(a)));
+      }
+    }
+    merged.settings.rounds += run.settings.rounds;
+    merged.settings.budget_seconds += run.settings.budget_seconds;
+    merged.elapsed_seconds += run.elapsed_seconds;
+  }
+  for (const BenchReport& run : runs) {
+    for (const std::string& note : run.notes) {
+      if (std::find(merged.notes.begin(), merged.notes.end(), note) == merged.notes.end()) {
+        merged.notes.push_back(note);
+      }
+    }
+  }
+  for (size_t i = 0; i < merged.cells.size(); ++i) {
+    CellSummary& m = merged.cells[i];
+    std::vector<double> p50, p99, mean;
+    m.trial_iops.clear();
+    m.io_count = 0;
+    m.measured_seconds = 0;
+    for (const BenchReport& run : runs) {
+      const CellSummary& c = run.cells[i];
+      m.trial_iops.insert(m.trial_iops.end(), c.trial_iops.begin(), c.trial_iops.end());
+      m.io_count += c.io_count;
+      m.measured_seconds += c.measured_seconds;
+      p50.push_back(c.lat_p50_us);
+      p99.push_back(c.lat_p99_us);
+      mean.push_back(c.lat_mean_us);
+    }
+    m.trials = static_cast<uint32_t>(m.trial_iops.size());
+    if (!m.trial_iops.empty()) {
+      m.iops = Median(m.trial_iops);
+      if (Result<Interval> ci = MedianInterval(m.trial_iops)) m.iops_ci = *ci;
+    }
+    m.mib_per_s = m.iops * static_cast<double>(m.cell.block_size) / static_cast<double>(kMiB);
+    m.lat_p50_us = Median(p50);
+    m.lat_p99_us = Median(p99);
+    m.lat_mean_us = Median(mean);
+  }
+  AddAlignmentAnalysis(merged);
+  return merged;
+}
+
 Result<BenchComparison> CompareReports(const BenchReport& before, const BenchReport& after,
                                        const std::string& before_source,
-                                       const std::string& after_source) {
+                                       const std::string& after_source, size_t family) {
   BenchComparison result{before_source, after_source, before, after, {}, {}, {}};
   std::vector<std::pair<const CellSummary*, const CellSummary*>> pairs;
   auto same = [](const BenchCell& a, const BenchCell& b) {
@@ -362,7 +421,7 @@ Result<BenchComparison> CompareReports(const BenchReport& before, const BenchRep
     return MakeError(
         fmt::format("'{}' and '{}' have no cell in common", before_source, after_source));
   }
-  const double confidence = BonferroniConfidence(kConfidence, pairs.size());
+  const double confidence = BonferroniConfidence(kConfidence, std::max(family, pairs.size()));
   for (const auto& [b, a] : pairs) {
     Result<Change> change = CompareSamples(b->trial_iops, a->trial_iops, confidence);
     if (!change) {

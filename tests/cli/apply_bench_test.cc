@@ -228,14 +228,18 @@ void ApplyWithBenchAndCheck(const std::string& disk, const Plan& plan, const tes
     const std::string stem =
         fmt::format("{}/partalign-bench-{}-p{}", reports, name, place.partition);
     nlohmann::json before = ReadJson(stem + "-before.json");
-    nlohmann::json after = ReadJson(stem + "-after.json");
+    nlohmann::json old_place = ReadJson(stem + "-old.json");
+    nlohmann::json new_place = ReadJson(stem + "-new.json");
     EXPECT_TRUE(std::filesystem::exists(stem + "-compare.html"));
-    ASSERT_TRUE(before.contains("target") && after.contains("target"));
+    ASSERT_TRUE(before.contains("target") && old_place.contains("target") &&
+                new_place.contains("target"));
     // Each run reads its own place of the partition, no byte outside it, with offsets aligned
-    // from the partition's start.
-    for (const auto& [doc, start, bytes] :
-         {std::tuple{&before, place.old_start_bytes, place.old_bytes},
-          std::tuple{&after, place.new_start_bytes, place.new_bytes}}) {
+    // from the partition's start. The old and new places are measured after the change in
+    // interleaved blocks: each has the trials of all its blocks.
+    for (const auto& [doc, start, bytes, blocks] :
+         {std::tuple{&before, place.old_start_bytes, place.old_bytes, 1},
+          std::tuple{&old_place, place.old_start_bytes, place.old_bytes, kInterleavedBlocks},
+          std::tuple{&new_place, place.new_start_bytes, place.new_bytes, kInterleavedBlocks}}) {
       const nlohmann::json& t = (*doc)["target"];
       EXPECT_EQ(t["range_start_bytes"].get<uint64_t>(), start) << t;
       EXPECT_EQ(t["offset_origin_bytes"].get<uint64_t>(), start) << t;
@@ -251,14 +255,16 @@ void ApplyWithBenchAndCheck(const std::string& disk, const Plan& plan, const tes
         EXPECT_EQ(c["offset_align"].get<uint64_t>(), cell.offset_align) << c;
         EXPECT_EQ(c["queue_depth"].get<uint32_t>(), cell.queue_depth) << c;
         EXPECT_GT(c["io_count"].get<uint64_t>(), 0u) << c;
-        EXPECT_GE(c["trials"].get<int>(), static_cast<int>(kMinRounds)) << c;
+        EXPECT_GE(c["trials"].get<int>(), static_cast<int>(kMinRounds) * blocks) << c;
       }
     }
-    // The comparison printed is the one these two reports give, cell for cell.
-    Result<BenchReport> b = ParseBenchJson(before, "before");
-    Result<BenchReport> a = ParseBenchJson(after, "after");
+    // The comparison printed is the one the two merged reports give, cell for cell.
+    Result<BenchReport> b = ParseBenchJson(old_place, "old");
+    Result<BenchReport> a = ParseBenchJson(new_place, "new");
     ASSERT_TRUE(b && a);
-    Result<BenchComparison> cmp = CompareReports(*b, *a, "before", "after");
+    // Simultaneous over every cell of every benchmarked partition.
+    Result<BenchComparison> cmp =
+        CompareReports(*b, *a, "old", "new", ApplyBenchCells().size() * places.size());
     ASSERT_TRUE(cmp) << cmp.error().message;
     ASSERT_EQ(cmp->cells.size(), ApplyBenchCells().size());
     const std::string title = fmt::format("partition {}: byte {} -> {}", place.partition,

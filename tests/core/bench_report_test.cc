@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "partalign/bench_random.h"
+#include "partalign/bench_stats.h"
 
 namespace partalign {
 namespace {
@@ -80,6 +81,41 @@ TEST(AlignmentAnalysisTest, UniformGridSaysNoSignificantDifference) {
   EXPECT_EQ(r.summary,
             "misaligned random reads: no significant difference from aligned ones in any of the "
             "56 grid cells (simultaneous 95% intervals)");
+}
+
+TEST(MergeRunsTest, ConcatenatesTrialsAndSumsCounts) {
+  BenchReport a = Report(1000, 1000, 1000, 1);
+  BenchReport b = Report(2000, 2000, 2000, 100);
+  Result<BenchReport> m = MergeRuns({a, b});
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->cells.size(), a.cells.size());
+  for (size_t i = 0; i < a.cells.size(); ++i) {
+    const CellSummary& c = m->cells[i];
+    EXPECT_EQ(c.trials, a.cells[i].trials + b.cells[i].trials);
+    std::vector<double> all = a.cells[i].trial_iops;
+    all.insert(all.end(), b.cells[i].trial_iops.begin(), b.cells[i].trial_iops.end());
+    EXPECT_EQ(c.trial_iops, all);
+    EXPECT_DOUBLE_EQ(c.iops, Median(all));
+    // Half the trials near 1000x, half near 2000x: the median lies between the two runs', and
+    // the interval covers it.
+    EXPECT_GT(c.iops, a.cells[i].iops);
+    EXPECT_LT(c.iops, b.cells[i].iops);
+    EXPECT_LE(c.iops_ci.low, c.iops);
+    EXPECT_GE(c.iops_ci.high, c.iops);
+    EXPECT_EQ(c.io_count, a.cells[i].io_count + b.cells[i].io_count);
+  }
+  EXPECT_EQ(m->settings.rounds, a.settings.rounds + b.settings.rounds);
+}
+
+TEST(MergeRunsTest, RunsOfOtherCellsAreAnError) {
+  BenchReport a = Report(1000, 1000, 1000, 1);
+  BenchReport b = a;
+  b.cells.pop_back();
+  EXPECT_FALSE(MergeRuns({a, b}));
+  b = a;
+  b.cells[0].cell.block_size *= 2;
+  EXPECT_FALSE(MergeRuns({a, b}));
+  EXPECT_FALSE(MergeRuns({}));
 }
 
 TEST(BenchJsonTest, HasTheDocumentedKeysAndRoundTrips) {

@@ -81,7 +81,9 @@ struct RunIo {
   }
 
   Status Arm() {
-    Result<std::unique_ptr<KillSwitch>> armed = KillSwitch::FromEnvironment();
+    // Counting goes on from the moves this process ran before (apply runs one per step).
+    Result<std::unique_ptr<KillSwitch>> armed =
+        KillSwitch::FromEnvironment(g_kill_points_counted.load());
     if (!armed) return armed.error();
     kill_switch = std::move(*armed);
     if (kill_switch) {
@@ -103,7 +105,7 @@ struct RunIo {
   }
 
   ~RunIo() {
-    if (kill_switch) g_kill_points_counted += kill_switch->counted();
+    if (kill_switch) g_kill_points_counted = kill_switch->counted();
   }
 };
 

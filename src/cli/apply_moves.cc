@@ -314,7 +314,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
   PrintSteps(io.out, steps, sector_size);
   io.out << "Crash safety: at every instant the table on disk matches the data of every "
             "partition; after a crash in a step, 'partalign resume JOURNAL' completes or rolls "
-            "back that step (the steps before it are done, those after it not started).\n";
+            "back that step (the steps before it are done, those after it not started), and "
+            "then 'partalign plan' makes a new plan for what is left.\n";
   if (r.write->dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;

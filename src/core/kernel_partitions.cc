@@ -29,6 +29,16 @@ std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table) {
     if (p.kind == PartitionKind::kExtended) {
       k.size_bytes =
           std::min(k.size_bytes, std::max(table.sector_size, kExtendedPartitionMinBytes));
+      // BLKPG refuses a partition that overlaps another (the kernel's own parser does not
+      // check): a logical partition starting right after the head EBR, one sector into the
+      // extended one, could not be added. The extended partition then gets only the sectors
+      // before its first logical one, which still hold the head EBR.
+      for (const Partition& l : table.partitions) {
+        if (l.kind == PartitionKind::kLogical && l.start_sector > p.start_sector) {
+          k.size_bytes =
+              std::min(k.size_bytes, (l.start_sector - p.start_sector) * table.sector_size);
+        }
+      }
     }
     out.push_back(k);
   }

@@ -33,6 +33,19 @@ TEST(KernelPartitionsTest, ExtendedPartitionsAreRegisteredAsTheKernelDoes) {
   EXPECT_EQ(KernelPartitionsFor(Dos(4096))[1], (KernelPartition{2, 30000ull * 4096, 4096}));
 }
 
+TEST(KernelPartitionsTest, ExtendedPartitionStopsWhereItsFirstLogicalOneStarts) {
+  // The head EBR at the extended partition's first sector, partition 5 at the next: 1 KiB
+  // would overlap partition 5, and BLKPG would refuse to add it (partx -a fails the same way).
+  PartitionTable t = Dos(512);
+  for (Partition& p : t.partitions) {
+    if (p.number == 5) p.start_sector = 30001;
+  }
+  const std::vector<KernelPartition> k = KernelPartitionsFor(t);
+  EXPECT_EQ(k[1], (KernelPartition{2, 30000 * 512, 512}));
+  EXPECT_EQ(k[2], (KernelPartition{5, 30001 * 512, 500 * 512}));
+  EXPECT_LE(k[1].start_bytes + k[1].size_bytes, k[2].start_bytes);
+}
+
 TEST(KernelPartitionsTest, UpdatesDeleteFirstAndLeaveWhatIsRight) {
   std::vector<KernelPartition> current{{1, 100, 10}, {2, 200, 10}, {3, 300, 10}};
   std::vector<KernelPartition> wanted{{1, 100, 10}, {2, 250, 10}, {4, 400, 10}};

@@ -13,6 +13,7 @@
 #include "partalign/partition_table.h"
 #include "partalign/plan.h"
 #include "partalign/result.h"
+#include "partalign/table_transition.h"
 
 namespace partalign {
 
@@ -54,6 +55,14 @@ Result<std::vector<ApplyStep>> OrderApplySteps(const Plan& plan, const Partition
 /// each partition it changes, "none" for every other. What TableVersusPlan checks the step's new
 /// table against.
 Plan StepPlan(const Plan& plan, const ApplyStep& step, const PartitionTable& before);
+
+/// The areas of the table on the disk while a step's move runs - the old table of the step's
+/// `transition`, changed or not - that the move's destination covers. The data would overwrite
+/// them before the step's new table is written: until then, and for good after a rollback, the
+/// table on the disk would have lost them (a DOS EBR in the gap after a logical partition that
+/// moves up: the next logical partition drops out of the chain). One sentence each.
+std::vector<std::string> MoveOverwritesTable(const TableTransition& transition, uint32_t partition,
+                                             const MoveGeometry& move);
 
 /// The byte range the mover copies for a move-data action: from the old start to the new start,
 /// `bytes_to_move` long.

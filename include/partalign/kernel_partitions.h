@@ -21,7 +21,8 @@ struct KernelPartition {
 
 /// The partitions the kernel's own parser would register for `table`, in number order. A DOS
 /// extended partition is registered with only its first max(1 KiB, one sector), as
-/// block/partitions/msdos.c does, so that nobody mistakes it for a data partition.
+/// block/partitions/msdos.c does, so that nobody mistakes it for a data partition - but never
+/// into its first logical partition, which BLKPG would then refuse to add as overlapping.
 std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table);
 
 struct KernelUpdate {

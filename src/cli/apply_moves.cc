@@ -179,6 +179,14 @@ nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedS
   };
 }
 
+// Prints what step k would overwrite, if anything, and the refusal; false when nothing.
+bool Refused(Streams io, size_t k, const std::vector<std::string>& conflicts, const char* what) {
+  if (conflicts.empty()) return false;
+  for (const std::string& m : conflicts) PrintError(io.err, fmt::format("step {}: {}", k + 1, m));
+  PrintError(io.err, fmt::format("refusing to overwrite {}; nothing was written", what));
+  return true;
+}
+
 // Everything up to the first write: the steps, their tables (libfdisk, on scratch copies), the
 // checks of every step. nullopt after printing why (`*code` says how to exit).
 std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequest& r,
@@ -232,10 +240,11 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     std::vector<std::string> conflicts = TransitionConflicts(
         s.computed.transition, WithDataMoved(s.computed.old_table, s.move->partition),
         s.computed.new_table);
-    if (!conflicts.empty()) {
-      for (const std::string& m : conflicts)
-        PrintError(io.err, fmt::format("step {}: {}", k + 1, m));
-      PrintError(io.err, "refusing to overwrite partition contents; nothing was written");
+    if (Refused(io, k, conflicts, "partition contents") ||
+        Refused(io, k,
+                MoveOverwritesTable(s.computed.transition, s.move->partition,
+                                    MoveOf(*s.move, sector_size)),
+                "the partition table")) {
       *code = ExitCode::kRefused;
       return std::nullopt;
     }
@@ -314,7 +323,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
   PrintSteps(io.out, steps, sector_size);
   io.out << "Crash safety: at every instant the table on disk matches the data of every "
             "partition; after a crash in a step, 'partalign resume JOURNAL' completes or rolls "
-            "back that step (the steps before it are done, those after it not started).\n";
+            "back that step (the steps before it are done, those after it not started), and "
+            "then 'partalign plan' makes a new plan for what is left.\n";
   if (r.write->dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;

@@ -3,6 +3,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
@@ -26,6 +27,10 @@ namespace {
 // Test-only environment variables (docs/apply.md, "Testing crash safety").
 constexpr const char* kKillAfterSectorsEnv = "PARTALIGN_TEST_KILL_AFTER_SECTORS";
 constexpr const char* kSlowWritesEnv = "PARTALIGN_TEST_SLOW_WRITES_US";
+
+// Backups of the same table within one second are named <time>, <time>-2, ...; beyond this
+// many, something is looping and the error is reported.
+constexpr int kMaxBackupNameSuffix = 100;
 
 std::optional<uint64_t> EnvNumber(const char* name) {
   const char* value = std::getenv(name);
@@ -180,13 +185,22 @@ std::optional<std::string> SaveBackup(Streams io, const std::string& dir,
                                       const TableBackup& backup) {
   std::string name = backup.device.kernel_name;
   if (name.empty()) name = backup.device.disk.path.substr(backup.device.disk.path.rfind('/') + 1);
-  std::string file = BackupFileName(name, UtcTime("%Y%m%dT%H%M%SZ"), backup.table_fingerprint);
+  const std::string stamp = UtcTime("%Y%m%dT%H%M%SZ");
   // Absolute, so that the printed restore command works from anywhere.
   std::error_code ec;
   std::string absolute_dir = std::filesystem::absolute(dir, ec).lexically_normal().string();
   if (ec) absolute_dir = dir;
   while (absolute_dir.size() > 1 && absolute_dir.back() == '/') absolute_dir.pop_back();
-  Result<std::string> path = WriteBackupFile(absolute_dir, file, backup);
+  // The same table backed up twice within a second (an apply stopped or rolled back and run
+  // again at once, or the next step's) would get the same name, and a backup is never
+  // overwritten: the later one takes the next free suffix.
+  Result<std::string> path =
+      WriteBackupFile(absolute_dir, BackupFileName(name, stamp, backup.table_fingerprint), backup);
+  for (int n = 2; !path && path.error().errno_value == EEXIST && n <= kMaxBackupNameSuffix; ++n) {
+    path = WriteBackupFile(
+        absolute_dir,
+        BackupFileName(name, fmt::format("{}-{}", stamp, n), backup.table_fingerprint), backup);
+  }
   if (!path) {
     PrintError(io.err, path.error().message + "; nothing was written");
     return std::nullopt;

@@ -275,6 +275,24 @@ Plan StepPlan(const Plan& plan, const ApplyStep& step, const PartitionTable& bef
   return out;
 }
 
+std::vector<std::string> MoveOverwritesTable(const TableTransition& transition, uint32_t partition,
+                                             const MoveGeometry& move) {
+  std::vector<std::string> out;
+  const uint64_t ss = transition.sector_size;
+  const uint64_t dest_end = move.dest_bytes + move.length_bytes;
+  for (const TableRange& r : transition.ranges) {
+    if (!r.old_index) continue;  // only the new table has it: written after the move
+    if (r.offset_bytes < dest_end && move.dest_bytes < r.offset_bytes + r.length_bytes) {
+      out.push_back(fmt::format(
+          "moving partition {} to sectors {}-{} would overwrite sector {}, the {}, which the "
+          "table on the disk uses until the step's new table is written",
+          partition, move.dest_bytes / ss, (dest_end + ss - 1) / ss - 1, r.offset_bytes / ss,
+          AreaName(transition.label, r)));
+    }
+  }
+  return out;
+}
+
 MoveGeometry MoveOf(const PlanAction& action, uint64_t sector_size) {
   MoveGeometry g;
   g.source_bytes = action.old_start_sector * sector_size;

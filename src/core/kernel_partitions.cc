@@ -29,9 +29,10 @@ std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table) {
     if (p.kind == PartitionKind::kExtended) {
       k.size_bytes =
           std::min(k.size_bytes, std::max(table.sector_size, kExtendedPartitionMinBytes));
-      // BLKPG refuses overlapping partitions (block/partitions/core.c, partition_overlaps()),
-      // which the kernel's own scan never checks: a logical partition right after its EBR, at
-      // the extended partition's second sector, would overlap the 1 KiB. Stop before it.
+      // BLKPG refuses a partition that overlaps another (the kernel's own parser does not
+      // check): a logical partition starting right after the head EBR, one sector into the
+      // extended one, could not be added. The extended partition then gets only the sectors
+      // before its first logical one, which still hold the head EBR.
       for (const Partition& l : table.partitions) {
         if (l.kind == PartitionKind::kLogical && l.start_sector > p.start_sector) {
           k.size_bytes =

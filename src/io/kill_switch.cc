@@ -18,7 +18,7 @@ constexpr uint64_t kTornAlignBytes = 4096;
 
 }  // namespace
 
-Result<std::unique_ptr<KillSwitch>> KillSwitch::FromEnvironment() {
+Result<std::unique_ptr<KillSwitch>> KillSwitch::FromEnvironment(uint64_t already_counted) {
   const char* value = std::getenv("PARTALIGN_TEST_KILL_AFTER");
   if (value == nullptr || *value == '\0') return std::unique_ptr<KillSwitch>();
   std::string text(value);
@@ -32,7 +32,7 @@ Result<std::unique_ptr<KillSwitch>> KillSwitch::FromEnvironment() {
     return MakeError(
         fmt::format("PARTALIGN_TEST_KILL_AFTER='{}': expected [PHASE:]N with N >= 1", value));
   }
-  return std::make_unique<KillSwitch>(phase, *count);
+  return std::make_unique<KillSwitch>(phase, *count, already_counted);
 }
 
 void KillSwitch::EnterPhase(const char* phase) {

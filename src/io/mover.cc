@@ -81,7 +81,9 @@ struct RunIo {
   }
 
   Status Arm() {
-    Result<std::unique_ptr<KillSwitch>> armed = KillSwitch::FromEnvironment();
+    // Counting goes on from the moves this process ran before (apply runs one per step).
+    Result<std::unique_ptr<KillSwitch>> armed =
+        KillSwitch::FromEnvironment(g_kill_points_counted.load());
     if (!armed) return armed.error();
     kill_switch = std::move(*armed);
     if (kill_switch) {
@@ -103,18 +105,25 @@ struct RunIo {
   }
 
   ~RunIo() {
-    if (kill_switch) g_kill_points_counted += kill_switch->counted();
+    if (kill_switch) g_kill_points_counted = kill_switch->counted();
   }
 };
 
-// A move that is over (either way) leaves no journal behind.
+// A move that is over (either way) leaves no journal behind. The registration goes first, so
+// that a registered journal always exists (I8 of docs/mover.md): a crash between the two
+// leaves a finished journal nothing refers to, which resume completes. The other order left a
+// registration whose journal was gone: every later move of the disk was refused, naming a
+// journal that resume could not open.
 void Finish(const std::string& journal_path, const JournalUuid& uuid, MoveOutcome& outcome) {
+  if (Status unregistered = UnregisterJournal(uuid); !unregistered) {
+    outcome.notes.push_back(fmt::format(
+        "the journal registration could not be removed: {}; the journal '{}' is kept, and "
+        "'partalign resume {}' removes both",
+        unregistered.error().message, journal_path, journal_path));
+    return;
+  }
   if (Status removed = RemoveJournalFile(journal_path); !removed) {
     outcome.notes.push_back("the journal could not be removed: " + removed.error().message);
-  }
-  if (Status unregistered = UnregisterJournal(uuid); !unregistered) {
-    outcome.notes.push_back("the journal registration could not be removed: " +
-                            unregistered.error().message);
   }
 }
 
@@ -226,8 +235,8 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   if (!journal_file) return journal_file.error();
   io.journal_file = std::move(*journal_file);
   auto abandon = [&](const Error& error) -> Error {
+    (void)UnregisterJournal(header.uuid);  // first, as in Finish()
     (void)RemoveJournalFile(journal_path);
-    (void)UnregisterJournal(header.uuid);
     return MakeError(error.message + "; nothing was written to '" + target.path + "'");
   };
   if (Status armed = io.Arm(); !armed) return abandon(armed.error());

@@ -194,6 +194,40 @@ TEST(ApplyRefusalTest, UnfinishedMoveOnTheDiskBlocksApplyAndRestore) {
   EXPECT_FALSE(std::filesystem::exists(d.disk.File("undo")));
 }
 
+// fdisk's DOS layout of old: logical partition 5 at 65598 holds ext4, the EBR of partition 6
+// sits in the 63-sector gap after it. The plan moves partition 5 up to 69632, over that EBR,
+// which the table on the disk needs until the step's table is written: killed in between (or
+// rolled back) the disk would keep a table without partition 6. Refused before anything is
+// written.
+TEST(ApplyRefusalTest, DataMoveOverAnEbrStillInUseIsRefused) {
+  PARTALIGN_REQUIRE_DEVICES();
+  PartitionedLoop disk(
+      "label: dos\n"
+      "start=63, size=65472, type=83\n"
+      "start=65535, size=114814, type=5\n"
+      "start=65598, size=98304, type=83\n"
+      "start=163965, size=16384, type=83\n",
+      512, 100ull << 20);
+  for (int n : {1, 5}) test::RunOrThrow({"mkfs.ext4", "-q", "-F", disk.loop().PartitionPath(n)});
+  const std::string plan = disk.File("plan.json");
+  CommandResult p = RunPartalign({"plan", disk.device(), "-o", plan});
+  ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
+  ASSERT_NE(test::ReadFile(plan).find("move-data"), std::string::npos);
+  const std::string before = disk.Snapshot("before.img");
+  const std::string journals = disk.File("journals");
+  CommandResult r = RunPartalign(
+      {"apply", "--yes", "--backup-dir", disk.File("backups"), "--journal-dir", journals, plan}, "",
+      {{"PARTALIGN_STATE_DIR", disk.File("state")}});
+  EXPECT_EQ(r.exit_code, kRefused) << r.out << r.err;
+  EXPECT_NE(r.err.find("would overwrite sector 163964, the EBR of partition 6 (old place)"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find("nothing was written"), std::string::npos) << r.err;
+  EXPECT_FALSE(std::filesystem::exists(disk.File("backups")));
+  EXPECT_FALSE(std::filesystem::exists(journals));
+  EXPECT_EQ(test::CmpFiles(disk.image(), before), "");
+}
+
 TEST(ApplyRefusalTest, FreshLayoutPlanIsRefusedNotIgnored) {
   PARTALIGN_REQUIRE_DEVICES();
   PlannedDisk d;

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "../support/random_layout.h"
@@ -199,6 +200,33 @@ TEST(ApplyStepsTest, TheExtendedPartitionGrowsFirstWhenItMustMoveBothEnds) {
   EXPECT_EQ(*steps, (std::vector<ApplyStep>{
                         {6, {{4, 147989, 210943}, {6, 165888, 178175}, {7, 180224, 210943}}},
                         {5, {{3, 79872, 149503}, {4, 151551, 210943}, {5, 151552, 163839}}}}));
+}
+
+TEST(ApplyStepsTest, AMoveMustNotOverwriteTheTableOnTheDiskBeforeItsOwnIsWritten) {
+  // fdisk's DOS layout of old: partition 5 at 65598, the EBR of partition 6 in the gap after
+  // it (sector 163964). Moving partition 5 up to 69632 writes over that EBR while the old
+  // table, whose chain goes through it, is still the one on the disk.
+  TableTransition t;
+  t.label = LabelType::kDos;
+  t.sector_size = kSector;
+  auto ebr = [](uint64_t sector, std::optional<uint32_t> old_index,
+                std::optional<uint32_t> new_index) {
+    return TableRange{TableAreaRole::kEbr, sector * kSector, kSector, old_index, new_index, {}, {}};
+  };
+  t.ranges = {ebr(169983, std::nullopt, 1), ebr(163964, 1, std::nullopt), ebr(65535, 0, 0),
+              TableRange{TableAreaRole::kMbr, 0, kSector, 0, 0, {}, {}}};
+  const MoveGeometry up{65598 * kSector, 69632 * kSector, 98304 * kSector};
+  EXPECT_EQ(MoveOverwritesTable(t, 5, up),
+            std::vector<std::string>{
+                "moving partition 5 to sectors 69632-167935 would overwrite sector 163964, the "
+                "EBR of partition 6 (old place), which the table on the disk uses until the "
+                "step's new table is written"});
+  // Beyond the destination, nothing is hit; a place only the new table has is written after
+  // the move (TransitionConflicts checks it against the new table's partitions).
+  t.ranges[1].offset_bytes = 167936 * kSector;
+  EXPECT_TRUE(MoveOverwritesTable(t, 5, up).empty());
+  t.ranges[0].offset_bytes = 100000 * kSector;
+  EXPECT_TRUE(MoveOverwritesTable(t, 5, up).empty());
 }
 
 TEST(ApplyStepsTest, StepPlanKeepsOnlyTheStepsActions) {

@@ -33,11 +33,17 @@ TEST(KernelPartitionsTest, ExtendedPartitionsAreRegisteredAsTheKernelDoes) {
   EXPECT_EQ(KernelPartitionsFor(Dos(4096))[1], (KernelPartition{2, 30000ull * 4096, 4096}));
 }
 
-TEST(KernelPartitionsTest, ExtendedPartitionStopsBeforeALogicalPartitionRightAfterItsEbr) {
+TEST(KernelPartitionsTest, ExtendedPartitionStopsWhereItsFirstLogicalOneStarts) {
+  // The head EBR at the extended partition's first sector, partition 5 at the next: 1 KiB
+  // would overlap partition 5, and BLKPG would refuse to add it (partx -a fails the same way).
   PartitionTable t = Dos(512);
-  t.partitions[0].start_sector = 30001;  // partition 5, right after the head EBR
-  // BLKPG would refuse the 1 KiB (it overlaps partition 5): one sector it is.
-  EXPECT_EQ(KernelPartitionsFor(t)[1], (KernelPartition{2, 30000 * 512, 512}));
+  for (Partition& p : t.partitions) {
+    if (p.number == 5) p.start_sector = 30001;
+  }
+  const std::vector<KernelPartition> k = KernelPartitionsFor(t);
+  EXPECT_EQ(k[1], (KernelPartition{2, 30000 * 512, 512}));
+  EXPECT_EQ(k[2], (KernelPartition{5, 30001 * 512, 500 * 512}));
+  EXPECT_LE(k[1].start_bytes + k[1].size_bytes, k[2].start_bytes);
 }
 
 TEST(KernelPartitionsTest, UpdatesDeleteFirstAndLeaveWhatIsRight) {

@@ -4,8 +4,11 @@
 #include "io/mover.h"
 
 #include <fcntl.h>
+#include <linux/fs.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 
@@ -14,6 +17,7 @@
 #include <random>
 
 #include "io/journal_registry.h"
+#include "support/device_test.h"
 #include "support/temp_dir.h"
 
 namespace partalign {
@@ -163,6 +167,72 @@ TEST_F(MoverTest, AnInvalidMoveWritesNothing) {
   EXPECT_NE(outcome.error().message.find("beyond the end"), std::string::npos);
   EXPECT_FALSE(std::filesystem::exists(journal));
   EXPECT_EQ(test::ReadFile(image), original);
+}
+
+// Sets or clears the immutable flag of a directory (nothing can be added or removed in it, not
+// even by root); clears it again when it goes out of scope.
+class Immutable {
+ public:
+  explicit Immutable(std::string dir) : dir_(std::move(dir)) {}
+  ~Immutable() { (void)Set(false); }
+  bool Set(bool on) {
+    const int fd = ::open(dir_.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (fd < 0) return false;
+    int flags = 0;
+    bool ok = ::ioctl(fd, FS_IOC_GETFLAGS, &flags) == 0;
+    flags = on ? flags | FS_IMMUTABLE_FL : flags & ~FS_IMMUTABLE_FL;
+    ok = ok && ::ioctl(fd, FS_IOC_SETFLAGS, &flags) == 0;
+    ::close(fd);
+    return ok;
+  }
+
+ private:
+  std::string dir_;
+};
+
+// A finished move whose registration cannot be removed keeps its journal: a registration always
+// names a journal that exists (the crash between the two removals leaves the same state when
+// the journal goes first), and resume finishes it once the registry can be written again.
+TEST_F(MoverTest, AJournalIsNeverRemovedBeforeItsRegistration) {
+  PARTALIGN_REQUIRE_DEVICES();  // root: the immutable flag
+  const std::string image = images_.File("disk.img");
+  const std::string original = RandomImage(image, 7);
+  const std::string journal = journals_.File("move.journal");
+  Immutable registry(JournalRegistryDir());
+  bool frozen = false;
+  MoverHooks freeze_before_the_table;
+  freeze_before_the_table.on_phase = [&](const char* phase) {
+    if (std::string(phase) == "table") frozen = registry.Set(true);
+  };
+  {
+    Result<Target> target = OpenForWriting(image);
+    ASSERT_TRUE(target);
+    Result<MoveOutcome> outcome = StartMove(*target, {kMove, {}, journal}, freeze_before_the_table);
+    ASSERT_TRUE(outcome) << outcome.error().message;
+    if (!frozen) GTEST_SKIP() << "the file system of the test directory has no immutable flag";
+    ASSERT_EQ(outcome->status, MoveStatus::kCompleted) << outcome->message;
+    ASSERT_EQ(outcome->notes.size(), 1u);
+    EXPECT_NE(outcome->notes[0].find("'partalign resume " + journal + "'"), std::string::npos)
+        << outcome->notes[0];
+  }
+  EXPECT_TRUE(std::filesystem::exists(journal));
+  Result<bool> registered = IsJournalRegistered(journal);
+  ASSERT_TRUE(registered);
+  EXPECT_TRUE(*registered);
+
+  ASSERT_TRUE(registry.Set(false));
+  Result<Target> target = OpenForWriting(image);
+  ASSERT_TRUE(target);
+  Result<MoveOutcome> resumed = ResumeMove(*target, journal, ResumeMode::kComplete);
+  ASSERT_TRUE(resumed) << resumed.error().message;
+  EXPECT_EQ(resumed->status, MoveStatus::kCompleted) << resumed->message;
+  EXPECT_TRUE(resumed->notes.empty());
+  EXPECT_EQ(test::ReadFile(image).substr(kMove.dest_bytes, kMove.length_bytes),
+            original.substr(kMove.source_bytes, kMove.length_bytes));
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  Result<std::vector<RegisteredJournal>> left = ListRegisteredJournals();
+  ASSERT_TRUE(left);
+  EXPECT_TRUE(left->empty());
 }
 
 }  // namespace

@@ -283,17 +283,25 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
 }
 
 // After a step stopped or failed: where the disk is, what is left.
-void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, size_t k,
+// "step 2" or "steps 2-4" (1-based, inclusive).
+std::string StepRange(size_t first, size_t last) {
+  return first == last ? fmt::format("step {}", first) : fmt::format("steps {}-{}", first, last);
+}
+
+// After a step stopped or failed: `done` steps are complete, the one after them (if any) is
+// what the messages before this said, the rest were not started.
+void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, size_t done,
                          const std::string& path) {
-  if (k > 0) {
-    PrintError(io.err, fmt::format("steps 1-{} of {} are done: their data is moved and the table "
-                                   "on '{}' says so",
-                                   k, steps.size(), path));
+  if (done > 0) {
+    PrintError(io.err, fmt::format("{} of {} {}: the data is moved and the table on '{}' says so",
+                                   StepRange(1, done), steps.size(),
+                                   done == 1 ? "is done" : "are done", path));
   }
-  if (k + 1 < steps.size()) {
-    PrintError(io.err, fmt::format("steps {}-{} were not started; once the disk is settled, "
-                                   "'partalign plan' makes a new plan for what is left",
-                                   k + 2, steps.size()));
+  if (done + 1 < steps.size()) {
+    PrintError(io.err, fmt::format("{} {} not started; once the disk is settled, 'partalign plan' "
+                                   "makes a new plan for what is left",
+                                   StepRange(done + 2, steps.size()),
+                                   done + 2 == steps.size() ? "was" : "were"));
   }
 }
 

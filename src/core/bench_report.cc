@@ -172,16 +172,26 @@ const CellSummary* RowReference(const std::vector<CellSummary>& cells, const Ben
   return best;
 }
 
+namespace {
+
+// The figures of `s` that follow from its cell and its trials: their count, the median IOPS
+// with its interval, the throughput.
+void SummarizeTrials(CellSummary& s) {
+  s.trials = static_cast<uint32_t>(s.trial_iops.size());
+  if (!s.trial_iops.empty()) {
+    s.iops = Median(s.trial_iops);
+    s.iops_ci = *MedianInterval(s.trial_iops);  // fails only without samples
+  }
+  s.mib_per_s = s.iops * static_cast<double>(s.cell.block_size) / static_cast<double>(kMiB);
+}
+
+}  // namespace
+
 CellSummary Summarize(const CellMeasurement& m) {
   CellSummary s;
   s.cell = m.cell;
-  s.trials = static_cast<uint32_t>(m.trial_iops.size());
   s.trial_iops = m.trial_iops;
-  if (!m.trial_iops.empty()) {
-    s.iops = Median(m.trial_iops);
-    s.iops_ci = *MedianInterval(m.trial_iops);
-  }
-  s.mib_per_s = s.iops * static_cast<double>(m.cell.block_size) / static_cast<double>(kMiB);
+  SummarizeTrials(s);
   s.lat_p50_us = m.latency.Quantile(0.50) / kNsPerUs;
   s.lat_p99_us = m.latency.Quantile(0.99) / kNsPerUs;
   s.lat_mean_us = m.latency.mean() / kNsPerUs;
@@ -378,12 +388,7 @@ Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs) {
       p99.push_back(c.lat_p99_us);
       mean.push_back(c.lat_mean_us);
     }
-    m.trials = static_cast<uint32_t>(m.trial_iops.size());
-    if (!m.trial_iops.empty()) {
-      m.iops = Median(m.trial_iops);
-      if (Result<Interval> ci = MedianInterval(m.trial_iops)) m.iops_ci = *ci;
-    }
-    m.mib_per_s = m.iops * static_cast<double>(m.cell.block_size) / static_cast<double>(kMiB);
+    SummarizeTrials(m);
     m.lat_p50_us = Median(p50);
     m.lat_p99_us = Median(p99);
     m.lat_mean_us = Median(mean);

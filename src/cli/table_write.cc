@@ -131,11 +131,8 @@ std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitC
     return std::nullopt;
   }
   if (!unfinished->empty()) {
-    const std::string& journal = unfinished->front().entry.journal_path;
-    PrintError(io.err, fmt::format("'{}' has an unfinished move (journal '{}'); run 'partalign "
-                                   "resume {}' to complete it or 'partalign resume --rollback {}' "
-                                   "to undo it first; nothing was written",
-                                   path, journal, journal, journal));
+    PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front().entry.journal_path) +
+                           "; nothing was written");
     *code = ExitCode::kRefused;
     return std::nullopt;
   }

@@ -165,6 +165,13 @@ Result<JournalDevice> DescribeMoveDevice(const Target& target, const std::string
   return device;
 }
 
+std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal) {
+  return fmt::format(
+      "'{}' has an unfinished move (journal '{}'); run 'partalign resume {}' to complete it or "
+      "'partalign resume --rollback {}' to undo it first",
+      device_path, journal, journal, journal);
+}
+
 Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device) {
   return FindRegisteredJournals(device);
 }
@@ -187,11 +194,7 @@ Status CheckMoveAllowed(const Target& target, const std::string& journal_path) {
   Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device);
   if (!unfinished) return unfinished.error();
   if (!unfinished->empty()) {
-    const RegisteredJournal& j = unfinished->front();
-    return MakeError(fmt::format(
-        "'{}' has an unfinished move (journal '{}'); run 'partalign resume {}' to complete it "
-        "or 'partalign resume --rollback {}' to undo it first",
-        target.path, j.entry.journal_path, j.entry.journal_path, j.entry.journal_path));
+    return MakeError(UnfinishedMoveMessage(target.path, unfinished->front().entry.journal_path));
   }
   return {};
 }

@@ -55,6 +55,10 @@ Result<JournalDevice> DescribeMoveDevice(const Target& target,
 /// an unfinished journal registered for the disk. `target` may be open read-only.
 Status CheckMoveAllowed(const Target& target, const std::string& journal_path);
 
+/// "'/dev/sdb' has an unfinished move (journal 'J'); run 'partalign resume J' to complete it or
+/// 'partalign resume --rollback J' to undo it first": why nothing else may write the disk.
+std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal);
+
 /// The unfinished moves registered for this device.
 Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device);
 

@@ -23,9 +23,11 @@ namespace partalign {
 namespace {
 
 using test::CommandResult;
+using test::FilesIn;
 using test::PartitionedLoop;
 using test::RunCommand;
 using test::RunPartalign;
+using test::SfdiskJson;
 
 struct MoveLayout {
   std::string name;
@@ -61,12 +63,6 @@ std::vector<MoveLayout> MoveLayouts() {
 
 void PrintTo(const MoveLayout& layout, std::ostream* os) { *os << layout.name; }
 
-nlohmann::json SfdiskJson(const std::string& device) {
-  CommandResult r = RunCommand({"sfdisk", "-J", device});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out, nullptr, false)["partitiontable"];
-}
-
 // Partition number -> start sector, as sfdisk reads the table.
 std::map<int, uint64_t> SfdiskStarts(const std::string& device) {
   std::map<int, uint64_t> starts;
@@ -75,27 +71,6 @@ std::map<int, uint64_t> SfdiskStarts(const std::string& device) {
     starts[std::stoi(p["node"].get<std::string>().substr(device.size() + 1))] = p["start"];
   }
   return starts;
-}
-
-uint64_t KernelStart(const test::LoopDevice& loop, int number) {
-  uint64_t start = 0;
-  std::ifstream("/sys/block/" + loop.name() + "/" + loop.name() + "p" + std::to_string(number) +
-                "/start") >>
-      start;
-  return start;
-}
-
-std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix) {
-  std::vector<std::string> out;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    const std::string name = e.path().filename().string();
-    if (name.size() >= suffix.size() &&
-        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
-      out.push_back(e.path().string());
-    }
-  }
-  return out;
 }
 
 class ApplyMoveTest : public ::testing::TestWithParam<MoveLayout> {
@@ -176,7 +151,7 @@ class ApplyMoveTest : public ::testing::TestWithParam<MoveLayout> {
                                  : a["old_start_sector"].get<uint64_t>();
       EXPECT_EQ(starts[number], start) << a;
       if (number != 2 || GetParam().name.rfind("dos", 0) != 0) {  // not the extended one
-        EXPECT_EQ(KernelStart(disk_->loop(), number), start * ss / 512) << a;
+        EXPECT_EQ(test::KernelStartSize(disk_->loop(), number).first, start * ss / 512) << a;
       }
     }
   }

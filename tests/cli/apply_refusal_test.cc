@@ -175,13 +175,7 @@ TEST(ApplyRefusalTest, UnfinishedMoveOnTheDiskBlocksApplyAndRestore) {
   CommandResult ok =
       RunPartalign({"apply", "--yes", "--backup-dir", d.backups, d.plan_file}, "", env);
   ASSERT_EQ(ok.exit_code, 0) << ok.out << ok.err;
-  const std::vector<std::string> backups = [&] {
-    std::vector<std::string> out;
-    for (const auto& e : std::filesystem::directory_iterator(d.backups)) {
-      out.push_back(e.path().string());
-    }
-    return out;
-  }();
+  const std::vector<std::string> backups = test::FilesIn(d.backups, ".partalign-backup");
   ASSERT_EQ(backups.size(), 1u);
   killed = RunPartalign({"move", d.disk.device(), "--from", "1MiB", "--to", "2MiB", "--length",
                          "4MiB", "--chunk", "256KiB", "--journal", journal, "--yes"},

@@ -21,33 +21,11 @@ namespace {
 
 using test::ApplyLayout;
 using test::CommandResult;
+using test::KernelStartSize;
 using test::PartitionedLoop;
 using test::RunCommand;
 using test::RunPartalign;
-
-nlohmann::json SfdiskJson(const std::string& device) {
-  CommandResult r = RunCommand({"sfdisk", "-J", device});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out, nullptr, false)["partitiontable"];
-}
-
-std::vector<std::string> BackupFiles(const std::string& dir) {
-  std::vector<std::string> files;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() == ".partalign-backup") files.push_back(e.path().string());
-  }
-  return files;
-}
-
-// What the kernel has for partition `number` of `loop`, in 512-byte units (sysfs).
-std::pair<uint64_t, uint64_t> KernelStartSize(const test::LoopDevice& loop, int number) {
-  std::string dir = "/sys/block/" + loop.name() + "/" + loop.name() + "p" + std::to_string(number);
-  uint64_t start = 0, size = 0;
-  std::ifstream(dir + "/start") >> start;
-  std::ifstream(dir + "/size") >> size;
-  return {start, size};
-}
+using test::SfdiskJson;
 
 class ApplyLayoutTest : public ::testing::TestWithParam<ApplyLayout> {};
 
@@ -64,7 +42,7 @@ TEST_P(ApplyLayoutTest, AppliesThePlanAndRestoreBringsBackEveryByte) {
 
   CommandResult r = RunPartalign({"apply", "--yes", "--backup-dir", backups, plan_file});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
-  std::vector<std::string> files = BackupFiles(backups);
+  std::vector<std::string> files = test::FilesIn(backups, ".partalign-backup");
   ASSERT_EQ(files.size(), 1u);
   EXPECT_NE(r.out.find("Backup of the table sectors: " + files[0]), std::string::npos) << r.out;
 

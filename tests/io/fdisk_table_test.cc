@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/partitioned_loop.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
@@ -13,6 +14,7 @@ namespace {
 
 using test::CommandResult;
 using test::RunCommand;
+using test::SfdiskJson;
 
 constexpr unsigned long long kImageBytes = 256ull << 20;
 
@@ -20,12 +22,6 @@ void Sfdisk(const std::string& image, const std::string& script) {
   std::vector<std::string> argv{"sfdisk", "--quiet", "--no-reread", "--no-tell-kernel", image};
   CommandResult r = RunCommand(argv, script);
   ASSERT_EQ(r.exit_code, 0) << test::Describe(argv, r);
-}
-
-nlohmann::json SfdiskJson(const std::string& image) {
-  CommandResult r = RunCommand({"sfdisk", "-J", image});
-  EXPECT_EQ(r.exit_code, 0) << r.err;
-  return nlohmann::json::parse(r.out)["partitiontable"];
 }
 
 // Writes `file` into `image` at `offset` without truncating it (a filesystem into a partition).

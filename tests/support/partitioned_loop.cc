@@ -1,5 +1,6 @@
 #include "support/partitioned_loop.h"
 
+#include <fstream>
 #include <stdexcept>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,25 @@ std::string PartitionedLoop::Snapshot(const std::string& name) const {
   RunOrThrow({"sync"});
   RunOrThrow({"cp", "--sparse=always", image_, copy});
   return copy;
+}
+
+nlohmann::json SfdiskJson(const std::string& target) {
+  CommandResult r = RunCommand({"sfdisk", "-J", target});
+  if (r.exit_code != 0) throw std::runtime_error("sfdisk -J '" + target + "' failed: " + r.err);
+  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
+  if (!j.is_object() || !j.contains("partitiontable")) {
+    throw std::runtime_error("sfdisk -J '" + target + "' printed no table: " + r.out);
+  }
+  return j["partitiontable"];
+}
+
+std::pair<uint64_t, uint64_t> KernelStartSize(const LoopDevice& loop, int number) {
+  const std::string dir =
+      "/sys/block/" + loop.name() + "/" + loop.name() + "p" + std::to_string(number);
+  uint64_t start = 0, size = 0;
+  std::ifstream(dir + "/start") >> start;
+  std::ifstream(dir + "/size") >> size;
+  return {start, size};
 }
 
 std::string CmpFiles(const std::string& a, const std::string& b) {

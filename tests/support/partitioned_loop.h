@@ -3,8 +3,12 @@
 // as a normal system would have them), everything removed by the destructors, also on failure.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+
+#include <nlohmann/json.hpp>
 
 #include "support/loop_device.h"
 #include "support/temp_dir.h"
@@ -36,6 +40,14 @@ class PartitionedLoop {
 /// Applies an sfdisk script to an image file (no kernel involved) with `sector_size`-byte
 /// sectors.
 void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size);
+
+/// The oracle's view of a table: `sfdisk -J TARGET`'s "partitiontable" object (TARGET an image
+/// or a device). Throws (failing the test) when sfdisk fails or prints no JSON.
+nlohmann::json SfdiskJson(const std::string& target);
+
+/// What the kernel has for partition `number` of `loop`: start and size in 512-byte units
+/// (sysfs), 0 and 0 when it has no such partition.
+std::pair<uint64_t, uint64_t> KernelStartSize(const LoopDevice& loop, int number);
 
 /// "" when `a` and `b` are byte-identical (cmp), else what cmp says about the first difference.
 std::string CmpFiles(const std::string& a, const std::string& b);

@@ -45,4 +45,17 @@ std::string ReadFile(const std::string& path) {
   return buffer.str();
 }
 
+std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix) {
+  std::vector<std::string> out;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = e.path().filename().string();
+    if (name.size() >= suffix.size() &&
+        name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      out.push_back(e.path().string());
+    }
+  }
+  return out;
+}
+
 }  // namespace partalign::test

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 namespace partalign::test {
 
@@ -29,5 +30,9 @@ void WriteFile(const std::string& path, const std::string& content);
 
 /// Reads a whole file (binary).
 std::string ReadFile(const std::string& path);
+
+/// The paths of the files in `dir` whose names end with `suffix` (".partalign-backup"); none
+/// when `dir` does not exist.
+std::vector<std::string> FilesIn(const std::string& dir, const std::string& suffix);
 
 }  // namespace partalign::test

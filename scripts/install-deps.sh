@@ -19,7 +19,7 @@ packages=(
   libgtest-dev libgmock-dev libfuse3-dev fuse3
   # the real tools, used as oracles and as test fixtures
   util-linux fdisk parted gdisk fio systemd e2fsprogs dosfstools xxhash
-  # filesystems whose superblock sizes the planner reads (tests/io/blkid_probe_test.cc)
+  # filesystems whose superblock sizes the planner reads (tests/io/device/blkid_probe_test.cc)
   xfsprogs btrfs-progs
   # scripts/bench-vs-fio reads partalign's and fio's JSON
   jq

@@ -5,7 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "partalign/version.h"
+#include "partalign/util/version.h"
 
 namespace partalign {
 

@@ -4,8 +4,8 @@
 
 #include <fmt/format.h>
 
-#include "io/smartcols_table.h"
-#include "partalign/units.h"
+#include "io/util/smartcols_table.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {

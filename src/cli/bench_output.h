@@ -7,9 +7,9 @@
 #include <ostream>
 #include <string>
 
-#include "partalign/bench_render.h"
-#include "partalign/bench_report.h"
-#include "partalign/result.h"
+#include "partalign/bench/bench_render.h"
+#include "partalign/bench/bench_report.h"
+#include "partalign/util/result.h"
 
 namespace partalign {
 

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
-#include "io/device_probe.h"
-#include "partalign/units.h"
+#include "io/device/device_probe.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {

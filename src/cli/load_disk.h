@@ -11,10 +11,10 @@
 
 #include "cli/commands.h"
 #include "cli/target_options.h"
-#include "io/fdisk_table.h"
-#include "partalign/device.h"
-#include "partalign/result.h"
-#include "partalign/topology_check.h"
+#include "io/table/fdisk_table.h"
+#include "partalign/topology/device.h"
+#include "partalign/topology/topology_check.h"
+#include "partalign/util/result.h"
 
 namespace partalign {
 

@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "partalign/units.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 

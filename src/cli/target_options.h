@@ -7,8 +7,8 @@
 
 #include <CLI/CLI.hpp>
 
-#include "io/device_probe.h"
-#include "partalign/result.h"
+#include "io/device/device_probe.h"
+#include "partalign/util/result.h"
 
 namespace partalign {
 

@@ -5,13 +5,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include "io/fdisk_write.h"
+#include "io/table/fdisk_write.h"
 #include "support/run_command.h"
 
 namespace partalign::test {
 void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size) {
   // sfdisk 2.38 has no --sector-size; WriteSfdiskScript applies scripts as sfdisk does
-  // (byte-identical, tests/io/fdisk_write_test.cc) with any sector size.
+  // (byte-identical, tests/io/table/fdisk_write_test.cc) with any sector size.
   Result<std::vector<std::string>> written =
       WriteSfdiskScript(image, script, {.sector_size = sector_size});
   if (!written) throw std::runtime_error(written.error().message);

@@ -2,10 +2,10 @@
 
 #include <stdexcept>
 
-#include "io/device_probe.h"
-#include "io/fdisk_table.h"
-#include "partalign/alignment.h"
-#include "partalign/plan_check.h"
+#include "io/device/device_probe.h"
+#include "io/table/fdisk_table.h"
+#include "partalign/table/plan_check.h"
+#include "partalign/topology/alignment.h"
 #include "support/temp_dir.h"
 
 namespace partalign::test {

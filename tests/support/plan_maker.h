@@ -6,7 +6,7 @@
 #include <cstdint>
 #include <string>
 
-#include "partalign/plan.h"
+#include "partalign/layout/plan.h"
 
 namespace partalign::test {
 

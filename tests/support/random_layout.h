@@ -11,7 +11,7 @@
 #include <random>
 #include <string>
 
-#include "partalign/partition_table.h"
+#include "partalign/layout/partition_table.h"
 
 namespace partalign::test {
 

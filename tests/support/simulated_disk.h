@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "io/block_io.h"
+#include "io/block/block_io.h"
 
 namespace partalign::test {
 

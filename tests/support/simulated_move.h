@@ -9,10 +9,10 @@
 #include <string>
 #include <vector>
 
-#include "io/move_engine.h"
-#include "io/move_journal.h"
-#include "io/xxhash_hasher.h"
-#include "partalign/journal_format.h"
+#include "io/move/move_engine.h"
+#include "io/move/move_journal.h"
+#include "io/util/xxhash_hasher.h"
+#include "partalign/move/journal_format.h"
 #include "support/simulated_disk.h"
 
 namespace partalign::test {

@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "partalign/topology.h"
+#include "partalign/topology/topology.h"
 
 namespace partalign::test {
 

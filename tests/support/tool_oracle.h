@@ -10,9 +10,9 @@
 #include <string>
 #include <vector>
 
-#include "partalign/device.h"
-#include "partalign/parted_model.h"
-#include "partalign/topology.h"
+#include "partalign/tools/parted_model.h"
+#include "partalign/topology/device.h"
+#include "partalign/topology/topology.h"
 #include "support/run_command.h"
 
 namespace partalign::test {

@@ -25,7 +25,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "partalign/parted_model.h"
+#include "partalign/tools/parted_model.h"
 #include "support/loop_device.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"

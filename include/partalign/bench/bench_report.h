@@ -1,0 +1,143 @@
+// The benchmark report model: per-cell summaries (median IOPS with its interval, latency
+// percentiles), the aligned-vs-misaligned comparisons inside one run, the comparison of two
+// runs (--compare), the one-sentence summaries, the JSON documents and the table rows. Pure:
+// the renderers (text table in the CLI, SVG/HTML in bench_render.h) only format these values.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "partalign/bench/bench_plan.h"
+#include "partalign/bench/bench_runner.h"
+#include "partalign/bench/bench_stats.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+struct BenchTargetInfo {
+  std::string path;
+  std::string kind;  ///< "disk", "partition", "image file"
+  uint64_t size_bytes = 0;
+  uint64_t logical_sector_size = 512;
+  uint64_t range_start_bytes = 0;
+  uint64_t range_bytes = 0;
+  /// The byte offset alignments are counted from (0, or a partition's start).
+  uint64_t offset_origin_bytes = 0;
+};
+
+struct BenchSettings {
+  std::string mode;           ///< "grid" (the default run) or "single" (--pattern ...)
+  double budget_seconds = 0;  ///< grid: the whole run; single: the I/O time (--duration)
+  uint64_t seed = 0;
+  std::string engine;
+  uint32_t rounds = 0;
+  double trial_seconds = 0;
+};
+
+struct CellSummary {
+  BenchCell cell;
+  uint32_t trials = 0;
+  double iops = 0;       ///< median of the trials' IOPS
+  double mib_per_s = 0;  ///< iops * block size
+  Interval iops_ci;      ///< distribution-free interval for the median IOPS
+  double lat_p50_us = 0;
+  double lat_p99_us = 0;
+  double lat_mean_us = 0;
+  uint64_t io_count = 0;
+  double measured_seconds = 0;
+  std::vector<double> trial_iops;
+};
+
+/// Cell `subject` against cell `reference` (the aligned cell of its grid row, or the same cell
+/// in the "before" run): change = subject / reference - 1.
+struct CellComparison {
+  BenchCell reference;
+  BenchCell subject;
+  double reference_iops = 0;
+  double subject_iops = 0;
+  Change change;
+};
+
+struct BenchReport {
+  BenchTargetInfo target;
+  BenchSettings settings;
+  std::vector<CellSummary> cells;
+  /// Grid cells against the aligned cell of their row (RowReference), as a family of
+  /// simultaneous 95% intervals (Bonferroni over all of them).
+  std::vector<CellComparison> alignment;
+  std::string summary;
+  std::vector<std::string> notes;  ///< cells skipped, trials too short, ...
+  double elapsed_seconds = 0;
+};
+
+CellSummary Summarize(const CellMeasurement& measurement);
+
+/// The aligned reference of a grid cell's row (same pattern, block size and queue depth): the
+/// cell with the largest offset alignment, 4096 in the default grid. nullptr outside the grid.
+const CellSummary* RowReference(const std::vector<CellSummary>& cells, const BenchCell& cell);
+
+/// Every grid cell against the reference of its row.
+std::vector<CellComparison> CompareAlignment(const std::vector<CellSummary>& cells);
+
+/// "misaligned random reads: no significant difference (56 comparisons, ...)" or the number of
+/// significant cells and the largest effect.
+std::string AlignmentSummary(const std::vector<CellComparison>& comparisons);
+
+/// Fills `alignment` and `summary` of a report whose cells are set.
+void AddAlignmentAnalysis(BenchReport& report);
+
+/// Runs of the same cells (in the same order) as one report: each cell's trials concatenated
+/// in run order, its median and interval over all of them, I/O counts and times summed; the
+/// latency percentiles are the medians of the runs' (the histograms are not kept in a report).
+/// Settings and target are the first run's, with the rounds, budget and elapsed time summed.
+/// How apply --bench interleaves short runs of two places so that drift hits both alike. Fails
+/// when the runs do not have the same cells.
+Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs);
+
+/// The `partalign bench --json` document (docs/bench.md has the schema).
+nlohmann::json BenchJson(const BenchReport& report);
+
+/// Reads a document written by BenchJson (for --compare). `source` names it in errors.
+Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string& source);
+
+/// Two runs of the same cells, before and after a change.
+struct BenchComparison {
+  std::string before_source;
+  std::string after_source;
+  BenchReport before;
+  BenchReport after;
+  std::vector<CellComparison> cells;   ///< matched cells, in the "before" order
+  std::vector<std::string> unmatched;  ///< cells only one of the runs has
+  std::string summary;
+};
+
+/// Matches cells by (pattern, block size, offset alignment, queue depth) and compares each
+/// pair; the intervals are simultaneous over all pairs (Bonferroni). Fails when nothing matches.
+/// `family`: how many comparisons the intervals are simultaneous over, when the caller makes
+/// more than this one (apply --bench: every cell of every partition); 0 = the matched pairs.
+Result<BenchComparison> CompareReports(const BenchReport& before, const BenchReport& after,
+                                       const std::string& before_source,
+                                       const std::string& after_source, size_t family = 0);
+
+/// "random 4 KiB reads at QD1 12% faster (8-16%); sequential 1 MiB reads unchanged; ..."
+std::string ComparisonSummary(const std::vector<CellComparison>& comparisons);
+
+nlohmann::json ComparisonJson(const BenchComparison& comparison);
+
+/// "+12.3% (+8.1..+16.0%)", or "+0.4% (-2.0..+2.9%)"; a trailing " *" marks significance.
+std::string FormatChange(const Change& change);
+
+/// "12.3k", "950", "1.20M": IOPS for tables and pictures.
+std::string FormatIops(double iops);
+
+/// Table rows for the human output; the column names are in the *Columns() functions.
+std::vector<std::string> CellColumns();
+std::vector<std::vector<std::string>> CellRows(const BenchReport& report);
+std::vector<std::string> ComparisonColumns();
+std::vector<std::vector<std::string>> ComparisonRows(const BenchComparison& comparison);
+
+}  // namespace partalign

@@ -1,0 +1,71 @@
+// Statistics of the benchmark: the median of a cell's trials with a distribution-free 95%
+// interval, and the comparison of two cells as a percent change with a distribution-free
+// interval (Hodges-Lehmann with the exact Mann-Whitney interval, on the log scale), corrected
+// for multiple comparisons (Bonferroni). Rank methods, because trials on a shared machine have
+// heavy tails: one trial that lost the CPU for a few milliseconds must not decide a comparison.
+// The method, its assumptions and why it was chosen are in docs/bench.md.
+#pragma once
+
+#include <cstddef>
+#include <vector>
+
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// The confidence level of every interval partalign reports (per cell, and per family of
+/// comparisons).
+inline constexpr double kConfidence = 0.95;
+
+/// The `fraction` quantile of `samples` with linear interpolation between order statistics
+/// (Hyndman and Fan type 7, R's default). `samples` must not be empty.
+double Quantile(std::vector<double> samples, double fraction);
+double Median(std::vector<double> samples);
+
+struct Interval {
+  double low = 0;
+  double high = 0;
+  /// The confidence actually achieved (order-statistic intervals reach the requested level or
+  /// more; with fewer than 6 samples no 95% interval exists and this is lower).
+  double level = 0;
+};
+
+/// Distribution-free interval for the median: [x(k), x(n+1-k)] with the largest k for which
+/// the binomial coverage 1 - 2 P(Bin(n, 1/2) <= k - 1) is at least `confidence` (Hollander and
+/// Wolfe, Nonparametric Statistical Methods, ch. 3). Assumes only independent trials from one
+/// continuous distribution. With n < 6 it is [min, max] at the level it has.
+Result<Interval> MedianInterval(std::vector<double> samples, double confidence = kConfidence);
+
+/// P(Bin(n, 1/2) <= k).
+double BinomialHalfCdf(size_t n, size_t k);
+
+/// The per-comparison confidence that keeps the family-wise level `family_confidence` over
+/// `comparisons` intervals (Bonferroni: 1 - (1 - family) / m; exact for any dependence).
+double BonferroniConfidence(double family_confidence, size_t comparisons);
+
+/// "after" relative to "before": after/before - 1 (0.12 = 12% more).
+struct Change {
+  double change = 0;
+  double low = 0;
+  double high = 0;
+  double confidence = 0;
+  /// The interval excludes 0: a difference at this confidence. False means "no significant
+  /// difference", which is a result, not a failure.
+  bool significant = false;
+};
+
+/// P(U <= u) for u = 0 .. m*n, U the Mann-Whitney count of pairs (x_i < y_j) of two samples of
+/// sizes m and n from one continuous distribution: the coefficients of the Gaussian binomial
+/// [m + n choose m]_q divided by C(m + n, m).
+std::vector<double> MannWhitneyNullCdf(size_t m, size_t n);
+
+/// The change from `before` to `after` as the Hodges-Lehmann estimate of the shift between
+/// log(before) and log(after) (the median of all pairwise differences), exponentiated: a ratio,
+/// minus 1. Its interval is the distribution-free one from the Mann-Whitney distribution
+/// (Hollander and Wolfe, ch. 4): [D(k), D(mn+1-k)] of the sorted pairwise differences, with
+/// coverage at least `confidence` when the two distributions differ by a factor. Fails when
+/// there are too few trials to reach `confidence` at all, or a value is not positive.
+Result<Change> CompareSamples(const std::vector<double>& before, const std::vector<double>& after,
+                              double confidence);
+
+}  // namespace partalign

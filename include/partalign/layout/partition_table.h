@@ -1,0 +1,95 @@
+// A partition table as plain values: what libfdisk read from the disk
+// (src/io/table/fdisk_table.cc), what libblkid found inside each partition, the free regions, where
+// on disk the table's own bytes live and a fingerprint of those bytes. audit, plan and apply all
+// start from this.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/topology/device.h"
+
+namespace partalign {
+
+enum class PartitionKind { kPrimary, kExtended, kLogical };
+
+std::string_view ToString(PartitionKind kind);
+
+/// What libblkid finds at the start of a partition.
+struct PartitionContents {
+  std::string fs_type;  ///< blkid TYPE ("ext4", "vfat", "swap", "crypto_LUKS"); empty if none
+  std::string fs_label;
+  std::string fs_uuid;
+  /// blkid BLOCK_SIZE: the filesystem's block size, when libblkid reports it.
+  std::optional<uint64_t> fs_block_size;
+  /// The filesystem's size. libblkid 2.38 does not report it (FSSIZE arrived in 2.39), so
+  /// partalign reads it from the superblock for ext2/3/4, vfat, swap, xfs and btrfs
+  /// (partalign/layout/fs_size.h); unknown means "assume it fills the partition".
+  std::optional<uint64_t> fs_size_bytes;
+  /// A signature was found, or the first bytes of the partition are not all zero. A partition
+  /// without data can be moved by editing the table alone.
+  bool has_data = false;
+  bool operator==(const PartitionContents&) const = default;
+};
+
+struct Partition {
+  /// 1-based, as fdisk, sfdisk and the kernel number partitions (libfdisk partno + 1).
+  uint32_t number = 0;
+  PartitionKind kind = PartitionKind::kPrimary;
+  uint64_t start_sector = 0;
+  uint64_t size_sectors = 0;
+  /// GPT: the type GUID in upper case; DOS: the type byte as "0x83".
+  std::string type_code;
+  std::string type_name;   ///< "Linux filesystem", "EFI System", ...
+  std::string name;        ///< GPT partition name
+  std::string uuid;        ///< GPT unique partition GUID
+  std::string attributes;  ///< GPT attribute bits as sfdisk prints them ("RequiredPartition ...")
+  bool bootable = false;   ///< DOS boot flag
+  PartitionContents contents;
+
+  /// Last sector, inclusive (size_sectors > 0).
+  uint64_t end_sector() const { return start_sector + size_sectors - 1; }
+  bool operator==(const Partition&) const = default;
+};
+
+/// Unpartitioned space that libfdisk would offer for a new partition (inclusive range).
+struct FreeRegion {
+  uint64_t start_sector = 0;
+  uint64_t size_sectors = 0;
+  uint64_t end_sector() const { return start_sector + size_sectors - 1; }
+  bool operator==(const FreeRegion&) const = default;
+};
+
+/// A run of bytes that holds partition-table data (libfdisk's fdisk_locate_disklabel(): "MBR",
+/// "GPT Header", "GPT Entries", "GPT Backup Header", "GPT Backup Entries", "EBR").
+struct TableArea {
+  std::string name;
+  uint64_t offset_bytes = 0;
+  uint64_t size_bytes = 0;
+  bool operator==(const TableArea&) const = default;
+};
+
+struct PartitionTable {
+  LabelType label = LabelType::kNone;
+  /// The logical sector size the table was read with; every *_sector field is in this unit.
+  uint64_t sector_size = 512;
+  uint64_t disk_size_sectors = 0;
+  /// The area where partitions may lie (GPT FirstUsableLBA..LastUsableLBA; DOS: libfdisk's).
+  uint64_t first_usable_lba = 0;
+  uint64_t last_usable_lba = 0;
+  std::string disk_id;  ///< GPT disk GUID or DOS disk identifier ("0x1234abcd")
+  /// In partition-number order; a DOS extended partition is listed with kind kExtended.
+  std::vector<Partition> partitions;
+  std::vector<FreeRegion> free_regions;
+  std::vector<TableArea> areas;
+  /// "xxh64:" + 16 hex digits over the bytes of every area, in order: any change to the
+  /// on-disk table changes it (plan files are bound to it).
+  std::string fingerprint;
+
+  const Partition* Find(uint32_t number) const;
+  bool operator==(const PartitionTable&) const = default;
+};
+
+}  // namespace partalign

@@ -1,0 +1,105 @@
+// A plan: what to change on one disk so that every partition is aligned, bound to that disk's
+// identity, topology and table fingerprint. `plan` computes it, `apply` executes it; the plan
+// file is its JSON form (format "partalign-plan", docs/output.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "partalign/topology/alignment.h"
+#include "partalign/topology/device.h"
+#include "partalign/topology/topology.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+inline constexpr std::string_view kPlanFormat = "partalign-plan";
+inline constexpr int kPlanFormatVersion = 1;
+
+enum class ActionKind {
+  kNone,        ///< already aligned; nothing changes
+  kTableOnly,   ///< only table entries change (no data where the start moves, or only the end)
+  kMoveData,    ///< the start moves and the partition holds data: the journaled mover runs
+  kImpossible,  ///< cannot be aligned; `reason` says why
+};
+
+std::string_view ToString(ActionKind kind);
+std::optional<ActionKind> ActionKindFromString(std::string_view text);
+
+/// One partition's change. Sectors are logical sectors of the disk, ends inclusive.
+struct PlanAction {
+  uint32_t partition = 0;
+  uint64_t old_start_sector = 0;
+  uint64_t old_end_sector = 0;
+  uint64_t new_start_sector = 0;
+  uint64_t new_end_sector = 0;
+  ActionKind kind = ActionKind::kNone;
+  /// Bytes the mover copies (the data of the partition; 0 unless kMoveData).
+  uint64_t bytes_to_move = 0;
+  std::string reason;
+  bool operator==(const PlanAction&) const = default;
+};
+
+/// What a plan is bound to: apply refuses when any of it differs on the disk it is given.
+struct DiskIdentity {
+  std::string path;
+  uint64_t size_bytes = 0;
+  uint64_t logical_sector_size = 0;
+  std::string serial;  ///< empty when the device has none (loop devices, image files)
+  std::string wwn;
+  bool operator==(const DiskIdentity&) const = default;
+};
+
+/// A partition of a fresh layout (`plan --layout`): created, not moved. Sectors are logical
+/// sectors of the disk, ends inclusive.
+struct LayoutPartition {
+  uint32_t partition = 0;
+  uint64_t start_sector = 0;
+  uint64_t end_sector = 0;
+  std::string type;        ///< GPT type GUID (upper case) or DOS type byte ("0x83")
+  std::string name;        ///< GPT partition name; empty for none
+  std::string attributes;  ///< GPT attributes as sfdisk writes them; empty for none
+  bool bootable = false;   ///< DOS boot flag
+  bool operator==(const LayoutPartition&) const = default;
+};
+
+/// A whole new table for an empty disk. A plan carries either this (and no actions) or
+/// actions on the existing table.
+struct PlanLayout {
+  LabelType label = LabelType::kGpt;  ///< kGpt or kDos
+  /// GPT: the header's FirstUsableLBA/LastUsableLBA to write; DOS: the area used.
+  uint64_t first_usable_lba = 0;
+  uint64_t last_usable_lba = 0;
+  std::vector<LayoutPartition> partitions;
+  bool operator==(const PlanLayout&) const = default;
+};
+
+struct Plan {
+  DiskIdentity disk;
+  Topology topology;
+  LabelType label = LabelType::kNone;
+  /// PartitionTable::fingerprint of the table the plan was made from.
+  std::string table_fingerprint;
+  Alignment alignment;
+  std::vector<PlanAction> actions;
+  /// `plan --layout`: the fresh table to create (optional key "layout" in the plan file;
+  /// absent in plans for an existing table).
+  std::optional<PlanLayout> layout;
+  bool operator==(const Plan&) const = default;
+};
+
+/// The plan file document.
+nlohmann::json PlanToJson(const Plan& plan);
+
+/// Parses a plan file. Rejects wrong format names and versions, missing or mistyped keys,
+/// unknown action kinds, inconsistent actions and inconsistent layouts (overlapping or
+/// unordered partitions, a layout together with actions); the error names the key
+/// ("actions[1].new_start_sector: missing").
+Result<Plan> PlanFromJson(std::string_view text);
+
+}  // namespace partalign

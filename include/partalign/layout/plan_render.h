@@ -1,0 +1,43 @@
+// Renderings of a plan, all from the same model: rows for the human table, the disk map
+// (partitions drawn against 1 MiB boundaries, before and after), Markdown, and the new table
+// as an sfdisk script that sfdisk accepts as it is. The JSON rendering is the plan file
+// itself (PlanToJson).
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// Column headings and rows of the action table (human text): one row per partition.
+std::vector<std::string> PlanColumns();
+std::vector<std::vector<std::string>> PlanRows(const Plan& plan);
+
+/// One line describing the disk, the table and the alignment the plan is for.
+std::string PlanHeadline(const Plan& plan);
+
+/// The disk map: an overview of the whole disk before and after (scaled), then, for each
+/// partition whose start changes or cannot be aligned, its start drawn against the grain
+/// boundaries at 32 cells per grain. `table` is the table the plan was made from. At most
+/// `max_details` detail views; a last line says how many were left out.
+std::vector<std::string> DiskMap(const Plan& plan, const PartitionTable& table,
+                                 size_t max_details = 8);
+
+/// The plan as a Markdown document (headline, summary, action table, disk map).
+std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table);
+
+/// The complete new table as an sfdisk script: label, label-id, first-lba/last-lba (GPT,
+/// those of the existing header), sector size, and every partition with start, size, type,
+/// uuid, name, attrs or bootable. Comments say when partitions need their data moved first
+/// (by `partalign apply`), since writing the table alone would not move it. Fails when the
+/// plan does not match `table` (an action for a partition the table lacks).
+Result<std::string> RenderSfdiskScript(const Plan& plan, const PartitionTable& table);
+
+/// The partition map symbol of a partition number: 1-9, then a-z, A-Z, then '#'.
+char PartitionSymbol(uint32_t number);
+
+}  // namespace partalign

@@ -1,0 +1,66 @@
+// partalign plan: the smallest change to a partition table that puts every partition's start
+// on the alignment (and its end so that the next aligned start follows), without shrinking or
+// overlapping any filesystem. Rules and their reasons: docs/audit-plan.md.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
+#include "partalign/topology/alignment.h"
+#include "partalign/topology/device.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// The largest sector number an MBR partition entry can address (32-bit LBA fields; libfdisk
+/// caps the DOS area at UINT_MAX in get_disk_ranges()): 2 TiB with 512-byte sectors.
+inline constexpr uint64_t kMbrMaxSector = 0xFFFFFFFFull;
+
+/// Filesystem signatures whose metadata sits at the end of the partition (md RAID 0.90/1.0
+/// superblocks, ZFS labels L2/L3, ...): changing such a partition's size by even one sector
+/// hides that metadata, so the planner keeps their size exactly.
+bool IsEndAnchored(const PartitionContents& contents);
+
+/// How many sectors of a partition the planner must keep: the filesystem's size when it is
+/// known and not larger than the partition; the whole partition when it holds data of unknown
+/// size or metadata at its end; for an empty partition (no signature, only zeros at its
+/// start) one grain, or its size when that is smaller. Shrinking has a cost in the search, so
+/// an empty partition only gives up what aligning the others needs.
+uint64_t ProtectedSectors(const Partition& partition, uint64_t sector_size, uint64_t grain_sectors);
+
+struct PlanOptions {
+  /// DOS: the sectors libfdisk keeps free before every logical partition but the first, for
+  /// its EBR (its first LBA: the partition starts >= previous end + 1 + this). nullopt: the
+  /// table's first_usable_lba, which is what libfdisk uses on the same disk.
+  std::optional<uint64_t> dos_logical_gap_sectors;
+};
+
+/// The actions for every partition of `table` (table order, the DOS extended partition
+/// included), aligned to `alignment`. Fails on tables it cannot reason about: overlapping
+/// partitions, an alignment that is not a whole number of sectors, labels other than GPT and
+/// DOS.
+Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
+                                               const Alignment& alignment,
+                                               const PlanOptions& options = {});
+
+/// A plan without actions for `current` on `device`: what every plan is bound to (disk
+/// identity, topology, label, table fingerprint) and the alignment.
+Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device, const Alignment& alignment);
+
+/// The whole plan: PlanPartitions bound to the disk (identity, topology, table fingerprint).
+Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
+                      const Alignment& alignment, const PlanOptions& options = {});
+
+/// The table a plan produces: every partition moved to its new extent (nothing else changes).
+/// Partitions without an action keep their place.
+PartitionTable ApplyPlanToTable(const PartitionTable& table,
+                                const std::vector<PlanAction>& actions);
+
+/// "4 partitions: 1 unchanged, 1 table-only, 2 move data (1.5 GiB), 0 impossible".
+std::string PlanSummary(const Plan& plan);
+
+}  // namespace partalign

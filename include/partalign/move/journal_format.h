@@ -1,0 +1,195 @@
+// The on-disk format of a move journal (docs/mover.md, "Journal format"): encode and decode
+// every part, with checksums, so that a torn or corrupt part is detected and never trusted.
+//
+//   [header region, 64 KiB]  preamble + JSON: device identity, move geometry, table updates,
+//                            layout of the rest of the file. Written once.
+//   [table data]             old and new bytes of each table update, each padded to 4 KiB.
+//   [digest table]           XXH3-128 of every chunk of the source, from the pre-scan.
+//   [state A][state B]       two 4 KiB state blocks written alternately (sequence number
+//                            decides), so a torn state write leaves the previous state intact.
+//   [ring]                   ring_batches x chunks_per_batch slots: a 4 KiB record header and
+//                            the saved copy of one chunk.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "partalign/move/move_plan.h"
+#include "partalign/util/hasher.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+inline constexpr uint32_t kJournalVersion = 1;
+/// Every region of the journal starts and ends on this boundary (O_DIRECT on the journal file).
+inline constexpr uint64_t kJournalBlockBytes = 4096;
+/// The header region: the preamble and the JSON text must fit.
+inline constexpr uint64_t kJournalHeaderBytes = 64 * kKiB;
+
+using JournalUuid = std::array<uint8_t, 16>;
+std::string ToHex(const JournalUuid& uuid);
+
+/// What the journal knows about the device, to refuse resuming on another one.
+struct JournalDevice {
+  std::string path;
+  bool is_block_device = false;
+  uint64_t size_bytes = 0;
+  uint64_t logical_sector_size = 0;
+  uint32_t major = 0;  ///< block devices
+  uint32_t minor = 0;
+  std::string serial;        ///< when the disk reports one
+  std::string wwn;           ///< when the disk reports one
+  std::string backing_file;  ///< loop devices: the file behind them
+  /// st_dev/st_ino of the image file (image targets) or of a loop device's backing file: the
+  /// identity that survives re-attaching a loop device under another number.
+  uint64_t file_dev = 0;
+  uint64_t file_ino = 0;
+  bool operator==(const JournalDevice&) const = default;
+};
+
+/// Why `actual` is not the device `recorded` describes, or nullopt when it is. Size and sector
+/// size must match; then serial and WWN when recorded, the backing file's inode for loop
+/// devices, the inode for image files, and the path for other block devices.
+std::optional<std::string> DeviceMismatch(const JournalDevice& recorded,
+                                          const JournalDevice& actual);
+
+struct TableUpdateInfo {
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+  uint64_t old_checksum = 0;  ///< Hash64 of the old bytes
+  uint64_t new_checksum = 0;
+  bool operator==(const TableUpdateInfo&) const = default;
+};
+
+/// Where each region of the journal file is; all offsets and sizes are multiples of 4 KiB.
+struct JournalLayout {
+  uint64_t table_data_offset = 0;
+  uint64_t table_data_bytes = 0;
+  uint64_t digest_table_offset = 0;
+  uint64_t digest_table_bytes = 0;
+  uint64_t state_offset = 0;  ///< two blocks
+  uint64_t ring_offset = 0;
+  uint64_t slot_bytes = 0;  ///< record header + chunk
+  uint64_t slot_count = 0;
+  uint64_t file_bytes = 0;
+  bool operator==(const JournalLayout&) const = default;
+};
+
+JournalLayout ComputeJournalLayout(const MoveGeometry& move,
+                                   std::span<const TableUpdateInfo> table);
+
+/// Where the old (or new) bytes of table update `index` are stored in the journal.
+uint64_t TableDataOffset(const JournalLayout& layout, std::span<const TableUpdateInfo> table,
+                         size_t index, bool new_bytes);
+
+/// Journal offset of the slot for step `index` of a segment.
+uint64_t SlotOffset(const JournalLayout& layout, const MoveGeometry& move, uint64_t index);
+
+struct JournalHeader {
+  uint32_t version = kJournalVersion;
+  JournalUuid uuid{};
+  std::string created_by;  ///< "partalign 0.1.0"
+  JournalDevice device;
+  MoveGeometry move;
+  std::vector<TableUpdateInfo> table;
+  JournalLayout layout;
+  bool operator==(const JournalHeader&) const = default;
+};
+
+/// Exactly kJournalHeaderBytes: preamble (magic, version, JSON length, checksum) + JSON.
+Result<std::vector<uint8_t>> EncodeJournalHeader(const JournalHeader& header, const Hasher& hasher);
+/// Rejects a wrong magic, an unknown version, a bad checksum, truncation and inconsistent values
+/// (a layout that does not match the geometry).
+Result<JournalHeader> DecodeJournalHeader(std::span<const uint8_t> bytes, const Hasher& hasher);
+
+/// Where the move stands; see journal_recovery.h for what each phase means to resume.
+enum class JournalPhase : uint32_t {
+  kMoving = 1,         ///< forward pass: forward_done steps are durably at their destination
+  kDataMoved = 2,      ///< every chunk moved, flushed and verified against the pre-scan
+  kTableWriting = 3,   ///< writing the new table bytes (may be torn)
+  kDone = 4,           ///< new table written and flushed: the move is complete
+  kRollbackTable = 5,  ///< rolling back: restoring the old table bytes
+  kRollingBack = 6,    ///< rolling back: rollback_done steps of the rollback segment are back
+  kRolledBack = 7,     ///< data back at its source and verified, old table in place
+};
+
+const char* ToString(JournalPhase phase);
+
+struct JournalState {
+  JournalPhase phase = JournalPhase::kMoving;
+  uint64_t sequence = 0;
+  uint64_t forward_done = 0;
+  /// Rollback phases: how many forward steps are being moved back, and how many of those are.
+  uint64_t rollback_split = 0;
+  uint64_t rollback_done = 0;
+  /// Hash64 of the digest table; it is valid once any state exists.
+  uint64_t digest_table_checksum = 0;
+  bool operator==(const JournalState&) const = default;
+};
+
+/// One 4 KiB block. Block A holds odd sequence numbers, block B even ones.
+std::vector<uint8_t> EncodeStateBlock(const JournalState& state, const JournalUuid& uuid,
+                                      const Hasher& hasher);
+/// nullopt for a zero, torn or foreign block (never an error: a torn block is expected).
+std::optional<JournalState> DecodeStateBlock(std::span<const uint8_t> block,
+                                             const JournalUuid& uuid, const Hasher& hasher);
+/// The valid state with the highest sequence number, or nullopt when neither block is valid
+/// (the move never started).
+std::optional<JournalState> LatestState(std::span<const uint8_t> block_a,
+                                        std::span<const uint8_t> block_b, const JournalUuid& uuid,
+                                        const Hasher& hasher);
+/// Offset (within the state region) of the block that holds `sequence`.
+inline uint64_t StateBlockOffset(uint64_t sequence) {
+  return sequence % 2 == 1 ? 0 : kJournalBlockBytes;
+}
+
+/// The header of a saved copy (one ring slot). The data follows in the next bytes of the slot.
+struct RecordHeader {
+  uint64_t chunk = 0;  ///< chunk index from the start of the range
+  uint64_t length_bytes = 0;
+  Digest128 digest;       ///< of the data, equal to the pre-scan digest of the chunk
+  bool rollback = false;  ///< written by the rollback pass (informational)
+  bool operator==(const RecordHeader&) const = default;
+};
+
+/// Writes the 4 KiB record header into `block` (which must be 4 KiB).
+void EncodeRecordHeader(const RecordHeader& record, const JournalUuid& uuid, const Hasher& hasher,
+                        std::span<uint8_t> block);
+std::optional<RecordHeader> DecodeRecordHeader(std::span<const uint8_t> block,
+                                               const JournalUuid& uuid, const Hasher& hasher);
+/// True when the slot holds a complete, untorn saved copy of `chunk` whose data digest is
+/// `expected`: only then may resume write it to the device.
+bool IsValidRecord(std::span<const uint8_t> header_block, std::span<const uint8_t> data,
+                   uint64_t chunk, const Digest128& expected, const JournalUuid& uuid,
+                   const Hasher& hasher);
+
+/// The pre-scan digests, 16 bytes each, little-endian, padded to 4 KiB.
+std::vector<uint8_t> EncodeDigestTable(std::span<const Digest128> digests);
+/// Rejects a table whose checksum (Hash64 over the first count * 16 bytes) differs.
+Result<std::vector<Digest128>> DecodeDigestTable(std::span<const uint8_t> bytes, uint64_t count,
+                                                 uint64_t checksum, const Hasher& hasher);
+uint64_t DigestTableChecksum(std::span<const Digest128> digests, const Hasher& hasher);
+
+/// An entry of the journal registry (src/io/move/journal_registry.h): which journal belongs to
+/// which device, so that a new move or an apply on that device finds it even when the journal file
+/// is gone. One small JSON document per journal.
+struct RegistryEntry {
+  std::string journal_path;
+  JournalUuid uuid{};
+  JournalDevice device;
+  bool operator==(const RegistryEntry&) const = default;
+};
+
+std::string EncodeRegistryEntry(const RegistryEntry& entry);
+Result<RegistryEntry> DecodeRegistryEntry(std::string_view text);
+
+/// The digest of a whole range, from its chunk digests (order-independent of how it was read):
+/// Hash128 of the concatenated chunk digests.
+Digest128 RangeDigest(std::span<const Digest128> digests, const Hasher& hasher);
+
+}  // namespace partalign

@@ -1,0 +1,107 @@
+// The geometry of a journaled data move: which chunks exist, in which order they are copied,
+// which batch and journal slot each one uses, and which ones need a saved copy in the journal
+// before their write. Pure arithmetic; docs/mover.md explains why each rule keeps every byte
+// recoverable.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "partalign/util/result.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+
+/// Chunk of the copy. Large enough that per-request overhead vanishes (sfdisk --move-data uses
+/// about 1 MiB, alignment-heuristics.md §3.8; it took hours on small steps, util-linux#848),
+/// small enough that a batch of them fits comfortably in memory.
+inline constexpr uint64_t kDefaultMoveChunkBytes = 4 * kMiB;
+/// Chunks are multiples of 4 KiB so that every journal offset is 4 KiB-aligned: O_DIRECT on the
+/// journal's file system may require its block size (ext4 on a 4Kn disk does).
+inline constexpr uint64_t kMoveChunkAlignBytes = 4096;
+inline constexpr uint64_t kMaxMoveChunkBytes = 256 * kMiB;
+/// Chunks per batch: one journal fdatasync and one device flush per batch.
+inline constexpr uint32_t kDefaultChunksPerBatch = 4;
+/// Batches whose saved copies the journal ring holds at once. Batch b may be journaled once batch
+/// b - ring_batches is committed, so up to this many batches are in flight between their saved
+/// copy and their commit: enough (128 MiB) to hide flush latencies of tens of milliseconds.
+inline constexpr uint32_t kDefaultRingBatches = 8;
+
+/// A move of `length_bytes` from device offset `source_bytes` to `dest_bytes`, and how it is cut
+/// into chunks and batches. Positions below are relative to the start of the range.
+struct MoveGeometry {
+  uint64_t source_bytes = 0;
+  uint64_t dest_bytes = 0;
+  uint64_t length_bytes = 0;
+  uint64_t chunk_bytes = kDefaultMoveChunkBytes;
+  uint32_t chunks_per_batch = kDefaultChunksPerBatch;
+  uint32_t ring_batches = kDefaultRingBatches;
+  bool operator==(const MoveGeometry&) const = default;
+};
+
+/// Raw bytes written to the device when the move completes (`new_bytes`) or rolled back
+/// (`old_bytes`): the partition-table sectors (MBR, GPT headers and entry arrays, EBRs) before
+/// and after the change. The caller (apply) computes them; the mover only writes them.
+struct TableUpdate {
+  uint64_t offset_bytes = 0;
+  std::vector<uint8_t> old_bytes;
+  std::vector<uint8_t> new_bytes;
+  bool operator==(const TableUpdate&) const = default;
+};
+
+/// Checks a move against the device: sector alignment, bounds, chunk size, and table updates that
+/// are sector-aligned, equally long, inside the device and disjoint from the destination range
+/// and from each other (they may lie in the part of the source the move vacates). Errors name the
+/// offending value.
+Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
+                    uint64_t logical_sector_size, std::span<const TableUpdate> table = {});
+
+uint64_t ChunkCount(const MoveGeometry& move);
+
+/// Where chunk `chunk` (0-based from the start of the range) lies, relative to the range start.
+struct ChunkExtent {
+  uint64_t position_bytes = 0;
+  uint64_t length_bytes = 0;
+};
+ChunkExtent ChunkExtentOf(const MoveGeometry& move, uint64_t chunk);
+
+/// One pass of the mover over consecutive chunks: the move itself, or the rollback of its done
+/// part (the same chunks moved back). A chunk at position p is read at source_base + p and
+/// written at dest_base + p.
+struct Segment {
+  uint64_t source_base = 0;
+  uint64_t dest_base = 0;
+  uint64_t first_chunk = 0;
+  uint64_t chunk_count = 0;
+  bool operator==(const Segment&) const = default;
+};
+
+/// Moving towards higher offsets copies from the highest chunk down, so that every chunk is read
+/// before any write can reach it (the same rule as sfdisk's backward copy).
+bool Descending(const Segment& segment);
+
+Segment ForwardSegment(const MoveGeometry& move);
+/// Moves back the first `forward_done` chunks the forward segment processed.
+Segment RollbackSegment(const MoveGeometry& move, uint64_t forward_done);
+
+/// The chunk (index from the range start) processed at step `index` of `segment`.
+uint64_t ChunkAt(const Segment& segment, uint64_t index);
+
+uint64_t BatchCount(const Segment& segment, uint32_t chunks_per_batch);
+inline uint64_t BatchOf(uint64_t index, uint32_t chunks_per_batch) {
+  return index / chunks_per_batch;
+}
+
+/// The first step of `segment` whose write overwrites part of the source of step `index`, or
+/// nullopt when no write of the segment ever does. Never smaller than `index`.
+std::optional<uint64_t> FirstOverwriter(const MoveGeometry& move, const Segment& segment,
+                                        uint64_t index);
+
+/// True when step `index` must have a saved copy in the journal before the write that overwrites
+/// its source: that write can happen before the step's own batch is committed (it is in the same
+/// batch or one of the next ring_batches - 1 batches).
+bool NeedsSavedCopy(const MoveGeometry& move, const Segment& segment, uint64_t index);
+
+}  // namespace partalign

@@ -1,0 +1,45 @@
+// What binds a plan (and a table backup) to one disk: apply refuses a plan whose disk changed
+// since the plan was made (a stale plan) or that was made for another disk, and after writing
+// checks entry by entry that the disk holds the table the plan asked for.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
+#include "partalign/topology/device.h"
+#include "partalign/topology/topology.h"
+
+namespace partalign {
+
+/// The identity of the disk `info` describes, as plans and backups record it.
+DiskIdentity IdentityOf(const DeviceInfo& info);
+
+/// Differences between a recorded identity and the disk now: size, logical sector size, serial,
+/// WWN, one message each ("serial: plan 'WD-1', disk 'WD-2'"). `recorded_by` names the record
+/// ("plan", "backup"). Paths are not compared: the same disk may be reached by another name.
+std::vector<std::string> IdentityMismatches(const DiskIdentity& recorded, const DiskIdentity& now,
+                                            std::string_view recorded_by);
+
+/// The --assume spec that reproduces `topology`
+/// ("log=512,phys=4096,min-io=4096,opt-io=33553920,align-offset=0").
+std::string TopologySpecOf(const Topology& topology);
+
+/// Everything that makes `plan` stale for the disk as it is now (`now` with apply's own
+/// --assume applied, `table` read from it): identity, topology, table type, table fingerprint,
+/// and each action's old start and end against the partition on disk. Empty when the plan
+/// still fits. A plan made with an assumed topology needs the same values assumed again: the
+/// message names the --assume spec that does it.
+std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
+                                        const PartitionTable& table);
+
+/// Differences between the table `plan` asks for, starting from `before`, and `after`, entry
+/// by entry: the same partitions (number, kind, type, name, UUID, attributes, boot flag), each
+/// at its planned start and end (table-only actions) or where it was (every other kind), the
+/// same table type, disk identifier and, for GPT, usable area. Empty when they agree.
+std::vector<std::string> TableVersusPlan(const Plan& plan, const PartitionTable& before,
+                                         const PartitionTable& after);
+
+}  // namespace partalign

@@ -1,0 +1,111 @@
+// The table backup file (format "partalign-table-backup", docs/output.md): every sector that
+// holds partition-table data before a write, and every sector the write will change, with its
+// offset and an xxh64 of its bytes; the device identity; the table fingerprint; an sfdisk
+// dump. apply writes it (fsynced) before its first write; restore writes the sectors back.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "partalign/layout/plan.h"
+#include "partalign/table/table_transition.h"
+#include "partalign/topology/device.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+inline constexpr std::string_view kBackupFormat = "partalign-table-backup";
+inline constexpr int kBackupFormatVersion = 1;
+/// File name suffix of backups.
+inline constexpr std::string_view kBackupSuffix = ".partalign-backup";
+
+/// The disk a backup was taken from.
+struct BackupDevice {
+  DiskIdentity disk;
+  bool is_block_device = false;
+  uint32_t major = 0;  ///< block devices only; informational (numbers change across boots)
+  uint32_t minor = 0;
+  std::string kernel_name;
+  /// Loop devices: the file behind them. A loop device with another backing file is another
+  /// disk, whatever its size.
+  std::string backing_file;
+  bool operator==(const BackupDevice&) const = default;
+};
+
+/// One saved run of sectors: a TableRange's place and its bytes before the write.
+struct BackupRange {
+  TableAreaRole role = TableAreaRole::kMbr;
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+  std::optional<uint32_t> old_index;  ///< as in TableRange: its place in the saved table
+  std::optional<uint32_t> new_index;  ///< its place in the table the write produced
+  std::vector<uint8_t> bytes;
+  std::string xxh64;          ///< of `bytes` ("xxh64:" + 16 hex digits)
+  std::string applied_xxh64;  ///< of the bytes the write puts there
+  bool operator==(const BackupRange&) const = default;
+};
+
+/// A data move that goes with the table change a backup precedes (apply of a plan that moves
+/// data): once it has run, the saved table points at places the data has left, so `restore`
+/// refuses to write it back; the move's journal is the way back (docs/apply.md).
+struct BackupMove {
+  uint32_t partition = 0;
+  uint64_t source_bytes = 0;
+  uint64_t dest_bytes = 0;
+  uint64_t length_bytes = 0;
+  std::string journal;
+  bool operator==(const BackupMove&) const = default;
+};
+
+struct TableBackup {
+  std::string partalign_version;
+  std::string created;  ///< UTC, ISO 8601 ("2026-11-21T10:15:00Z")
+  std::string command;  ///< what took it: "apply", "restore"
+  BackupDevice device;
+  LabelType label = LabelType::kNone;
+  uint64_t sector_size = 512;
+  /// PartitionTable::fingerprint of the saved table; after a restore the disk has it again.
+  std::string table_fingerprint;
+  /// The fingerprint of the table the write was to produce.
+  std::string applied_table_fingerprint;
+  std::string sfdisk_dump;
+  /// In the transition's write order.
+  std::vector<BackupRange> ranges;
+  /// The data moves of the apply this backup was taken for, in order (empty: a table-only
+  /// change). Key "moves", absent in backups of table-only changes.
+  std::vector<BackupMove> moves;
+  bool operator==(const TableBackup&) const = default;
+};
+
+/// The ranges of `transition` as backup ranges (old bytes saved; hashes left empty: the I/O
+/// edge fills them, src/io/table/backup_file.h).
+std::vector<BackupRange> BackupRangesOf(const TableTransition& transition);
+
+nlohmann::json BackupToJson(const TableBackup& backup);
+
+/// Parses a backup file. Rejects other formats and versions, missing or mistyped keys, bad
+/// base64 and data whose length is not the range's; the error names the key
+/// ("ranges[2].data_base64: 512 bytes, length_bytes says 4096"). Hashes are checked by the I/O
+/// edge.
+Result<TableBackup> BackupFromJson(std::string_view text);
+
+/// Differences between the disk a backup was taken from and `now`: size, logical sector size,
+/// serial, WWN, and a loop device's backing file.
+std::vector<std::string> BackupDeviceMismatches(const BackupDevice& saved, const BackupDevice& now);
+
+/// The transition a restore performs: from `current` (the bytes on disk now, one entry per
+/// backup range) back to the saved bytes, in the write order for that direction.
+Result<TableTransition> RestoreTransition(const TableBackup& backup,
+                                          const std::vector<std::vector<uint8_t>>& current);
+
+/// "sda-20261121T101500Z-xxh64-0123456789abcdef.partalign-backup" for a backup taken at
+/// `timestamp` ("20261121T101500Z") of `device_name` before the table `fingerprint`.
+std::string BackupFileName(std::string_view device_name, std::string_view timestamp,
+                           std::string_view fingerprint);
+
+}  // namespace partalign

@@ -1,0 +1,114 @@
+// What GNU parted / libparted does on a given topology: its minimum and optimum alignment
+// (`-a minimal|optimal`), where `mkpart` places a partition on a fresh label, whether it
+// prints "not properly aligned for best performance", and what `align-check` answers.
+// Restated from parted's source (libparted/arch/linux.c, device.c, cs/natmath.c,
+// cs/constraint.c, disk.c, labels/gpt.c, labels/dos.c, unit.c, parted/parted.c); see
+// alignment-heuristics.md §2 and docs/explain.md. No upstream code is copied.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "partalign/tools/tool_version.h"
+#include "partalign/topology/device.h"
+#include "partalign/topology/topology.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// parted's `-a` mode. `none` and `cylinder` are not modelled (no device alignment).
+enum class PartedMode { kOptimal, kMinimal };
+
+std::string_view ToString(PartedMode mode);  ///< "optimal", "minimal"
+
+/// libparted's PedAlignment: the sectors offset + k * grain.
+struct SectorAlignment {
+  int64_t offset_sectors = 0;
+  int64_t grain_sectors = 1;
+  bool operator==(const SectorAlignment&) const = default;
+};
+
+/// What libparted knows about the device (PedDevice plus the libblkid topology it keeps).
+struct PartedDevice {
+  int64_t sector_size = 512;       ///< dev->sector_size
+  int64_t phys_sector_size = 512;  ///< dev->phys_sector_size
+  int64_t length_sectors = 0;      ///< dev->length
+  /// False for image files (parted never probes them) and when libblkid returns no topology.
+  bool has_topology = false;
+  uint64_t minimum_io_size = 0;  ///< blkid_topology_get_minimum_io_size
+  uint64_t optimal_io_size = 0;  ///< blkid_topology_get_optimal_io_size
+  uint64_t alignment_offset = 0;
+};
+
+/// parted's view of a disk at one version: the two alignments and why.
+struct PartedModel {
+  PartedDevice device;
+  ToolVersion version;
+  ToolEra era;
+  SectorAlignment minimum;
+  SectorAlignment optimum;
+  std::vector<std::string> device_reasons;
+  std::vector<std::string> minimum_reasons;
+  std::vector<std::string> optimum_reasons;
+
+  const SectorAlignment& For(PartedMode mode) const {
+    return mode == PartedMode::kOptimal ? optimum : minimum;
+  }
+  const std::vector<std::string>& ReasonsFor(PartedMode mode) const {
+    return mode == PartedMode::kOptimal ? optimum_reasons : minimum_reasons;
+  }
+};
+
+/// Builds parted's view of `topology` (an image file when origin is kDefault, otherwise a
+/// block device reporting these values). Fails for versions before 2.2 and for topologies that
+/// give a zero grain (an I/O size below the sector size: libparted would divide by zero).
+Result<PartedModel> MakePartedModel(const Topology& topology, const ToolVersion& version);
+
+/// A position typed on parted's command line ("0%", "1MiB", "1MB", "2048s", "-1s"): the target
+/// sector and the range parted accepts around it (ped_unit_parse_custom).
+struct PartedPosition {
+  int64_t sector = 0;
+  int64_t range_start = 0;
+  int64_t range_end = 0;
+  bool iec = false;  ///< KiB/MiB/GiB/TiB
+};
+
+/// Parses `text` as parted `version` does on `device`; `is_end` applies the IEC end adjustment
+/// of parted >= 3.1 (`_adjust_end_if_iec`).
+Result<PartedPosition> ParsePartedPosition(const PartedModel& model, std::string_view text);
+
+/// What `parted -s -a MODE DEV mklabel LABEL mkpart primary START END` does.
+struct MkpartOutcome {
+  bool created = false;
+  int64_t start_sector = 0;
+  int64_t end_sector = 0;
+  /// The warning parted prints in script mode, without the "Warning: " prefix.
+  std::optional<std::string> warning;
+  /// Why parted refuses, when !created (parted exits 1).
+  std::string error;
+  /// How the start was chosen, one sentence per step, each naming the values it used.
+  std::vector<std::string> reasons;
+};
+
+MkpartOutcome PredictMkpart(const PartedModel& model, PartedMode mode, LabelType label,
+                            std::string_view start, std::string_view end);
+
+/// What `parted DEV align-check TYPE N` answers for partition N starting at `start_sector`.
+struct AlignCheckOutcome {
+  bool aligned = false;
+  /// Interactive output: "1 aligned" or "1 not aligned: 2048s % 65535s != 0s" (the arithmetic
+  /// since parted 3.3). In script mode (-s) parted prints nothing and exits 0 or 1.
+  std::string output;
+  int script_exit_status = 0;
+};
+
+AlignCheckOutcome PredictAlignCheck(const PartedModel& model, PartedMode mode, int partition,
+                                    int64_t start_sector);
+
+/// parted's name for a label: "gpt", "msdos".
+std::string_view PartedLabelName(LabelType label);
+
+}  // namespace partalign

@@ -1,0 +1,55 @@
+// Strict reading of the JSON documents partalign reads back (plan files, table backups): typed
+// fields, and the first error remembered with its key path ("actions[1].new_start_sector:
+// missing"), so that a broken file gets a one-line error naming what is wrong.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include <nlohmann/json.hpp>
+
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// Reads the fields of one JSON object. After the first failure every getter returns a default
+/// value; check error() once after a group of reads.
+class FieldReader {
+ public:
+  /// `path` prefixes every key in messages ("disk.", "ranges[2].").
+  FieldReader(const nlohmann::json& object, std::string path);
+
+  uint64_t Uint(const char* key);
+  /// A non-negative integer, or nullopt when the key is missing or null.
+  std::optional<uint64_t> OptionalUint(const char* key);
+  /// A string; with `required` false a missing key or null reads as "".
+  std::string String(const char* key, bool required = true);
+  bool Bool(const char* key);
+  /// An object; with `required` false a missing key reads as nullptr without an error.
+  const nlohmann::json* Object(const char* key, bool required = true);
+  const nlohmann::json* Array(const char* key);
+
+  /// Records "<path><key>: <what>" unless an error is already recorded.
+  void Fail(const std::string& key, const std::string& what);
+  const std::optional<std::string>& error() const { return error_; }
+  const std::string& path() const { return path_; }
+
+ private:
+  const nlohmann::json* Find(const char* key) const;
+  const nlohmann::json* Get(const char* key);
+
+  const nlohmann::json& object_;
+  std::string path_;
+  std::optional<std::string> error_;
+};
+
+/// Parses `text` as one of partalign's file formats: a JSON object whose "format" is `format`
+/// and whose "format_version" is `version`. Errors say what is wrong ("not valid JSON
+/// (truncated or corrupt?)", "format is 'x', not 'partalign-plan'", "format_version 2 is not
+/// supported (this partalign reads 1)").
+Result<nlohmann::json> ParseFormatDocument(std::string_view text, std::string_view format,
+                                           int version);
+
+}  // namespace partalign

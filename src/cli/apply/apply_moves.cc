@@ -1,0 +1,446 @@
+#include "cli/apply/apply_moves.h"
+
+#include <sys/stat.h>
+
+#include <filesystem>
+#include <optional>
+#include <ostream>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/apply/move_ui.h"
+#include "io/move/journal_file.h"
+#include "io/move/mover.h"
+#include "io/table/fdisk_table.h"
+#include "io/table/fdisk_transition.h"
+#include "io/table/table_writer.h"
+#include "io/util/smartcols_table.h"
+#include "partalign/table/apply_steps.h"
+#include "partalign/table/plan_check.h"
+#include "partalign/topology/probe_report.h"
+#include "partalign/util/units.h"
+#include "partalign/util/version.h"
+
+namespace partalign {
+namespace {
+
+namespace fs = std::filesystem;
+
+constexpr const char* kJournalSuffix = ".partalign-journal";
+
+// One step as apply runs it: the move, libfdisk's table before and after it, the journal.
+struct PreparedStep {
+  ApplyStep step;
+  const PlanAction* move = nullptr;
+  ComputedTransition computed;
+  std::vector<TableRange> changed;  ///< in the crash-safe write order
+  std::string journal;
+};
+
+const PlanAction* ActionOf(const Plan& plan, uint32_t partition) {
+  for (const PlanAction& a : plan.actions) {
+    if (a.partition == partition) return &a;
+  }
+  return nullptr;
+}
+
+std::vector<ScriptEdit> EditsOf(const ApplyStep& step) {
+  std::vector<ScriptEdit> edits;
+  for (const TableEdit& e : step.edits) {
+    edits.push_back({e.partition, e.start_sector, e.end_sector - e.start_sector + 1});
+  }
+  return edits;
+}
+
+// When the mover writes a step's table, the moved partition's data is at its new place: its
+// old place holds nothing that the table write could destroy (its new place is checked
+// through the new table).
+PartitionTable WithDataMoved(PartitionTable table, uint32_t partition) {
+  for (Partition& p : table.partitions) {
+    if (p.number == partition) p.contents.has_data = false;
+  }
+  return table;
+}
+
+std::string DiskName(const std::string& path) {
+  std::string name = fs::path(path).filename().string();
+  return name.empty() ? "disk" : name;
+}
+
+// The directory a journal check can look at: the journal directory, or (dry run, before it is
+// created) its nearest existing ancestor, which is where it will be made.
+std::string ExistingDirFor(const std::string& dir) {
+  fs::path p = fs::absolute(dir).lexically_normal();
+  std::error_code ec;
+  while (!fs::is_directory(p, ec) && p.has_parent_path() && p != p.parent_path()) {
+    p = p.parent_path();
+  }
+  return p.string();
+}
+
+std::vector<BackupMove> MovesFrom(const std::vector<PreparedStep>& steps, size_t first,
+                                  uint64_t sector_size) {
+  std::vector<BackupMove> out;
+  for (size_t k = first; k < steps.size(); ++k) {
+    const MoveGeometry g = MoveOf(*steps[k].move, sector_size);
+    out.push_back(
+        {steps[k].move->partition, g.source_bytes, g.dest_bytes, g.length_bytes, steps[k].journal});
+  }
+  return out;
+}
+
+}  // namespace
+
+void PrintPlanActions(std::ostream& out, const Plan& plan) {
+  TextTable table({{"PART", true},
+                   {"OLD START", true},
+                   {"OLD END", true},
+                   {"NEW START", true},
+                   {"NEW END", true},
+                   {"ACTION"},
+                   {"REASON"}});
+  for (const PlanAction& a : plan.actions) {
+    const bool changes = a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData;
+    table.AddRow({std::to_string(a.partition), std::to_string(a.old_start_sector),
+                  std::to_string(a.old_end_sector),
+                  changes ? std::to_string(a.new_start_sector) : "-",
+                  changes ? std::to_string(a.new_end_sector) : "-", std::string(ToString(a.kind)),
+                  a.reason});
+  }
+  out << table.Render();
+}
+
+namespace {
+
+void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint64_t sector_size) {
+  TextTable table({{"STEP", true},
+                   {"PART", true},
+                   {"MOVE"},
+                   {"FROM BYTE", true},
+                   {"TO BYTE", true},
+                   {"BYTES", true},
+                   {"TABLE", true},
+                   {"ALSO CHANGES"},
+                   {"JOURNAL"}});
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PreparedStep& s = steps[k];
+    const MoveGeometry g = MoveOf(*s.move, sector_size);
+    std::string also;
+    for (const TableEdit& e : s.step.edits) {
+      if (e.partition == s.step.move_partition) continue;
+      also += (also.empty() ? "" : ", ") +
+              fmt::format("{}: {}-{}", e.partition, e.start_sector, e.end_sector);
+    }
+    uint64_t table_bytes = 0;
+    for (const TableRange& r : s.changed) table_bytes += r.length_bytes;
+    table.AddRow({std::to_string(k + 1), std::to_string(s.move->partition),
+                  std::string(Direction(*s.move)), std::to_string(g.source_bytes),
+                  std::to_string(g.dest_bytes), std::to_string(g.length_bytes),
+                  fmt::format("{} B", table_bytes), also.empty() ? "-" : also, s.journal});
+  }
+  out << table.Render();
+}
+
+nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedStep>& steps,
+                          uint64_t sector_size) {
+  nlohmann::json json_steps = nlohmann::json::array();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PreparedStep& s = steps[k];
+    const MoveGeometry g = MoveOf(*s.move, sector_size);
+    nlohmann::json edits = nlohmann::json::array();
+    for (const TableEdit& e : s.step.edits) {
+      edits.push_back({{"partition", e.partition},
+                       {"start_sector", e.start_sector},
+                       {"end_sector", e.end_sector}});
+    }
+    json_steps.push_back({{"step", k + 1},
+                          {"partition", s.move->partition},
+                          {"direction", Direction(*s.move)},
+                          {"source_bytes", g.source_bytes},
+                          {"dest_bytes", g.dest_bytes},
+                          {"length_bytes", g.length_bytes},
+                          {"journal", s.journal},
+                          {"table_edits", edits},
+                          {"table_fingerprint", s.computed.old_table.fingerprint},
+                          {"new_table_fingerprint", s.computed.new_table.fingerprint},
+                          {"table_write", TransitionJson(s.computed.transition)}});
+  }
+  return {
+      {"schema_version", kJsonSchemaVersion},
+      {"partalign_version", kVersion},
+      {"plan", r.plan_path},
+      {"device", r.path},
+      {"dry_run", true},
+      {"table_fingerprint", steps.front().computed.old_table.fingerprint},
+      {"new_table_fingerprint", steps.back().computed.new_table.fingerprint},
+      {"actions", PlanToJson(*r.plan)["actions"]},
+      {"steps", json_steps},
+  };
+}
+
+// Prints what step k would overwrite, if anything, and the refusal; false when nothing.
+bool Refused(Streams io, size_t k, const std::vector<std::string>& conflicts, const char* what) {
+  if (conflicts.empty()) return false;
+  for (const std::string& m : conflicts) PrintError(io.err, fmt::format("step {}: {}", k + 1, m));
+  PrintError(io.err, fmt::format("refusing to overwrite {}; nothing was written", what));
+  return true;
+}
+
+// Everything up to the first write: the steps, their tables (libfdisk, on scratch copies), the
+// checks of every step. nullopt after printing why (`*code` says how to exit).
+std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequest& r,
+                                                 ExitCode* code) {
+  const uint64_t sector_size = r.device->topology.logical_sector_size;
+  *code = ExitCode::kFailure;
+  Result<TableRead> table =
+      ReadPartitionTable(r.path, {.sector_size = sector_size, .probe_contents = true});
+  if (!table) {
+    PrintError(io.err, table.error().message + "; nothing was written");
+    return std::nullopt;
+  }
+  Result<std::vector<ApplyStep>> order = OrderApplySteps(*r.plan, table->table);
+  if (!order) {
+    PrintError(io.err, fmt::format("cannot apply '{}': {}; nothing was written", r.plan_path,
+                                   order.error().message));
+    *code = ExitCode::kRefused;
+    return std::nullopt;
+  }
+  std::vector<std::vector<ScriptEdit>> edits;
+  for (const ApplyStep& s : *order) edits.push_back(EditsOf(s));
+  Result<std::vector<ComputedTransition>> chain =
+      ComputeTransitionChain(r.path, sector_size, edits);
+  if (!chain) {
+    PrintError(io.err, chain.error().message + "; nothing was written");
+    return std::nullopt;
+  }
+
+  const std::string stamp = UtcTime("%Y%m%dT%H%M%SZ");
+  const std::string dir = fs::absolute(r.journal_dir).lexically_normal().string();
+  std::vector<PreparedStep> steps;
+  const PartitionTable* before = &table->table;
+  for (size_t k = 0; k < order->size(); ++k) {
+    PreparedStep s;
+    s.step = (*order)[k];
+    s.move = ActionOf(*r.plan, s.step.move_partition);
+    s.computed = std::move((*chain)[k]);
+    s.changed = ChangedRanges(s.computed.transition);
+    s.journal = fmt::format("{}/{}-{}-step{}-part{}{}", dir, DiskName(r.path), stamp, k + 1,
+                            s.move->partition, kJournalSuffix);
+    // libfdisk's table for this step must be the plan's, restricted to the step.
+    std::vector<std::string> wrong = TableVersusPlan(StepPlan(*r.plan, s.step, *before),
+                                                     s.computed.old_table, s.computed.new_table);
+    if (!wrong.empty()) {
+      PrintError(io.err,
+                 fmt::format("the table libfdisk made for step {} differs from the plan:", k + 1));
+      for (const std::string& m : wrong) PrintError(io.err, "  " + m);
+      PrintError(io.err, "nothing was written");
+      return std::nullopt;
+    }
+    std::vector<std::string> conflicts = TransitionConflicts(
+        s.computed.transition, WithDataMoved(s.computed.old_table, s.move->partition),
+        s.computed.new_table);
+    if (Refused(io, k, conflicts, "partition contents") ||
+        Refused(io, k,
+                MoveOverwritesTable(s.computed.transition, s.move->partition,
+                                    MoveOf(*s.move, sector_size)),
+                "the partition table")) {
+      *code = ExitCode::kRefused;
+      return std::nullopt;
+    }
+    steps.push_back(std::move(s));
+    before = &steps.back().computed.new_table;
+  }
+  // And all the steps together make the plan.
+  std::vector<std::string> wrong =
+      TableVersusPlan(*r.plan, steps.front().computed.old_table, steps.back().computed.new_table);
+  if (!wrong.empty()) {
+    PrintError(io.err, "the table after the last step differs from the plan:");
+    for (const std::string& m : wrong) PrintError(io.err, "  " + m);
+    PrintError(io.err, "nothing was written");
+    return std::nullopt;
+  }
+
+  // What would make the mover refuse, before anything is asked or written: the journals'
+  // place, existing journal files, users of the disk, an unfinished move.
+  Result<Target> reader = OpenTarget(r.path);
+  if (!reader) {
+    PrintError(io.err, reader.error().message + "; nothing was written");
+    return std::nullopt;
+  }
+  const std::string check_dir = ExistingDirFor(dir);
+  for (const PreparedStep& s : steps) {
+    const std::string journal =
+        check_dir == dir ? s.journal : check_dir + "/" + fs::path(s.journal).filename().string();
+    if (Status allowed = CheckMoveAllowed(*reader, journal); !allowed) {
+      PrintError(io.err, allowed.error().message + "; nothing was written");
+      *code = ExitCode::kRefused;
+      return std::nullopt;
+    }
+  }
+  *code = ExitCode::kOk;
+  return steps;
+}
+
+// After a step stopped or failed: where the disk is, what is left.
+// "step 2" or "steps 2-4" (1-based, inclusive).
+std::string StepRange(size_t first, size_t last) {
+  return first == last ? fmt::format("step {}", first) : fmt::format("steps {}-{}", first, last);
+}
+
+// After a step stopped or failed: `done` steps are complete, the one after them (if any) is
+// what the messages before this said, the rest were not started.
+void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, size_t done,
+                         const std::string& path) {
+  if (done > 0) {
+    PrintError(io.err, fmt::format("{} of {} {}: the data is moved and the table on '{}' says so",
+                                   StepRange(1, done), steps.size(),
+                                   done == 1 ? "is done" : "are done", path));
+  }
+  if (done + 1 < steps.size()) {
+    PrintError(io.err, fmt::format("{} {} not started; once the disk is settled, 'partalign plan' "
+                                   "makes a new plan for what is left",
+                                   StepRange(done + 2, steps.size()),
+                                   done + 2 == steps.size() ? "was" : "were"));
+  }
+}
+
+}  // namespace
+
+ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
+  const uint64_t sector_size = r.device->topology.logical_sector_size;
+  ExitCode code = ExitCode::kOk;
+  std::optional<std::vector<PreparedStep>> prepared = Prepare(io, r, &code);
+  if (!prepared) return code;
+  const std::vector<PreparedStep>& steps = *prepared;
+
+  if (r.json) {
+    io.out << DryRunJson(r, steps, sector_size).dump(2) << '\n';
+    return ExitCode::kOk;
+  }
+  uint64_t moved_bytes = 0;
+  for (const PreparedStep& s : steps) moved_bytes += s.move->bytes_to_move;
+  io.out << fmt::format("Plan '{}' for '{}' ({} table, {}-byte sectors, {}):\n", r.plan_path,
+                        r.path, ToString(steps.front().computed.transition.label), sector_size,
+                        steps.front().computed.old_table.fingerprint);
+  PrintPlanActions(io.out, *r.plan);
+  io.out << fmt::format(
+      "\nData moves: {} step(s), {} to copy, each one journaled move after which the mover "
+      "writes that step's table:\n",
+      steps.size(), FormatSize(moved_bytes));
+  PrintSteps(io.out, steps, sector_size);
+  io.out << "Crash safety: at every instant the table on disk matches the data of every "
+            "partition; after a crash in a step, 'partalign resume JOURNAL' completes or rolls "
+            "back that step (the steps before it are done, those after it not started), and "
+            "then 'partalign plan' makes a new plan for what is left.\n";
+  if (r.write->dry_run) {
+    io.out << "Dry run: nothing was written.\n";
+    return ExitCode::kOk;
+  }
+  if (!Confirm(io,
+               fmt::format("Move the data of {} partition(s) and change the table of '{}'?",
+                           steps.size(), r.path),
+               r.write->yes)) {
+    return ExitCode::kRefused;
+  }
+  std::error_code ec;
+  fs::create_directories(r.journal_dir, ec);
+  if (ec) {
+    PrintError(io.err, fmt::format("cannot create the journal directory '{}': {}; nothing was "
+                                   "written",
+                                   r.journal_dir, ec.message()));
+    return ExitCode::kFailure;
+  }
+  if (r.before_first_write && !r.before_first_write()) return ExitCode::kFailure;
+
+  std::optional<Target> disk = AcquireForWrite(io, r.path, &code);
+  if (!disk) return code;
+  // Ctrl-C from here on asks the running move to stop at a batch boundary, consistently.
+  StopOnSignal stop;
+  PartitionTable final_table;
+  for (size_t k = 0; k < steps.size(); ++k) {
+    const PreparedStep& s = steps[k];
+    // The sectors must be the ones this step's table starts from: the disk's, or what the
+    // step before wrote.
+    Result<std::vector<size_t>> moved = DifferingRanges(
+        disk->fd.get(), r.path, s.changed, [](const TableRange& t) { return t.old_bytes; });
+    if (!moved || !moved->empty()) {
+      PrintError(io.err, !moved ? moved.error().message
+                                : fmt::format("the table of '{}' is not the one step {} starts "
+                                              "from ({} at byte {}); step {} was not started",
+                                              r.path, k + 1,
+                                              AreaName(s.computed.transition.label,
+                                                       s.changed[moved->front()]),
+                                              s.changed[moved->front()].offset_bytes, k + 1));
+      PrintWhereItStopped(io, steps, k, r.path);
+      return k == 0 ? ExitCode::kRefused : ExitCode::kFailure;
+    }
+    TableBackup backup = MakeBackup("apply", *r.device, *disk, s.computed.transition,
+                                    s.computed.old_table.fingerprint,
+                                    s.computed.new_table.fingerprint, s.computed.old_script);
+    backup.moves = MovesFrom(steps, k, sector_size);
+    std::optional<std::string> backup_path = SaveBackup(io, r.write->backup_dir, backup);
+    if (!backup_path) {
+      PrintWhereItStopped(io, steps, k, r.path);
+      return ExitCode::kFailure;
+    }
+
+    MoveRequest request;
+    request.move = MoveOf(*s.move, sector_size);
+    request.journal_path = s.journal;
+    for (const TableRange& t : s.changed) {
+      request.table.push_back({t.offset_bytes, t.old_bytes, t.new_bytes});
+    }
+    io.out << fmt::format("\nStep {}/{}: partition {}, {} bytes {} from byte {} to byte {}\n",
+                          k + 1, steps.size(), s.move->partition, request.move.length_bytes,
+                          Direction(*s.move), request.move.source_bytes, request.move.dest_bytes)
+           << std::flush;
+    std::optional<MoveStatus> status;
+    ExitCode moved_code = RunMoveOn(
+        io, *disk, r.progress,
+        [&](const Target& target, const MoverHooks& hooks) {
+          return StartMove(target, request, hooks);
+        },
+        request.move, request.table.size(), s.journal, &status);
+    if (moved_code != ExitCode::kOk || status != MoveStatus::kCompleted) {
+      PrintWhereItStopped(io, steps, k, r.path);
+      return moved_code == ExitCode::kOk ? ExitCode::kFailure : moved_code;
+    }
+    Result<TableRead> after =
+        ReadPartitionTable(r.path, {.sector_size = sector_size, .probe_contents = false});
+    if (!after) {
+      PrintError(io.err, after.error().message);
+      PrintWhereItStopped(io, steps, k + 1, r.path);
+      return ExitCode::kFailure;
+    }
+    if (after->table.fingerprint != s.computed.new_table.fingerprint) {
+      PrintError(io.err, fmt::format("after step {} the table of '{}' has fingerprint {}, "
+                                     "expected {}",
+                                     k + 1, r.path, after->table.fingerprint,
+                                     s.computed.new_table.fingerprint));
+      PrintWhereItStopped(io, steps, k + 1, r.path);
+      return ExitCode::kFailure;
+    }
+    if (!UpdateKernel(io, *disk, after->table)) {
+      PrintWhereItStopped(io, steps, k + 1, r.path);
+      return ExitCode::kFailure;
+    }
+    final_table = std::move(after->table);
+  }
+
+  // The table read back after the last step (the disk is held: nobody changed it since).
+  std::vector<std::string> off =
+      TableVersusPlan(*r.plan, steps.front().computed.old_table, final_table);
+  if (!off.empty()) {
+    for (const std::string& m : off) PrintError(io.err, m);
+    PrintError(io.err, fmt::format("the table read back from '{}' differs from the plan", r.path));
+    return ExitCode::kFailure;
+  }
+  io.out << fmt::format(
+      "\nVerified: the table on '{}' matches the plan ({} partitions, {}); {} moved.\n", r.path,
+      final_table.partitions.size(), final_table.fingerprint, FormatSize(moved_bytes));
+  if (r.after_success) r.after_success();
+  return ExitCode::kOk;
+}
+
+}  // namespace partalign

@@ -1,0 +1,48 @@
+// apply for a plan that moves data (docs/apply.md, "Plans that move data"): the plan's changes
+// as steps (OrderApplySteps), one journaled move per step, each writing the table that goes
+// with the data's new place through the mover, so that after a crash at any instant the table
+// on disk matches every partition's data and `partalign resume JOURNAL` finishes or undoes the
+// step that was running.
+#pragma once
+
+#include <functional>
+#include <iosfwd>
+#include <string>
+
+#include "cli/apply/table_write.h"
+#include "cli/commands.h"
+#include "io/device/device_probe.h"
+#include "partalign/layout/plan.h"
+
+namespace partalign {
+
+/// Where apply puts the journals of its moves unless --journal-dir says otherwise: on the
+/// system disk, never on the disk being changed (the mover refuses that).
+inline constexpr const char* kDefaultJournalDir = "/var/lib/partalign/journals";
+
+struct MoveApplyRequest {
+  std::string plan_path;
+  const Plan* plan = nullptr;
+  /// The disk, probed, with the plan already checked against it (PlanMismatches).
+  std::string path;
+  const DeviceInfo* device = nullptr;
+  const TableWriteOptions* write = nullptr;
+  std::string journal_dir = kDefaultJournalDir;
+  bool progress = false;
+  bool json = false;
+  /// Called after the confirmation and every check, before the disk is held and anything is
+  /// written (apply --bench measures the old places); false stops apply with nothing written.
+  std::function<bool()> before_first_write;
+  /// Called once every step is done and verified and the kernel told (apply --bench measures
+  /// the new places).
+  std::function<void()> after_success;
+};
+
+/// The plan's actions as a table: old and new place, kind, reason.
+void PrintPlanActions(std::ostream& out, const Plan& plan);
+
+/// Runs the whole sequence: ordering, libfdisk's tables for every step, the checks, the
+/// dry-run report (human or JSON), the confirmation, the backups and the moves.
+ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& request);
+
+}  // namespace partalign

@@ -1,0 +1,212 @@
+#include "cli/apply/move_ui.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <ostream>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "io/move/journal_file.h"
+#include "io/move/mover.h"
+#include "partalign/move/progress.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+/// Redraws of the progress line per second on a terminal: smooth enough, cheap.
+constexpr double kRedrawsPerSecond = 4;
+/// With --progress on a pipe or file: one line per second keeps logs short.
+constexpr double kLinesPerSecond = 1;
+
+// Set from a signal handler, read by the mover's reader thread.
+std::atomic<bool> g_stop_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free);
+
+extern "C" void OnStopSignal(int) { g_stop_requested.store(true); }
+
+struct sigaction g_old_int {};
+struct sigaction g_old_term {};
+
+}  // namespace
+
+bool Confirm(Streams io, bool yes, const std::string& what) {
+  if (yes) return true;
+  if (::isatty(STDIN_FILENO) == 0) {
+    PrintError(io.err, "refusing to write without --yes (" + what + ")");
+    return false;
+  }
+  io.err << "partalign: " << what << ".\nType 'yes' to continue: " << std::flush;
+  std::string answer;
+  std::getline(std::cin, answer);
+  if (answer == "yes") return true;
+  PrintError(io.err, "not confirmed; nothing was written");
+  return false;
+}
+
+StopOnSignal::StopOnSignal() {
+  g_stop_requested.store(false);
+  struct sigaction action {};
+  action.sa_handler = OnStopSignal;
+  sigemptyset(&action.sa_mask);
+  // The second signal takes the default action (death): safe, as every instant is journaled.
+  action.sa_flags = SA_RESTART | SA_RESETHAND;
+  ::sigaction(SIGINT, &action, &g_old_int);
+  ::sigaction(SIGTERM, &action, &g_old_term);
+}
+
+StopOnSignal::~StopOnSignal() {
+  ::sigaction(SIGINT, &g_old_int, nullptr);
+  ::sigaction(SIGTERM, &g_old_term, nullptr);
+}
+
+bool StopOnSignal::Requested() { return g_stop_requested.load(); }
+
+ProgressPrinter::ProgressPrinter(std::ostream& err, bool forced)
+    : err_(err), terminal_(::isatty(STDERR_FILENO) != 0), enabled_(forced || terminal_) {}
+
+void ProgressPrinter::Update(const MoveProgress& progress) {
+  if (!enabled_) return;
+  std::lock_guard lock(mutex_);
+  const Clock::time_point now = Clock::now();
+  const bool new_phase = progress.phase != phase_;
+  if (new_phase) {
+    if (drawn_ && terminal_) err_ << '\n';
+    phase_ = progress.phase;
+    phase_start_ = now;
+    drawn_ = false;
+  }
+  const bool last = progress.done_bytes >= progress.total_bytes;
+  const double interval = 1.0 / (terminal_ ? kRedrawsPerSecond : kLinesPerSecond);
+  if (drawn_ && !last && std::chrono::duration<double>(now - last_print_).count() < interval) {
+    return;
+  }
+  const std::string line =
+      "partalign: " + FormatProgress({progress.phase, progress.done_bytes, progress.total_bytes,
+                                      std::chrono::duration<double>(now - phase_start_).count()});
+  if (terminal_) {
+    err_ << '\r' << line << "\033[K" << std::flush;
+  } else {
+    err_ << line << '\n' << std::flush;
+  }
+  last_print_ = now;
+  drawn_ = true;
+}
+
+void ProgressPrinter::Finish() {
+  std::lock_guard lock(mutex_);
+  if (drawn_ && terminal_) err_ << '\n' << std::flush;
+  drawn_ = false;
+  phase_.clear();
+}
+
+MoverHooks MakeHooks(ProgressPrinter& printer) {
+  MoverHooks hooks;
+  if (printer.enabled()) {
+    hooks.progress = [&printer](const MoveProgress& p) { printer.Update(p); };
+  }
+  hooks.stop_requested = [] { return StopOnSignal::Requested(); };
+  return hooks;
+}
+
+void AddMoveWriteOptions(CLI::App* command, bool* yes, bool* progress) {
+  command->add_flag("-y,--yes", *yes, "do not ask for confirmation");
+  command->add_flag("--progress", *progress, "print progress even when stderr is not a terminal");
+}
+
+ExitCode RunMoveOperation(
+    Streams io, const std::string& device_path, bool progress,
+    const std::function<Result<MoveOutcome>(const Target&, const MoverHooks&)>& run,
+    const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
+    std::optional<MoveStatus>* status) {
+  Result<Target> target = MakeError("not opened");
+  (void)RetryWhileBusy([&]() -> Status {
+    target = OpenTarget(device_path, {.write = true, .exclusive = true});
+    if (target) return {};
+    return target.error();
+  });
+  if (!target) {
+    PrintError(io.err, target.error().message);
+    return ExitCode::kRefused;
+  }
+  StopOnSignal stop;
+  return RunMoveOn(io, *target, progress, run, move, table_updates, journal_path, status);
+}
+
+ExitCode RunMoveOn(Streams io, const Target& target, bool progress,
+                   const std::function<Result<MoveOutcome>(const Target&, const MoverHooks&)>& run,
+                   const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
+                   std::optional<MoveStatus>* status) {
+  const std::string& device_path = target.path;
+  ProgressPrinter printer(io.err, progress);
+  Result<MoveOutcome> outcome = run(target, MakeHooks(printer));
+  printer.Finish();
+  if (!outcome) {
+    PrintError(io.err, outcome.error().message);
+    return ExitCode::kFailure;
+  }
+  if (KillPointsCounted() > 0) {
+    io.err << fmt::format("partalign: test: {} kill points passed\n", KillPointsCounted());
+  }
+  if (status != nullptr) *status = outcome->status;
+  return ReportOutcome(io, *outcome, move, table_updates, AbsolutePath(journal_path), device_path);
+}
+
+ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometry& move,
+                       size_t table_updates, const std::string& journal_path,
+                       const std::string& device_path) {
+  for (const std::string& note : outcome.notes) PrintWarning(io.err, note);
+  const MoveStats& s = outcome.stats;
+  const std::string digest =
+      s.range_digest ? fmt::format(" (xxh3-128 of the chunk digests: {})", ToHex(*s.range_digest))
+                     : "";
+  switch (outcome.status) {
+    case MoveStatus::kCompleted: {
+      io.out << fmt::format("moved {} bytes ({}) on '{}' from byte {} to byte {}; verified{}\n",
+                            move.length_bytes, FormatSize(move.length_bytes), device_path,
+                            move.source_bytes, move.dest_bytes, digest);
+      if (table_updates > 0) {
+        io.out << fmt::format("wrote the new partition table ({} byte ranges)\n", table_updates);
+      }
+      // Only the phases this run went through (a resume may skip the scan, a first run the
+      // separate verification pass: it read each chunk back during the copy).
+      std::vector<std::string> parts;
+      const std::pair<const char*, double> phases[] = {{"scan", s.scan_seconds},
+                                                       {"copy and read-back", s.move_seconds},
+                                                       {"verification pass", s.verify_seconds}};
+      for (const auto& [name, seconds] : phases) {
+        if (seconds > 0) parts.push_back(fmt::format("{} {}", name, FormatDuration(seconds)));
+      }
+      if (!parts.empty()) {
+        io.out << fmt::format("time: {}; {} of saved copies written to the journal\n",
+                              fmt::join(parts, ", "), FormatSize(s.saved_copy_bytes));
+      }
+      return ExitCode::kOk;
+    }
+    case MoveStatus::kRolledBack:
+      io.out << fmt::format("rolled back: the {} bytes are back at byte {} of '{}'{}, verified{}\n",
+                            move.length_bytes, move.source_bytes, device_path,
+                            table_updates > 0 ? " with the old partition table" : "", digest);
+      return ExitCode::kOk;
+    case MoveStatus::kNothingWritten:
+      io.out << fmt::format("the move never started; nothing was written to '{}'\n", device_path);
+      return ExitCode::kOk;
+    case MoveStatus::kStopped:
+      PrintError(io.err, outcome.message);
+      PrintError(io.err, fmt::format("the move is unfinished and '{}' is part-way; run 'partalign "
+                                     "resume {}' to complete it, or 'partalign resume --rollback "
+                                     "{}' to undo it",
+                                     device_path, journal_path, journal_path));
+      return ExitCode::kUnfinished;
+  }
+  return ExitCode::kFailure;
+}
+
+}  // namespace partalign

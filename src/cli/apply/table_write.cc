@@ -1,0 +1,274 @@
+#include "cli/apply/table_write.h"
+
+#include <time.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/target_options.h"
+#include "io/device/in_use.h"
+#include "io/move/mover.h"
+#include "io/table/blkpg.h"
+#include "io/util/smartcols_table.h"
+#include "partalign/table/kernel_partitions.h"
+#include "partalign/table/plan_check.h"
+#include "partalign/util/units.h"
+#include "partalign/util/version.h"
+
+namespace partalign {
+namespace {
+
+// Test-only environment variables (docs/apply.md, "Testing crash safety").
+constexpr const char* kKillAfterSectorsEnv = "PARTALIGN_TEST_KILL_AFTER_SECTORS";
+constexpr const char* kSlowWritesEnv = "PARTALIGN_TEST_SLOW_WRITES_US";
+
+// Backups of the same table within one second are named <time>, <time>-2, ...; beyond this
+// many, something is looping and the error is reported.
+constexpr int kMaxBackupNameSuffix = 100;
+
+std::optional<uint64_t> EnvNumber(const char* name) {
+  const char* value = std::getenv(name);
+  if (!value || !*value) return std::nullopt;
+  Result<uint64_t> n = ParseUint(value);
+  return n ? std::optional<uint64_t>(*n) : std::nullopt;
+}
+
+}  // namespace
+
+std::string UtcTime(const char* format) {
+  time_t now = ::time(nullptr);
+  struct tm tm {};
+  ::gmtime_r(&now, &tm);
+  char buffer[64];
+  size_t n = ::strftime(buffer, sizeof(buffer), format, &tm);
+  return std::string(buffer, n);
+}
+
+void AddTableWriteOptions(CLI::App* command, TableWriteOptions* options) {
+  command->add_option("--target", options->target,
+                      "the disk to write (default: the one the file names); its identity must "
+                      "match");
+  command->add_option("--assume", options->assume,
+                      "assume this topology, as the plan was made with (see probe --assume)");
+  command->add_option("--sector-size", options->sector_size,
+                      "logical sector size of an image file; same as --assume log=N");
+  command->add_flag("-y,--yes", options->yes, "do not ask for confirmation");
+  command->add_flag("-n,--dry-run", options->dry_run,
+                    "print what would be written (sectors and bytes) and write nothing");
+  command->add_option(
+      "--backup-dir", options->backup_dir,
+      "where the table backup goes (default: " + std::string(kDefaultBackupDir) + ")");
+}
+
+Result<ProbeOptions> MakeProbeOptions(const TableWriteOptions& options) {
+  TargetOptions target;
+  target.assume = options.assume;
+  target.sector_size = options.sector_size;
+  return MakeProbeOptions(target);
+}
+
+bool Confirm(Streams io, const std::string& question, bool yes) {
+  if (yes) return true;
+  if (!::isatty(STDIN_FILENO)) {
+    PrintError(io.err,
+               "refusing to write without confirmation: standard input is not a terminal (use "
+               "--yes); nothing was written");
+    return false;
+  }
+  io.out.flush();
+  io.err << question << " [y/N] " << std::flush;
+  std::string answer;
+  if (!std::getline(std::cin, answer)) answer.clear();
+  if (answer == "y" || answer == "Y" || answer == "yes" || answer == "YES" || answer == "Yes") {
+    return true;
+  }
+  PrintError(io.err, "not confirmed; nothing was written");
+  return false;
+}
+
+std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code) {
+  // False after printing why nobody may write now.
+  auto nobody_uses_it = [&] {
+    Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+    if (!users) {
+      PrintError(io.err, users.error().message);
+      *code = ExitCode::kFailure;
+      return false;
+    }
+    if (users->empty()) return true;
+    for (const DiskUser& u : *users) PrintError(io.err, Describe(u));
+    PrintError(
+        io.err,
+        fmt::format("refusing to write to '{}' while it is in use; nothing was written", path));
+    *code = ExitCode::kRefused;
+    return false;
+  };
+  if (!nobody_uses_it()) return std::nullopt;
+  Result<Target> target = OpenForTableWrite(path);
+  if (!target) {
+    PrintError(io.err, target.error().message + "; nothing was written");
+    *code = IsBusy(target.error()) ? ExitCode::kRefused : ExitCode::kFailure;
+    return std::nullopt;
+  }
+  // Checked again while held: O_EXCL keeps mounts and swapon out from now on, but a loop
+  // device set up between the first check and the open would not have been refused by it.
+  if (!nobody_uses_it()) return std::nullopt;
+  // A move left unfinished owns the disk until resume completes or undoes it: its journal
+  // writes data and table sectors that a table written now would contradict.
+  Result<JournalDevice> device = DescribeMoveDevice(*target);
+  Result<std::vector<RegisteredJournal>> unfinished =
+      device ? FindUnfinishedJournals(*device)
+             : Result<std::vector<RegisteredJournal>>(device.error());
+  if (!unfinished) {
+    PrintError(io.err, unfinished.error().message + "; nothing was written");
+    *code = ExitCode::kFailure;
+    return std::nullopt;
+  }
+  if (!unfinished->empty()) {
+    PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front().entry.journal_path) +
+                           "; nothing was written");
+    *code = ExitCode::kRefused;
+    return std::nullopt;
+  }
+  *code = ExitCode::kOk;
+  return std::move(*target);
+}
+
+TableWriteHooks HooksFromEnvironment() {
+  TableWriteHooks hooks;
+  hooks.kill_after_sectors = EnvNumber(kKillAfterSectorsEnv);
+  hooks.sector_delay_us = EnvNumber(kSlowWritesEnv).value_or(0);
+  return hooks;
+}
+
+BackupDevice BackupDeviceOf(const DeviceInfo& device, const Target& target) {
+  BackupDevice d;
+  d.disk = IdentityOf(device);
+  d.disk.path = target.path;
+  d.is_block_device = target.kind == TargetKind::kBlockDevice;
+  d.major = target.major;
+  d.minor = target.minor;
+  d.kernel_name = device.identity.kernel_name;
+  d.backing_file = device.identity.backing_file;
+  return d;
+}
+
+TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, const Target& target,
+                       const TableTransition& transition, const std::string& table_fingerprint,
+                       const std::string& applied_table_fingerprint,
+                       const std::string& sfdisk_dump) {
+  TableBackup b;
+  b.partalign_version = kVersion;
+  b.created = UtcTime("%Y-%m-%dT%H:%M:%SZ");
+  b.command = command;
+  b.device = BackupDeviceOf(device, target);
+  b.label = transition.label;
+  b.sector_size = transition.sector_size;
+  b.table_fingerprint = table_fingerprint;
+  b.applied_table_fingerprint = applied_table_fingerprint;
+  b.sfdisk_dump = sfdisk_dump;
+  b.ranges = BackupRangesOf(transition);
+  HashBackupRanges(transition, &b);
+  return b;
+}
+
+std::optional<std::string> SaveBackup(Streams io, const std::string& dir,
+                                      const TableBackup& backup) {
+  std::string name = backup.device.kernel_name;
+  if (name.empty()) name = backup.device.disk.path.substr(backup.device.disk.path.rfind('/') + 1);
+  const std::string stamp = UtcTime("%Y%m%dT%H%M%SZ");
+  // Absolute, so that the printed restore command works from anywhere.
+  std::error_code ec;
+  std::string absolute_dir = std::filesystem::absolute(dir, ec).lexically_normal().string();
+  if (ec) absolute_dir = dir;
+  while (absolute_dir.size() > 1 && absolute_dir.back() == '/') absolute_dir.pop_back();
+  // The same table backed up twice within a second (an apply stopped or rolled back and run
+  // again at once, or the next step's) would get the same name, and a backup is never
+  // overwritten: the later one takes the next free suffix.
+  Result<std::string> path =
+      WriteBackupFile(absolute_dir, BackupFileName(name, stamp, backup.table_fingerprint), backup);
+  for (int n = 2; !path && path.error().errno_value == EEXIST && n <= kMaxBackupNameSuffix; ++n) {
+    path = WriteBackupFile(
+        absolute_dir,
+        BackupFileName(name, fmt::format("{}-{}", stamp, n), backup.table_fingerprint), backup);
+  }
+  if (!path) {
+    PrintError(io.err, path.error().message + "; nothing was written");
+    return std::nullopt;
+  }
+  // Flushed now: the path must be visible before the first write, whatever happens next.
+  io.out << fmt::format("Backup of the table sectors: {}\n", *path) << std::flush;
+  return *path;
+}
+
+void PrintRanges(std::ostream& out, const TableTransition& t, bool all) {
+  TextTable table({{"STEP", true},
+                   {"AREA"},
+                   {"SECTOR", true},
+                   {"SECTORS", true},
+                   {"OFFSET", true},
+                   {"BYTES", true},
+                   {"CHANGE"}});
+  int step = 0;
+  for (const TableRange& r : t.ranges) {
+    bool changed = r.changed();
+    if (!changed && !all) continue;
+    table.AddRow({changed ? std::to_string(++step) : "-", AreaName(t.label, r),
+                  std::to_string(r.offset_bytes / t.sector_size),
+                  std::to_string(r.length_bytes / t.sector_size), std::to_string(r.offset_bytes),
+                  std::to_string(r.length_bytes), changed ? "write" : "unchanged (backed up)"});
+  }
+  out << table.Render();
+}
+
+bool UpdateKernel(Streams io, const Target& target, const PartitionTable& table) {
+  if (target.kind != TargetKind::kBlockDevice) {
+    io.out << "Image file: no kernel partitions to update.\n";
+    return true;
+  }
+  Result<std::vector<KernelPartitionNode>> before =
+      ReadKernelPartitions("/sys", target.major, target.minor);
+  if (!before) {
+    PrintWarning(io.err, before.error().message);
+    return false;
+  }
+  std::vector<KernelPartition> current;
+  for (const KernelPartitionNode& n : *before) current.push_back(n.partition);
+  const std::vector<KernelPartition> wanted = KernelPartitionsFor(table);
+  std::vector<KernelUpdate> updates = KernelUpdates(current, wanted);
+  Status applied = ApplyKernelUpdates(target.fd.get(), target.path, updates);
+  for (const KernelUpdate& u : updates) io.out << "Kernel (BLKPG): " << Describe(u) << '\n';
+  Result<std::vector<KernelPartitionNode>> after =
+      ReadKernelPartitions("/sys", target.major, target.minor);
+  if (!after) {
+    PrintWarning(io.err, after.error().message);
+    return false;
+  }
+  TextTable view({{"NODE"}, {"PARTITION", true}, {"START", true}, {"SECTORS", true}});
+  std::vector<KernelPartition> seen;
+  for (const KernelPartitionNode& n : *after) {
+    seen.push_back(n.partition);
+    view.AddRow({"/dev/" + n.name, std::to_string(n.partition.number),
+                 std::to_string(n.partition.start_bytes / table.sector_size),
+                 std::to_string(n.partition.size_bytes / table.sector_size)});
+  }
+  io.out << fmt::format("The kernel now sees ({}-byte sectors):\n", table.sector_size)
+         << view.Render();
+  if (!applied || seen != wanted) {
+    PrintError(io.err, applied ? "the kernel's partitions differ from the table (see above)"
+                               : applied.error().message);
+    PrintError(io.err, fmt::format("the table on '{}' is written and verified, but the kernel "
+                                   "still has other partitions; run 'partx -u {}' or reboot",
+                                   target.path, target.path));
+    return false;
+  }
+  return true;
+}
+
+}  // namespace partalign

@@ -1,0 +1,77 @@
+// What the commands that write a partition table (apply, restore) share: their options
+// (--yes, --dry-run, --backup-dir, --target, --assume, --sector-size), the confirmation, the
+// in-use checks and exclusive lock, the backup, the ordered write, and telling the kernel.
+// docs/apply.md describes the sequence; each step prints what it did.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+
+#include "cli/commands.h"
+#include "io/device/device_probe.h"
+#include "io/device/target.h"
+#include "io/table/backup_file.h"
+#include "io/table/table_writer.h"
+#include "partalign/layout/partition_table.h"
+#include "partalign/table/table_backup.h"
+#include "partalign/table/table_transition.h"
+
+namespace partalign {
+
+struct TableWriteOptions {
+  std::string target;  ///< --target: the disk, when not the one the plan or backup names
+  std::string assume;
+  std::optional<std::string> sector_size;
+  bool yes = false;
+  bool dry_run = false;
+  std::string backup_dir = kDefaultBackupDir;
+};
+
+/// The time now, UTC, as strftime(3) `format` puts it.
+std::string UtcTime(const char* format);
+
+/// Registers --target, --assume, --sector-size, --yes, --dry-run and --backup-dir.
+void AddTableWriteOptions(CLI::App* command, TableWriteOptions* options);
+
+/// --assume and --sector-size as ProbeOptions; errors name the option.
+Result<ProbeOptions> MakeProbeOptions(const TableWriteOptions& options);
+
+/// True to go ahead. With --yes, true. On a terminal, asks `question` (" [y/N] " appended)
+/// and reads the answer from standard input. Without a terminal and without --yes, prints why
+/// it refuses and returns false (the caller exits with kRefused: nothing written).
+bool Confirm(Streams io, const std::string& question, bool yes);
+
+/// The disk, checked and held for writing: nobody uses it or its partitions (each user is
+/// printed), then opened with O_EXCL and flock'ed. nullopt after printing the refusal
+/// (`*code` = kRefused) or the error (`*code` = kFailure).
+std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code);
+
+/// The test-only hooks (PARTALIGN_TEST_KILL_AFTER_SECTORS, PARTALIGN_TEST_SLOW_WRITES_US).
+TableWriteHooks HooksFromEnvironment();
+
+/// The backup's record of the disk.
+BackupDevice BackupDeviceOf(const DeviceInfo& device, const Target& target);
+
+/// A backup of the ranges of `transition` (their old bytes) with everything else filled in.
+TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, const Target& target,
+                       const TableTransition& transition, const std::string& table_fingerprint,
+                       const std::string& applied_table_fingerprint,
+                       const std::string& sfdisk_dump);
+
+/// Writes `backup` durably into `dir` and prints its path. nullopt after printing the error.
+std::optional<std::string> SaveBackup(Streams io, const std::string& dir,
+                                      const TableBackup& backup);
+
+/// Prints the ranges of `transition` (changed ones, or all with `all`) as a table: step, area,
+/// first sector, sectors, byte offset, bytes.
+void PrintRanges(std::ostream& out, const TableTransition& transition, bool all);
+
+/// Brings the kernel's partitions of the block device `target` in line with `table` (BLKPG)
+/// and prints what it did and what the kernel now sees. Image files: nothing to do. False
+/// after printing why, and what to do, when the kernel could not be updated.
+bool UpdateKernel(Streams io, const Target& target, const PartitionTable& table);
+
+}  // namespace partalign

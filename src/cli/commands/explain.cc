@@ -1,0 +1,187 @@
+// partalign explain TARGET: what parted, fdisk/sfdisk, gdisk/sgdisk and systemd-repart will do
+// on this disk (grain, offset, first partition on a fresh GPT and DOS label, warnings), why,
+// and a live cross-check of the models against the libparted and libfdisk linked into
+// partalign. Never writes.
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "cli/commands.h"
+#include "cli/target_options.h"
+#include "io/device/device_probe.h"
+#include "io/tools/fdisk_alignment.h"
+#include "io/tools/parted_alignment.h"
+#include "io/tools/tool_versions.h"
+#include "io/util/smartcols_table.h"
+#include "partalign/tools/explain_report.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+struct ExplainCommand {
+  TargetOptions target;
+  std::string size;
+  std::string label = "gpt";
+  std::vector<std::string> tool_versions;
+  bool no_cross_check = false;
+};
+
+Result<ToolVersions> ResolveVersions(const std::vector<std::string>& overrides) {
+  ToolVersions versions = DetectToolVersions();
+  for (const std::string& item : overrides) {
+    Result<std::pair<Tool, ToolVersion>> o = ParseToolVersionOverride(item);
+    if (!o) return MakeError(fmt::format("--tool-version: {}", o.error().message));
+    versions.For(o->first) = ResolvedVersion{o->second, VersionSource::kUserOverride};
+  }
+  return versions;
+}
+
+// The device to explain: a probed TARGET, or with --size alone a hypothetical block device
+// reporting the default (or --assume'd) topology.
+Result<DeviceInfo> LoadDevice(const ExplainCommand& command, const ProbeOptions& options) {
+  if (!command.target.target.empty()) return ProbeTarget(command.target.target, options);
+  DeviceInfo device;
+  device.identity.transport = Transport::kUnknown;
+  uint64_t lbs = options.assume.logical_sector_size.value_or(512);
+  Result<Topology> t = ApplyOverride(DefaultTopology(lbs, 0), options.assume);
+  if (!t) return MakeError(fmt::format("hypothetical disk: {}", t.error().message));
+  device.topology = *t;
+  return device;
+}
+
+// Asks the linked libparted and libfdisk about TARGET and compares with the models on the
+// topology those libraries see: the kernel's (or an image's defaults), never an assumed one.
+CrossCheck RunCrossCheck(const ExplainCommand& command, const DeviceInfo& device,
+                         const ProbeOptions& options) {
+  const std::string& path = command.target.target;
+  Topology seen = device.topology;
+  std::string note;
+  if (!options.assume.empty()) {
+    ProbeOptions plain = options;
+    plain.assume = TopologyOverride();
+    if (Result<DeviceInfo> real = ProbeTarget(path, plain)) seen = real->topology;
+    note = device.identity.is_block_device
+               ? "on the kernel's topology: the libraries do not see --assume"
+               : "on the image's defaults: the libraries do not see --assume";
+  }
+  LiveAlignment live;
+  QueryPartedAlignment(path, &live);
+  QueryFdiskAlignment(path, &live);
+  CrossCheck check = CompareWithModels(live, seen);
+  check.note = note;
+  return check;
+}
+
+std::string TopologyLine(const ExplainReport& r) {
+  const Topology& t = r.device.topology;
+  std::string where = r.hypothetical ? "hypothetical disk" : r.device.identity.path;
+  return fmt::format(
+      "{}: {} ({} sectors of {}); physical {}, minimum I/O {}, optimal I/O {}, alignment offset "
+      "{} ({})",
+      where, FormatSize(t.size_bytes), t.size_sectors(), t.logical_sector_size,
+      t.physical_sector_size, t.minimum_io_size, t.optimal_io_size, t.alignment_offset,
+      ToString(t.origin));
+}
+
+void PrintHuman(const ExplainReport& r, const std::string& profile, std::ostream& out) {
+  out << r.sentence << '\n';
+  out << "why:\n";
+  for (const std::string& why : r.why) out << "  " << why << '\n';
+  out << '\n' << TopologyLine(r) << '\n';
+  if (!profile.empty()) out << fmt::format("assumed topology: profile '{}'\n", profile);
+  for (const TopologyFinding& f : r.findings) out << "warning: " << f.message << '\n';
+  out << '\n';
+  TextTable table({{"TOOL"},
+                   {"VERSION"},
+                   {"GRAIN", true},
+                   {"OFFSET", true},
+                   {"FIRST-GPT", true},
+                   {"FIRST-DOS", true},
+                   {"WARNS-AT-1MIB"}});
+  for (std::vector<std::string>& row : ExplainTableRows(r)) table.AddRow(std::move(row));
+  out << table.Render() << '\n';
+  for (const std::string& line : ExplainDetailLines(r)) out << line << '\n';
+}
+
+ExitCode RunExplain(const ExplainCommand& command, Streams io) {
+  Result<ProbeOptions> options = MakeProbeOptions(command.target);
+  if (!options) {
+    PrintError(io.err, options.error().message);
+    return ExitCode::kFailure;
+  }
+  if (!command.size.empty()) {
+    Result<uint64_t> size = ParseSize(command.size);
+    if (!size || *size == 0) {
+      PrintError(io.err, fmt::format("--size: '{}' is not a size", command.size));
+      return ExitCode::kFailure;
+    }
+    if (options->assume.size_bytes && *options->assume.size_bytes != *size) {
+      PrintError(io.err, "--size and --assume size= disagree");
+      return ExitCode::kFailure;
+    }
+    options->assume.size_bytes = *size;
+  }
+  if (command.target.target.empty() && command.size.empty()) {
+    PrintError(io.err, "explain: TARGET is required (or --size for a hypothetical disk)");
+    return ExitCode::kFailure;
+  }
+  LabelType label = command.label == "dos" ? LabelType::kDos : LabelType::kGpt;
+  Result<ToolVersions> versions = ResolveVersions(command.tool_versions);
+  if (!versions) {
+    PrintError(io.err, versions.error().message);
+    return ExitCode::kFailure;
+  }
+  Result<DeviceInfo> device = LoadDevice(command, *options);
+  if (!device) {
+    PrintError(io.err, device.error().message);
+    return ExitCode::kFailure;
+  }
+  std::vector<uint64_t> existing;
+  if (!command.target.target.empty() && device->table.label == LabelType::kGpt) {
+    if (Result<std::vector<uint64_t>> starts = ReadGptPartitionStarts(command.target.target)) {
+      existing = *starts;
+    }
+  }
+  ExplainReport report = BuildExplainReport(*device, *versions, existing, label);
+  report.hypothetical = command.target.target.empty();
+  if (!report.hypothetical && !command.no_cross_check) {
+    report.cross_check = RunCrossCheck(command, *device, *options);
+    for (const CrossCheckItem& i : report.cross_check->items) {
+      if (!i.match) {
+        PrintWarning(io.err, fmt::format("cross-check MISMATCH: {}: the library says {}, the "
+                                         "model {}; the model is wrong for this version",
+                                         i.what, i.live, i.model));
+      }
+    }
+  }
+  if (command.target.json) {
+    io.out << ExplainJson(report).dump(2) << '\n';
+  } else {
+    PrintHuman(report, options->assume.profile, io.out);
+  }
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+void AddExplainCommand(CLI::App& app, CommandRunners& runners) {
+  auto command = std::make_shared<ExplainCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "explain", "what parted, fdisk, gdisk and systemd-repart will do on a disk, and why");
+  AddTargetOptions(sub, &command->target, /*target_required=*/false);
+  sub->add_option("--size", command->size,
+                  "disk size; without TARGET, explain a hypothetical disk of this size");
+  sub->add_option("--label", command->label, "label the headline compares: gpt (default) or dos")
+      ->check(CLI::IsMember({"gpt", "dos"}));
+  sub->add_option("--tool-version", command->tool_versions,
+                  "predict another version: TOOL=X.Y (parted, sfdisk, sgdisk, systemd-repart); "
+                  "repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_flag("--no-cross-check", command->no_cross_check,
+                "do not ask the linked libparted and libfdisk");
+  runners[sub] = [command](Streams io) { return RunExplain(*command, io); };
+}
+
+}  // namespace partalign

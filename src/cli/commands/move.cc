@@ -1,0 +1,166 @@
+// partalign move TARGET --from B --to B --length B --journal PATH: the low-level, expert command
+// that moves a byte range on a disk or image with the journaled mover (docs/mover.md). It is what
+// apply calls for a plan's data moves; here it is driven by hand, optionally with a
+// partition-table transition (--table-range + --new-table) written when the data is moved.
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "cli/apply/move_ui.h"
+#include "cli/commands.h"
+#include "io/device/target.h"
+#include "io/move/mover.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+struct MoveCommand {
+  std::string target;
+  std::string from;
+  std::string to;
+  std::string length;
+  std::string journal;
+  std::string chunk;
+  std::vector<std::string> table_ranges;
+  std::string new_table;
+  bool yes = false;
+  bool progress = false;
+};
+
+Result<uint64_t> ParseOption(const std::string& name, const std::string& value) {
+  Result<uint64_t> bytes = ParseSize(value);
+  if (!bytes) return MakeError(fmt::format("{}: {}", name, bytes.error().message));
+  return bytes;
+}
+
+Result<std::vector<uint8_t>> ReadBytes(const Target& target, uint64_t offset, uint64_t length) {
+  std::vector<uint8_t> bytes(length);
+  Result<size_t> got = ReadAt(target.fd.get(), bytes.data(), length, offset, target.path);
+  if (!got) return got.error();
+  if (*got != length) {
+    return MakeError(fmt::format("'{}' ends before byte {}", target.path, offset + length));
+  }
+  return bytes;
+}
+
+// --table-range OFFSET:LENGTH (repeatable): old bytes from the target, new bytes from the same
+// place in --new-table FILE (a scratch copy on which the new table was written).
+Result<std::vector<TableUpdate>> ReadTableUpdates(const MoveCommand& command,
+                                                  const Target& target) {
+  std::vector<TableUpdate> updates;
+  if (command.table_ranges.empty() != command.new_table.empty()) {
+    return MakeError("--table-range and --new-table go together");
+  }
+  if (command.table_ranges.empty()) return updates;
+  Result<Target> scratch = OpenTarget(command.new_table);
+  if (!scratch) return scratch.error();
+  for (const std::string& range : command.table_ranges) {
+    const size_t colon = range.find(':');
+    if (colon == std::string::npos) {
+      return MakeError(fmt::format("--table-range '{}': expected OFFSET:LENGTH", range));
+    }
+    Result<uint64_t> offset = ParseOption("--table-range offset", range.substr(0, colon));
+    if (!offset) return offset.error();
+    Result<uint64_t> length = ParseOption("--table-range length", range.substr(colon + 1));
+    if (!length) return length.error();
+    Result<std::vector<uint8_t>> old_bytes = ReadBytes(target, *offset, *length);
+    if (!old_bytes) return old_bytes.error();
+    Result<std::vector<uint8_t>> new_bytes = ReadBytes(*scratch, *offset, *length);
+    if (!new_bytes) return new_bytes.error();
+    updates.push_back({*offset, std::move(*old_bytes), std::move(*new_bytes)});
+  }
+  return updates;
+}
+
+ExitCode RunMove(const MoveCommand& command, Streams io) {
+  MoveRequest request;
+  request.journal_path = command.journal;
+  const std::pair<const char*, const std::string*> sizes[] = {
+      {"--from", &command.from}, {"--to", &command.to}, {"--length", &command.length}};
+  uint64_t* fields[] = {&request.move.source_bytes, &request.move.dest_bytes,
+                        &request.move.length_bytes};
+  for (size_t i = 0; i < 3; ++i) {
+    Result<uint64_t> value = ParseOption(sizes[i].first, *sizes[i].second);
+    if (!value) {
+      PrintError(io.err, value.error().message);
+      return ExitCode::kFailure;
+    }
+    *fields[i] = *value;
+  }
+  if (!command.chunk.empty()) {
+    Result<uint64_t> chunk = ParseOption("--chunk", command.chunk);
+    if (!chunk) {
+      PrintError(io.err, chunk.error().message);
+      return ExitCode::kFailure;
+    }
+    request.move.chunk_bytes = *chunk;
+  }
+
+  // Everything that can refuse is checked on a read-only descriptor, before any question.
+  Result<Target> probe = OpenTarget(command.target);
+  if (!probe) {
+    PrintError(io.err, probe.error().message);
+    return ExitCode::kFailure;
+  }
+  if (Status valid = ValidateMove(request.move, probe->size_bytes, probe->logical_sector_size);
+      !valid) {
+    PrintError(io.err, valid.error().message);
+    return ExitCode::kFailure;
+  }
+  if (Status allowed = CheckMoveAllowed(*probe, command.journal); !allowed) {
+    PrintError(io.err, allowed.error().message);
+    return ExitCode::kRefused;
+  }
+  Result<std::vector<TableUpdate>> table = ReadTableUpdates(command, *probe);
+  if (!table) {
+    PrintError(io.err, table.error().message);
+    return ExitCode::kFailure;
+  }
+  request.table = std::move(*table);
+  if (Status valid =
+          ValidateMove(request.move, probe->size_bytes, probe->logical_sector_size, request.table);
+      !valid) {
+    PrintError(io.err, valid.error().message);
+    return ExitCode::kFailure;
+  }
+  const std::string what = fmt::format(
+      "this moves {} bytes of '{}' from byte {} to byte {}{}", request.move.length_bytes,
+      command.target, request.move.source_bytes, request.move.dest_bytes,
+      request.table.empty() ? "" : " and writes a new partition table");
+  if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
+
+  return RunMoveOperation(
+      io, command.target, command.progress,
+      [&](const Target& target, const MoverHooks& hooks) {
+        return StartMove(target, request, hooks);
+      },
+      request.move, request.table.size(), command.journal);
+}
+
+}  // namespace
+
+void AddMoveCommand(CLI::App& app, CommandRunners& runners) {
+  auto command = std::make_shared<MoveCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "move", "move a byte range to another offset on the same disk, journaled (expert)");
+  sub->add_option("TARGET", command->target, "block device or image file")->required();
+  sub->add_option("--from", command->from, "source offset (bytes; K/M/G suffixes)")->required();
+  sub->add_option("--to", command->to, "destination offset")->required();
+  sub->add_option("--length", command->length, "bytes to move")->required();
+  sub->add_option("--journal", command->journal,
+                  "journal file to create, on another disk than TARGET")
+      ->required();
+  sub->add_option("--chunk", command->chunk, "copy chunk size (default 4MiB)");
+  sub->add_option("--table-range", command->table_ranges,
+                  "OFFSET:LENGTH of partition-table bytes to replace once the data is moved "
+                  "(repeatable)");
+  sub->add_option("--new-table", command->new_table,
+                  "file holding the new table bytes at the same offsets (a scratch copy)");
+  AddMoveWriteOptions(sub, &command->yes, &command->progress);
+  runners[sub] = [command](Streams io) { return RunMove(*command, io); };
+}
+
+}  // namespace partalign

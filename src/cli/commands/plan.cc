@@ -1,0 +1,159 @@
+// partalign plan TARGET: the smallest change that aligns every partition (or, with --layout,
+// a fresh aligned table for an empty disk), rendered as text with a disk map, Markdown, JSON
+// (the plan file) or an sfdisk script; -o writes the plan file for `partalign apply`. Never
+// writes to TARGET.
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/load_disk.h"
+#include "cli/target_options.h"
+#include "io/util/smartcols_table.h"
+#include "io/util/unique_fd.h"
+#include "partalign/layout/layout_spec.h"
+#include "partalign/layout/plan_render.h"
+#include "partalign/layout/planner.h"
+#include "partalign/topology/alignment.h"
+
+namespace partalign {
+namespace {
+
+struct PlanCommand {
+  TargetOptions target;
+  std::optional<std::string> grain;
+  std::string output;
+  std::string format = "text";
+  std::optional<std::string> layout;
+};
+
+// Writes `text` to `path` through a temporary file renamed into place, so that a reader never
+// sees half a plan.
+Status WriteFileAtomically(const std::string& path, const std::string& text) {
+  const std::string temp = path + ".tmp";
+  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", temp));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::unlink(temp.c_str());
+      return ErrnoError(err, fmt::format("cannot write '{}'", temp));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return ErrnoError(err, fmt::format("cannot write '{}'", path));
+  }
+  return {};
+}
+
+void PrintText(const Plan& plan, const PartitionTable& table, Streams io) {
+  io.out << PlanHeadline(plan) << '\n';
+  std::vector<TextTable::Column> columns;
+  for (const std::string& name : PlanColumns()) {
+    columns.push_back({name, name != "KIND"});
+  }
+  TextTable out(columns);
+  for (std::vector<std::string>& row : PlanRows(plan)) out.AddRow(std::move(row));
+  io.out << out.Render();
+  for (const PlanAction& a : plan.actions) {
+    io.out << fmt::format("partition {}: {}: {}\n", a.partition, ToString(a.kind), a.reason);
+  }
+  if (!plan.layout) io.out << PlanSummary(plan) << '\n';
+  io.out << '\n';
+  for (const std::string& line : DiskMap(plan, table)) io.out << line << '\n';
+}
+
+ExitCode RunPlan(const PlanCommand& command, Streams io) {
+  std::string format = command.format;
+  if (command.target.json) {
+    if (format != "text" && format != "json") {
+      PrintError(io.err, "--json and --format " + format + " contradict each other");
+      return ExitCode::kFailure;
+    }
+    format = "json";
+  }
+  Result<std::optional<uint64_t>> grain = ParseGrain(command.grain);
+  if (!grain) {
+    PrintError(io.err, grain.error().message);
+    return ExitCode::kFailure;
+  }
+  std::optional<LayoutSpec> spec;
+  if (command.layout) {
+    Result<LayoutSpec> parsed = ParseLayoutSpec(*command.layout);
+    if (!parsed) {
+      PrintError(io.err, parsed.error().message);
+      return ExitCode::kFailure;
+    }
+    spec = std::move(*parsed);
+  }
+  Result<LoadedDisk> disk = LoadDisk(command.target, io);
+  if (!disk) {
+    PrintError(io.err, disk.error().message);
+    return ExitCode::kFailure;
+  }
+  const PartitionTable& table = disk->table.table;
+  const AlignmentRecommendation alignment = RecommendAlignment(disk->device.topology, *grain);
+  Result<Plan> plan = spec ? MakeLayoutPlan(*spec, table, disk->device, alignment.alignment)
+                           : MakePlan(table, disk->device, alignment.alignment);
+  if (!plan) {
+    PrintError(io.err, fmt::format("'{}': {}", command.target.target, plan.error().message));
+    return ExitCode::kFailure;
+  }
+  std::string rendered;
+  if (format == "json") {
+    rendered = PlanToJson(*plan).dump(2) + "\n";
+  } else if (format == "markdown") {
+    rendered = RenderPlanMarkdown(*plan, table);
+  } else if (format == "sfdisk") {
+    Result<std::string> script = RenderSfdiskScript(*plan, table);
+    if (!script) {
+      PrintError(io.err, script.error().message);
+      return ExitCode::kFailure;
+    }
+    rendered = *script;
+  }
+  if (!command.output.empty()) {
+    if (Status s = WriteFileAtomically(command.output, PlanToJson(*plan).dump(2) + "\n"); !s) {
+      PrintError(io.err, s.error().message);
+      return ExitCode::kFailure;
+    }
+  }
+  if (format == "text") {
+    PrintText(*plan, table, io);
+    if (!command.output.empty()) {
+      io.out << fmt::format("\nplan file written to '{}'; nothing was written to '{}'\n",
+                            command.output, command.target.target);
+    }
+  } else {
+    io.out << rendered;
+  }
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+void AddPlanCommand(CLI::App& app, CommandRunners& runners) {
+  auto command = std::make_shared<PlanCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "plan", "propose the smallest change that aligns every partition (writes nothing)");
+  AddTargetOptions(sub, &command->target);
+  AddGrainOption(sub, &command->grain);
+  sub->add_option("-o,--output", command->output, "write the plan file (JSON) for 'apply'");
+  sub->add_option("--format", command->format, "text (default), markdown, json or sfdisk")
+      ->check(CLI::IsMember({"text", "markdown", "json", "sfdisk"}));
+  sub->add_option("--layout", command->layout,
+                  "plan a fresh table for an empty disk: 'size=512M,type=uefi;type=linux' ...");
+  runners[sub] = [command](Streams io) { return RunPlan(*command, io); };
+}
+
+}  // namespace partalign

@@ -1,0 +1,70 @@
+// partalign probe TARGET: topology and identity, with the values that look wrong flagged.
+#include <fmt/format.h>
+
+#include <ostream>
+
+#include "cli/commands.h"
+#include "cli/target_options.h"
+#include "io/device/device_probe.h"
+#include "io/util/smartcols_table.h"
+#include "partalign/topology/probe_report.h"
+#include "partalign/topology/topology_check.h"
+
+namespace partalign {
+namespace {
+
+struct ProbeCommand {
+  TargetOptions target;
+  bool list_profiles = false;
+};
+
+ExitCode ListProfiles(Streams io) {
+  TextTable table({{"PROFILE"}, {"SPEC"}, {"DESCRIPTION"}});
+  for (const TopologyProfile& p : BuiltinProfiles()) table.AddRow({p.name, p.spec, p.description});
+  io.out << table.Render();
+  return ExitCode::kOk;
+}
+
+ExitCode RunProbe(const ProbeCommand& command, Streams io) {
+  if (command.list_profiles) return ListProfiles(io);
+  if (command.target.target.empty()) {
+    PrintError(io.err, "probe: TARGET is required");
+    return ExitCode::kFailure;
+  }
+  Result<ProbeOptions> options = MakeProbeOptions(command.target);
+  if (!options) {
+    PrintError(io.err, options.error().message);
+    return ExitCode::kFailure;
+  }
+  Result<DeviceInfo> device = ProbeTarget(command.target.target, *options);
+  if (!device) {
+    PrintError(io.err, device.error().message);
+    return ExitCode::kFailure;
+  }
+  std::vector<TopologyFinding> findings = CheckDevice(*device);
+  if (command.target.json) {
+    io.out << ProbeJson(*device, findings).dump(2) << '\n';
+    return ExitCode::kOk;
+  }
+  TextTable table({{"FIELD"}, {"VALUE"}}, /*headings=*/false);
+  for (const ReportField& f : ProbeFields(*device)) table.AddRow({f.name, f.value});
+  io.out << table.Render();
+  if (!options->assume.profile.empty()) {
+    io.out << fmt::format("assumed topology: profile '{}'\n", options->assume.profile);
+  }
+  for (const TopologyFinding& f : findings) io.out << "warning: " << f.message << '\n';
+  return ExitCode::kOk;
+}
+
+}  // namespace
+
+void AddProbeCommand(CLI::App& app, CommandRunners& runners) {
+  auto command = std::make_shared<ProbeCommand>();
+  CLI::App* sub = app.add_subcommand("probe", "show a disk's topology and identity");
+  AddTargetOptions(sub, &command->target, /*target_required=*/false);
+  sub->add_flag("--list-profiles", command->list_profiles,
+                "list the named topologies for --assume");
+  runners[sub] = [command](Streams io) { return RunProbe(*command, io); };
+}
+
+}  // namespace partalign

@@ -1,0 +1,582 @@
+#include "partalign/bench/bench_report.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include <fmt/format.h>
+
+#include "partalign/topology/probe_report.h"
+#include "partalign/util/units.h"
+#include "partalign/util/version.h"
+
+namespace partalign {
+namespace {
+
+constexpr double kNsPerUs = 1000.0;
+
+// JSON numbers are rounded for people reading the file; the precision kept (0.01 IOPS, 1 ns,
+// 0.001%) is far below what a benchmark can resolve.
+double Round(double value, double unit) { return std::round(value / unit) * unit; }
+
+std::string Percent(double fraction) {
+  const double pct = std::fabs(fraction * 100.0);
+  return pct < 9.95 ? fmt::format("{:.1f}", pct) : fmt::format("{:.0f}", pct);
+}
+
+std::string SignedPercent(double fraction) { return fmt::format("{:+.1f}%", fraction * 100.0); }
+
+// "4 KiB", "512-byte", used in sentences.
+std::string SizeWords(uint64_t bytes) { return FormatSize(bytes); }
+
+std::string OperationWords(IoPattern pattern) {
+  const char* order = OrderOf(pattern) == AccessOrder::kRandom ? "random" : "sequential";
+  const char* op = IsWrite(pattern) ? "writes" : "reads";
+  return fmt::format("{} {}", order, op);
+}
+
+// "random 4 KiB reads at QD32"; grid cells add their alignment.
+std::string CellPhrase(const BenchCell& cell) {
+  const char* order = OrderOf(cell.pattern) == AccessOrder::kRandom ? "random" : "sequential";
+  const char* op = IsWrite(cell.pattern) ? "writes" : "reads";
+  if (!IsHeadline(cell)) {
+    return fmt::format("{} {} {} at {}-byte alignment", order, SizeWords(cell.block_size), op,
+                       cell.offset_align);
+  }
+  return fmt::format("{} {} {} at QD{}", order, SizeWords(cell.block_size), op, cell.queue_depth);
+}
+
+// "12% faster (8-16%)", "12% slower (8-16%)" or "unchanged".
+std::string ChangePhrase(const Change& c) {
+  if (!c.significant) return "unchanged";
+  const bool faster = c.change > 0;
+  const double near = faster ? c.low : -c.high;
+  const double far = faster ? c.high : -c.low;
+  return fmt::format("{}% {} ({}-{}%)", Percent(c.change), faster ? "faster" : "slower",
+                     Percent(near), Percent(far));
+}
+
+const CellComparison* Largest(const std::vector<const CellComparison*>& list) {
+  const CellComparison* best = nullptr;
+  for (const CellComparison* c : list) {
+    if (!best || std::fabs(c->change.change) > std::fabs(best->change.change)) best = c;
+  }
+  return best;
+}
+
+nlohmann::json ChangeJson(const Change& c) {
+  return {{"change_pct", Round(c.change * 100.0, 0.001)},
+          {"change_low_pct", Round(c.low * 100.0, 0.001)},
+          {"change_high_pct", Round(c.high * 100.0, 0.001)},
+          {"significant", c.significant}};
+}
+
+nlohmann::json CellKeyJson(const BenchCell& cell) {
+  return {{"pattern", ToString(cell.pattern)},
+          {"block_size", cell.block_size},
+          {"offset_align", cell.offset_align},
+          {"queue_depth", cell.queue_depth},
+          {"grid", cell.in_grid}};
+}
+
+// --- reading JSON without exceptions ---------------------------------------------------------
+
+class JsonReader {
+ public:
+  explicit JsonReader(std::string source) : source_(std::move(source)) {}
+
+  Result<double> Number(const nlohmann::json& object, const char* key, const std::string& where) {
+    auto it = object.find(key);
+    if (it == object.end() || !it->is_number()) return Missing(key, "a number", where);
+    return it->get<double>();
+  }
+  Result<uint64_t> Unsigned(const nlohmann::json& object, const char* key,
+                            const std::string& where) {
+    auto it = object.find(key);
+    if (it == object.end() || !it->is_number_unsigned()) {
+      return Missing(key, "a non-negative integer", where);
+    }
+    return it->get<uint64_t>();
+  }
+  /// An optional number: `fallback` when absent or of another type (never throws).
+  template <typename T>
+  T Optional(const nlohmann::json& object, const char* key, T fallback) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_number() ? it->get<T>() : fallback;
+  }
+  std::string String(const nlohmann::json& object, const char* key) {
+    auto it = object.find(key);
+    return it != object.end() && it->is_string() ? it->get<std::string>() : std::string();
+  }
+  Error Missing(const char* key, const char* what, const std::string& where) {
+    return MakeError(fmt::format("'{}': {}\"{}\" is missing or not {}", source_, where, key, what));
+  }
+  const std::string& source() const { return source_; }
+
+ private:
+  std::string source_;
+};
+
+Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t index) {
+  const std::string where = fmt::format("cells[{}]: ", index);
+  if (!j.is_object()) return MakeError(fmt::format("'{}': {}not an object", r.source(), where));
+  CellSummary s;
+  std::optional<IoPattern> pattern = ParseIoPattern(r.String(j, "pattern"));
+  if (!pattern) return r.Missing("pattern", "an I/O pattern", where);
+  s.cell.pattern = *pattern;
+  Result<uint64_t> block = r.Unsigned(j, "block_size", where);
+  if (!block) return block.error();
+  Result<uint64_t> align = r.Unsigned(j, "offset_align", where);
+  if (!align) return align.error();
+  Result<uint64_t> depth = r.Unsigned(j, "queue_depth", where);
+  if (!depth) return depth.error();
+  s.cell.block_size = *block;
+  s.cell.offset_align = *align;
+  s.cell.queue_depth = static_cast<uint32_t>(*depth);
+  auto grid = j.find("grid");
+  s.cell.in_grid = grid != j.end() && grid->is_boolean() && grid->get<bool>();
+  for (auto [key, field] :
+       {std::pair{"iops", &s.iops}, std::pair{"mib_per_s", &s.mib_per_s},
+        std::pair{"ci95_low", &s.iops_ci.low}, std::pair{"ci95_high", &s.iops_ci.high},
+        std::pair{"lat_p50_us", &s.lat_p50_us}, std::pair{"lat_p99_us", &s.lat_p99_us}}) {
+    Result<double> v = r.Number(j, key, where);
+    if (!v) return v.error();
+    *field = *v;
+  }
+  auto trials = j.find("trial_iops");
+  if (trials == j.end() || !trials->is_array()) {
+    return r.Missing("trial_iops", "an array (written by partalign bench --json)", where);
+  }
+  for (const nlohmann::json& t : *trials) {
+    if (!t.is_number()) return r.Missing("trial_iops", "an array of numbers", where);
+    s.trial_iops.push_back(t.get<double>());
+  }
+  s.trials = static_cast<uint32_t>(s.trial_iops.size());
+  s.iops_ci.level = r.Optional(j, "ci_level", 0.0);
+  s.lat_mean_us = r.Optional(j, "lat_mean_us", 0.0);
+  s.io_count = r.Optional(j, "io_count", uint64_t{0});
+  s.measured_seconds = r.Optional(j, "measured_seconds", 0.0);
+  return s;
+}
+
+}  // namespace
+
+const CellSummary* RowReference(const std::vector<CellSummary>& cells, const BenchCell& cell) {
+  if (!cell.in_grid) return nullptr;
+  const CellSummary* best = nullptr;
+  for (const CellSummary& c : cells) {
+    const bool same_row = c.cell.in_grid && c.cell.pattern == cell.pattern &&
+                          c.cell.block_size == cell.block_size &&
+                          c.cell.queue_depth == cell.queue_depth;
+    if (same_row && (!best || c.cell.offset_align > best->cell.offset_align)) best = &c;
+  }
+  return best;
+}
+
+namespace {
+
+// The figures of `s` that follow from its cell and its trials: their count, the median IOPS
+// with its interval, the throughput.
+void SummarizeTrials(CellSummary& s) {
+  s.trials = static_cast<uint32_t>(s.trial_iops.size());
+  if (!s.trial_iops.empty()) {
+    s.iops = Median(s.trial_iops);
+    s.iops_ci = *MedianInterval(s.trial_iops);  // fails only without samples
+  }
+  s.mib_per_s = s.iops * static_cast<double>(s.cell.block_size) / static_cast<double>(kMiB);
+}
+
+}  // namespace
+
+CellSummary Summarize(const CellMeasurement& m) {
+  CellSummary s;
+  s.cell = m.cell;
+  s.trial_iops = m.trial_iops;
+  SummarizeTrials(s);
+  s.lat_p50_us = m.latency.Quantile(0.50) / kNsPerUs;
+  s.lat_p99_us = m.latency.Quantile(0.99) / kNsPerUs;
+  s.lat_mean_us = m.latency.mean() / kNsPerUs;
+  s.io_count = m.ios;
+  s.measured_seconds = static_cast<double>(m.measured_ns) / 1e9;
+  return s;
+}
+
+std::vector<CellComparison> CompareAlignment(const std::vector<CellSummary>& cells) {
+  std::vector<std::pair<const CellSummary*, const CellSummary*>> pairs;
+  for (const CellSummary& subject : cells) {
+    const CellSummary* ref = RowReference(cells, subject.cell);
+    if (ref && ref != &subject) pairs.emplace_back(ref, &subject);
+  }
+  const double confidence = BonferroniConfidence(kConfidence, pairs.size());
+  std::vector<CellComparison> out;
+  for (const auto& [ref, subject] : pairs) {
+    Result<Change> change = CompareSamples(ref->trial_iops, subject->trial_iops, confidence);
+    if (!change) continue;  // fewer than 2 trials: nothing to say about this pair
+    out.push_back({ref->cell, subject->cell, ref->iops, subject->iops, *change});
+  }
+  return out;
+}
+
+std::string AlignmentSummary(const std::vector<CellComparison>& comparisons) {
+  if (comparisons.empty()) return "";
+  const std::string what = "misaligned " + OperationWords(comparisons.front().subject.pattern);
+  std::vector<const CellComparison*> slower;
+  std::vector<const CellComparison*> faster;
+  for (const CellComparison& c : comparisons) {
+    if (!c.change.significant) continue;
+    (c.change.change < 0 ? slower : faster).push_back(&c);
+  }
+  const size_t n = comparisons.size();
+  if (slower.empty() && faster.empty()) {
+    return fmt::format(
+        "{}: no significant difference from aligned ones in any of the {} grid cells "
+        "(simultaneous 95% intervals)",
+        what, n);
+  }
+  std::string text;
+  auto describe = [&](const std::vector<const CellComparison*>& list, const char* word) {
+    const CellComparison* big = Largest(list);
+    return fmt::format("significantly {} in {} of {} grid cells (largest: {}, {})", word,
+                       list.size(), n, CellPhrase(big->subject), ChangePhrase(big->change));
+  };
+  text = what + ": ";
+  if (!slower.empty()) text += describe(slower, "slower");
+  if (!faster.empty()) text += (slower.empty() ? "" : "; ") + describe(faster, "faster");
+  return text;
+}
+
+void AddAlignmentAnalysis(BenchReport& report) {
+  report.alignment = CompareAlignment(report.cells);
+  report.summary = AlignmentSummary(report.alignment);
+}
+
+nlohmann::json BenchJson(const BenchReport& report) {
+  nlohmann::json j;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["partalign_version"] = kVersion;
+  const BenchTargetInfo& t = report.target;
+  j["target"] = {{"path", t.path},
+                 {"kind", t.kind},
+                 {"size_bytes", t.size_bytes},
+                 {"logical_sector_size", t.logical_sector_size},
+                 {"range_start_bytes", t.range_start_bytes},
+                 {"range_bytes", t.range_bytes},
+                 {"offset_origin_bytes", t.offset_origin_bytes}};
+  const BenchSettings& s = report.settings;
+  j["settings"] = {{"mode", s.mode},           {"budget_seconds", s.budget_seconds},
+                   {"seed", s.seed},           {"engine", s.engine},
+                   {"rounds", s.rounds},       {"trial_seconds", Round(s.trial_seconds, 1e-6)},
+                   {"confidence", kConfidence}};
+  nlohmann::json cells = nlohmann::json::array();
+  for (const CellSummary& c : report.cells) {
+    nlohmann::json cell = CellKeyJson(c.cell);
+    cell["iops"] = Round(c.iops, 0.01);
+    cell["mib_per_s"] = Round(c.mib_per_s, 0.001);
+    cell["ci95_low"] = Round(c.iops_ci.low, 0.01);
+    cell["ci95_high"] = Round(c.iops_ci.high, 0.01);
+    cell["ci_level"] = Round(c.iops_ci.level, 1e-4);
+    cell["lat_p50_us"] = Round(c.lat_p50_us, 0.001);
+    cell["lat_p99_us"] = Round(c.lat_p99_us, 0.001);
+    cell["lat_mean_us"] = Round(c.lat_mean_us, 0.001);
+    cell["trials"] = c.trials;
+    cell["io_count"] = c.io_count;
+    cell["measured_seconds"] = Round(c.measured_seconds, 1e-6);
+    nlohmann::json trials = nlohmann::json::array();
+    for (double v : c.trial_iops) trials.push_back(Round(v, 0.01));
+    cell["trial_iops"] = std::move(trials);
+    cells.push_back(std::move(cell));
+  }
+  j["cells"] = std::move(cells);
+  nlohmann::json comparisons = nlohmann::json::array();
+  for (const CellComparison& c : report.alignment) {
+    nlohmann::json cmp = CellKeyJson(c.subject);
+    cmp["reference_offset_align"] = c.reference.offset_align;
+    cmp["reference_iops"] = Round(c.reference_iops, 0.01);
+    cmp["iops"] = Round(c.subject_iops, 0.01);
+    cmp.update(ChangeJson(c.change));
+    comparisons.push_back(std::move(cmp));
+  }
+  j["alignment"] = {
+      {"family_size", report.alignment.size()},
+      {"comparison_confidence", report.alignment.empty()
+                                    ? kConfidence
+                                    : Round(report.alignment.front().change.confidence, 1e-6)},
+      {"comparisons", std::move(comparisons)}};
+  j["summary"] = report.summary;
+  j["notes"] = report.notes;
+  j["elapsed_seconds"] = Round(report.elapsed_seconds, 1e-3);
+  return j;
+}
+
+Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string& source) {
+  JsonReader r(source);
+  if (!json.is_object()) return MakeError(fmt::format("'{}': not a JSON object", source));
+  auto cells = json.find("cells");
+  if (cells == json.end() || !cells->is_array()) {
+    return MakeError(
+        fmt::format("'{}': no \"cells\" array; not a partalign bench --json document", source));
+  }
+  BenchReport report;
+  if (auto target = json.find("target"); target != json.end() && target->is_object()) {
+    report.target.path = r.String(*target, "path");
+    report.target.kind = r.String(*target, "kind");
+    report.target.size_bytes = r.Optional(*target, "size_bytes", uint64_t{0});
+    report.target.logical_sector_size = r.Optional(*target, "logical_sector_size", uint64_t{512});
+    report.target.range_start_bytes = r.Optional(*target, "range_start_bytes", uint64_t{0});
+    report.target.range_bytes = r.Optional(*target, "range_bytes", uint64_t{0});
+    report.target.offset_origin_bytes = r.Optional(*target, "offset_origin_bytes", uint64_t{0});
+  }
+  if (auto settings = json.find("settings"); settings != json.end() && settings->is_object()) {
+    report.settings.mode = r.String(*settings, "mode");
+    report.settings.engine = r.String(*settings, "engine");
+    report.settings.seed = r.Optional(*settings, "seed", uint64_t{0});
+    report.settings.rounds = r.Optional(*settings, "rounds", 0u);
+    report.settings.budget_seconds = r.Optional(*settings, "budget_seconds", 0.0);
+    report.settings.trial_seconds = r.Optional(*settings, "trial_seconds", 0.0);
+  }
+  for (size_t i = 0; i < cells->size(); ++i) {
+    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i);
+    if (!cell) return cell.error();
+    report.cells.push_back(std::move(*cell));
+  }
+  report.summary = r.String(json, "summary");
+  AddAlignmentAnalysis(report);
+  return report;
+}
+
+Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs) {
+  if (runs.empty()) return MakeError("no runs to merge");
+  BenchReport merged = runs.front();
+  merged.notes.clear();
+  for (size_t r = 1; r < runs.size(); ++r) {
+    const BenchReport& run = runs[r];
+    if (run.cells.size() != merged.cells.size()) {
+      return MakeError(fmt::format("run {} has {} cells, run 1 has {}", r + 1, run.cells.size(),
+                                   merged.cells.size()));
+    }
+    for (size_t i = 0; i < run.cells.size(); ++i) {
+      const BenchCell& a = merged.cells[i].cell;
+      const BenchCell& b = run.cells[i].cell;
+      if (a.pattern != b.pattern || a.block_size != b.block_size ||
+          a.offset_align != b.offset_align || a.queue_depth != b.queue_depth) {
+        return MakeError(fmt::format("run {} cell {} is {}, run 1 has {}", r + 1, i + 1,
+                                     Describe(b), Describe(a)));
+      }
+    }
+    merged.settings.rounds += run.settings.rounds;
+    merged.settings.budget_seconds += run.settings.budget_seconds;
+    merged.elapsed_seconds += run.elapsed_seconds;
+  }
+  for (const BenchReport& run : runs) {
+    for (const std::string& note : run.notes) {
+      if (std::find(merged.notes.begin(), merged.notes.end(), note) == merged.notes.end()) {
+        merged.notes.push_back(note);
+      }
+    }
+  }
+  for (size_t i = 0; i < merged.cells.size(); ++i) {
+    CellSummary& m = merged.cells[i];
+    std::vector<double> p50, p99, mean;
+    m.trial_iops.clear();
+    m.io_count = 0;
+    m.measured_seconds = 0;
+    for (const BenchReport& run : runs) {
+      const CellSummary& c = run.cells[i];
+      m.trial_iops.insert(m.trial_iops.end(), c.trial_iops.begin(), c.trial_iops.end());
+      m.io_count += c.io_count;
+      m.measured_seconds += c.measured_seconds;
+      p50.push_back(c.lat_p50_us);
+      p99.push_back(c.lat_p99_us);
+      mean.push_back(c.lat_mean_us);
+    }
+    SummarizeTrials(m);
+    m.lat_p50_us = Median(p50);
+    m.lat_p99_us = Median(p99);
+    m.lat_mean_us = Median(mean);
+  }
+  AddAlignmentAnalysis(merged);
+  return merged;
+}
+
+Result<BenchComparison> CompareReports(const BenchReport& before, const BenchReport& after,
+                                       const std::string& before_source,
+                                       const std::string& after_source, size_t family) {
+  BenchComparison result{before_source, after_source, before, after, {}, {}, {}};
+  std::vector<std::pair<const CellSummary*, const CellSummary*>> pairs;
+  auto same = [](const BenchCell& a, const BenchCell& b) {
+    return a.pattern == b.pattern && a.block_size == b.block_size &&
+           a.offset_align == b.offset_align && a.queue_depth == b.queue_depth;
+  };
+  for (const CellSummary& b : before.cells) {
+    auto a = std::find_if(after.cells.begin(), after.cells.end(),
+                          [&](const CellSummary& c) { return same(c.cell, b.cell); });
+    if (a == after.cells.end()) {
+      result.unmatched.push_back(fmt::format("{} (only in '{}')", Describe(b.cell), before_source));
+    } else {
+      pairs.emplace_back(&b, &*a);
+    }
+  }
+  for (const CellSummary& a : after.cells) {
+    auto b = std::find_if(before.cells.begin(), before.cells.end(),
+                          [&](const CellSummary& c) { return same(c.cell, a.cell); });
+    if (b == before.cells.end()) {
+      result.unmatched.push_back(fmt::format("{} (only in '{}')", Describe(a.cell), after_source));
+    }
+  }
+  if (pairs.empty()) {
+    return MakeError(
+        fmt::format("'{}' and '{}' have no cell in common", before_source, after_source));
+  }
+  const double confidence = BonferroniConfidence(kConfidence, std::max(family, pairs.size()));
+  for (const auto& [b, a] : pairs) {
+    Result<Change> change = CompareSamples(b->trial_iops, a->trial_iops, confidence);
+    if (!change) {
+      return MakeError(fmt::format("{}: {}", Describe(b->cell), change.error().message));
+    }
+    result.cells.push_back({b->cell, a->cell, b->iops, a->iops, *change});
+  }
+  result.summary = ComparisonSummary(result.cells);
+  return result;
+}
+
+std::string ComparisonSummary(const std::vector<CellComparison>& comparisons) {
+  // Findings first, then what did not change.
+  std::vector<std::string> parts;
+  std::vector<std::string> unchanged;
+  std::vector<const CellComparison*> grid;
+  std::vector<const CellComparison*> grid_significant;
+  bool any_significant = false;
+  for (const CellComparison& c : comparisons) {
+    any_significant |= c.change.significant;
+    if (!IsHeadline(c.subject)) {
+      grid.push_back(&c);
+      if (c.change.significant) grid_significant.push_back(&c);
+      continue;
+    }
+    (c.change.significant ? parts : unchanged)
+        .push_back(CellPhrase(c.subject) + " " + ChangePhrase(c.change));
+  }
+  if (!any_significant) {
+    return fmt::format(
+        "no significant difference in any of the {} cells (simultaneous 95% "
+        "intervals)",
+        comparisons.size());
+  }
+  if (!grid.empty()) {
+    if (grid_significant.empty()) {
+      unchanged.push_back(
+          fmt::format("the other grid cells: no significant difference in all {}", grid.size()));
+    } else {
+      const CellComparison* big = Largest(grid_significant);
+      parts.push_back(
+          fmt::format("{} of the other {} grid cells significantly different "
+                      "(largest: {} {})",
+                      grid_significant.size(), grid.size(), CellPhrase(big->subject),
+                      ChangePhrase(big->change)));
+    }
+  }
+  parts.insert(parts.end(), unchanged.begin(), unchanged.end());
+  std::string text;
+  for (const std::string& p : parts) text += (text.empty() ? "" : "; ") + p;
+  return text;
+}
+
+nlohmann::json ComparisonJson(const BenchComparison& comparison) {
+  nlohmann::json j;
+  j["schema_version"] = kJsonSchemaVersion;
+  j["partalign_version"] = kVersion;
+  auto side = [](const std::string& source, const BenchReport& r) {
+    return nlohmann::json{{"source", source},
+                          {"target", r.target.path},
+                          {"engine", r.settings.engine},
+                          {"seed", r.settings.seed},
+                          {"rounds", r.settings.rounds}};
+  };
+  j["before"] = side(comparison.before_source, comparison.before);
+  j["after"] = side(comparison.after_source, comparison.after);
+  j["family_size"] = comparison.cells.size();
+  j["comparison_confidence"] = comparison.cells.empty()
+                                   ? kConfidence
+                                   : Round(comparison.cells.front().change.confidence, 1e-6);
+  nlohmann::json cells = nlohmann::json::array();
+  for (const CellComparison& c : comparison.cells) {
+    nlohmann::json cell = CellKeyJson(c.subject);
+    cell["before_iops"] = Round(c.reference_iops, 0.01);
+    cell["after_iops"] = Round(c.subject_iops, 0.01);
+    cell.update(ChangeJson(c.change));
+    cells.push_back(std::move(cell));
+  }
+  j["cells"] = std::move(cells);
+  j["unmatched"] = comparison.unmatched;
+  j["summary"] = comparison.summary;
+  return j;
+}
+
+std::string FormatChange(const Change& c) {
+  return fmt::format("{} ({:+.1f}..{:+.1f}%){}", SignedPercent(c.change), c.low * 100.0,
+                     c.high * 100.0, c.significant ? " *" : "");
+}
+
+std::string FormatIops(double iops) {
+  if (iops >= 1e6) return fmt::format("{:.2f}M", iops / 1e6);
+  if (iops >= 1e4) return fmt::format("{:.1f}k", iops / 1e3);
+  if (iops >= 1e3) return fmt::format("{:.2f}k", iops / 1e3);
+  return fmt::format("{:.0f}", iops);
+}
+
+namespace {
+
+std::string FormatMicros(double us) {
+  if (us >= 1e4) return fmt::format("{:.1f}ms", us / 1e3);
+  if (us >= 1e3) return fmt::format("{:.2f}ms", us / 1e3);
+  return fmt::format("{:.1f}us", us);
+}
+
+std::vector<std::string> CellKeyCells(const BenchCell& cell) {
+  return {std::string(ToString(cell.pattern)), std::to_string(cell.block_size),
+          std::to_string(cell.offset_align), std::to_string(cell.queue_depth)};
+}
+
+}  // namespace
+
+std::vector<std::string> CellColumns() {
+  return {"PATTERN",    "BLOCK",   "ALIGN",   "QD",     "IOPS",      "MiB/s",
+          "IOPS-95%CI", "LAT-P50", "LAT-P99", "TRIALS", "VS-ALIGNED"};
+}
+
+std::vector<std::vector<std::string>> CellRows(const BenchReport& report) {
+  std::vector<std::vector<std::string>> rows;
+  for (const CellSummary& c : report.cells) {
+    std::vector<std::string> row = CellKeyCells(c.cell);
+    std::string versus;
+    for (const CellComparison& a : report.alignment) {
+      if (a.subject == c.cell) versus = FormatChange(a.change);
+    }
+    for (std::string s :
+         {FormatIops(c.iops), fmt::format("{:.1f}", c.mib_per_s),
+          FormatIops(c.iops_ci.low) + "-" + FormatIops(c.iops_ci.high), FormatMicros(c.lat_p50_us),
+          FormatMicros(c.lat_p99_us), std::to_string(c.trials), versus}) {
+      row.push_back(std::move(s));
+    }
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+std::vector<std::string> ComparisonColumns() {
+  return {"PATTERN", "BLOCK", "ALIGN", "QD", "BEFORE", "AFTER", "CHANGE", "SIGNIFICANT"};
+}
+
+std::vector<std::vector<std::string>> ComparisonRows(const BenchComparison& comparison) {
+  std::vector<std::vector<std::string>> rows;
+  for (const CellComparison& c : comparison.cells) {
+    std::vector<std::string> row = CellKeyCells(c.subject);
+    row.push_back(FormatIops(c.reference_iops));
+    row.push_back(FormatIops(c.subject_iops));
+    row.push_back(FormatChange(c.change));
+    row.push_back(c.change.significant ? "yes" : "no");
+    rows.push_back(std::move(row));
+  }
+  return rows;
+}
+
+}  // namespace partalign

@@ -1,0 +1,234 @@
+#include "partalign/layout/plan.h"
+
+#include <array>
+
+#include <fmt/format.h>
+
+#include "partalign/util/json_reader.h"
+#include "partalign/util/json_util.h"
+#include "partalign/util/version.h"
+
+namespace partalign {
+namespace {
+
+constexpr std::array<std::pair<ActionKind, std::string_view>, 4> kKindNames{{
+    {ActionKind::kNone, "none"},
+    {ActionKind::kTableOnly, "table-only"},
+    {ActionKind::kMoveData, "move-data"},
+    {ActionKind::kImpossible, "impossible"},
+}};
+
+Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdentity& disk) {
+  FieldReader r(object, "layout.");
+  PlanLayout layout;
+  std::string label = r.String("label");
+  layout.first_usable_lba = r.Uint("first_usable_lba");
+  layout.last_usable_lba = r.Uint("last_usable_lba");
+  const nlohmann::json* parts = r.Array("partitions");
+  if (r.error()) return MakeError(*r.error());
+  if (label == "gpt") {
+    layout.label = LabelType::kGpt;
+  } else if (label == "dos") {
+    layout.label = LabelType::kDos;
+  } else {
+    return MakeError(fmt::format("layout.label: '{}' is not gpt or dos", label));
+  }
+  const uint64_t sectors = disk.size_bytes / disk.logical_sector_size;
+  if (layout.first_usable_lba > layout.last_usable_lba || layout.last_usable_lba >= sectors) {
+    return MakeError("layout.first_usable_lba/last_usable_lba: not a range inside the disk");
+  }
+  for (size_t i = 0; i < parts->size(); ++i) {
+    const nlohmann::json& item = (*parts)[i];
+    std::string path = fmt::format("layout.partitions[{}].", i);
+    if (!item.is_object()) return MakeError(path.substr(0, path.size() - 1) + ": not an object");
+    FieldReader pr(item, path);
+    LayoutPartition p;
+    p.partition = static_cast<uint32_t>(pr.Uint("partition"));
+    p.start_sector = pr.Uint("start_sector");
+    p.end_sector = pr.Uint("end_sector");
+    p.type = pr.String("type");
+    p.name = pr.String("name", /*required=*/false);
+    p.attributes = pr.String("attributes", /*required=*/false);
+    p.bootable = pr.Bool("bootable");
+    if (pr.error()) return MakeError(*pr.error());
+    if (p.partition == 0) return MakeError(path + "partition: is 0");
+    if (p.type.empty()) return MakeError(path + "type: is empty");
+    if (p.end_sector < p.start_sector) return MakeError(path + "end_sector: before start_sector");
+    if (p.start_sector < layout.first_usable_lba || p.end_sector > layout.last_usable_lba) {
+      return MakeError(path.substr(0, path.size() - 1) + ": outside the usable area");
+    }
+    if (!layout.partitions.empty() && p.start_sector <= layout.partitions.back().end_sector) {
+      return MakeError(path.substr(0, path.size() - 1) +
+                       ": overlaps or precedes the partition before it");
+    }
+    layout.partitions.push_back(std::move(p));
+  }
+  return layout;
+}
+
+}  // namespace
+
+std::string_view ToString(ActionKind kind) {
+  for (const auto& [k, name] : kKindNames) {
+    if (k == kind) return name;
+  }
+  return "none";
+}
+
+std::optional<ActionKind> ActionKindFromString(std::string_view text) {
+  for (const auto& [k, name] : kKindNames) {
+    if (name == text) return k;
+  }
+  return std::nullopt;
+}
+
+nlohmann::json PlanToJson(const Plan& plan) {
+  nlohmann::json actions = nlohmann::json::array();
+  for (const PlanAction& a : plan.actions) {
+    actions.push_back({{"partition", a.partition},
+                       {"old_start_sector", a.old_start_sector},
+                       {"old_end_sector", a.old_end_sector},
+                       {"new_start_sector", a.new_start_sector},
+                       {"new_end_sector", a.new_end_sector},
+                       {"kind", ToString(a.kind)},
+                       {"bytes_to_move", a.bytes_to_move},
+                       {"reason", a.reason}});
+  }
+  const Topology& t = plan.topology;
+  nlohmann::json doc = {
+      {"format", kPlanFormat},
+      {"format_version", kPlanFormatVersion},
+      {"partalign_version", kVersion},
+      {"disk",
+       {{"path", plan.disk.path},
+        {"size_bytes", plan.disk.size_bytes},
+        {"logical_sector_size", plan.disk.logical_sector_size},
+        {"serial", StringOrNull(plan.disk.serial)},
+        {"wwn", StringOrNull(plan.disk.wwn)}}},
+      {"topology",
+       {{"logical_sector_size", t.logical_sector_size},
+        {"physical_sector_size", t.physical_sector_size},
+        {"minimum_io_size", t.minimum_io_size},
+        {"optimal_io_size", t.optimal_io_size},
+        {"alignment_offset", t.alignment_offset},
+        {"size_bytes", t.size_bytes},
+        {"source", ToString(t.origin)}}},
+      {"label", ToString(plan.label)},
+      {"table_fingerprint", plan.table_fingerprint},
+      {"grain_bytes", plan.alignment.grain_bytes},
+      {"offset_bytes", plan.alignment.offset_bytes},
+      {"actions", actions},
+  };
+  if (plan.layout) {
+    const PlanLayout& l = *plan.layout;
+    nlohmann::json parts = nlohmann::json::array();
+    for (const LayoutPartition& p : l.partitions) {
+      parts.push_back({{"partition", p.partition},
+                       {"start_sector", p.start_sector},
+                       {"end_sector", p.end_sector},
+                       {"type", p.type},
+                       {"name", StringOrNull(p.name)},
+                       {"attributes", StringOrNull(p.attributes)},
+                       {"bootable", p.bootable}});
+    }
+    doc["layout"] = {{"label", ToString(l.label)},
+                     {"first_usable_lba", l.first_usable_lba},
+                     {"last_usable_lba", l.last_usable_lba},
+                     {"partitions", parts}};
+  }
+  return doc;
+}
+
+Result<Plan> PlanFromJson(std::string_view text) {
+  Result<nlohmann::json> document = ParseFormatDocument(text, kPlanFormat, kPlanFormatVersion);
+  if (!document) return document.error();
+  const nlohmann::json& doc = *document;
+  FieldReader root(doc, "");
+
+  Plan plan;
+  if (const nlohmann::json* disk = root.Object("disk")) {
+    FieldReader r(*disk, "disk.");
+    plan.disk.path = r.String("path");
+    plan.disk.size_bytes = r.Uint("size_bytes");
+    plan.disk.logical_sector_size = r.Uint("logical_sector_size");
+    plan.disk.serial = r.String("serial", /*required=*/false);
+    plan.disk.wwn = r.String("wwn", /*required=*/false);
+    if (r.error()) return MakeError(*r.error());
+  }
+  if (const nlohmann::json* topology = root.Object("topology")) {
+    FieldReader r(*topology, "topology.");
+    Topology& t = plan.topology;
+    t.logical_sector_size = r.Uint("logical_sector_size");
+    t.physical_sector_size = r.Uint("physical_sector_size");
+    t.minimum_io_size = r.Uint("minimum_io_size");
+    t.optimal_io_size = r.Uint("optimal_io_size");
+    t.alignment_offset = r.Uint("alignment_offset");
+    t.size_bytes = r.Uint("size_bytes");
+    std::string source = r.String("source");
+    if (r.error()) return MakeError(*r.error());
+    if (source == "kernel") {
+      t.origin = TopologyOrigin::kKernel;
+    } else if (source == "assumed") {
+      t.origin = TopologyOrigin::kAssumed;
+    } else if (source == "default") {
+      t.origin = TopologyOrigin::kDefault;
+    } else {
+      return MakeError(fmt::format("topology.source: unknown value '{}'", source));
+    }
+    if (t.logical_sector_size == 0) return MakeError("topology.logical_sector_size: is 0");
+  }
+  std::string label = root.String("label");
+  plan.table_fingerprint = root.String("table_fingerprint");
+  plan.alignment.grain_bytes = root.Uint("grain_bytes");
+  plan.alignment.offset_bytes = root.Uint("offset_bytes");
+  const nlohmann::json* actions = root.Array("actions");
+  if (root.error()) return MakeError(*root.error());
+  std::optional<LabelType> label_type = LabelTypeFromString(label);
+  if (!label_type) return MakeError(fmt::format("label: unknown value '{}'", label));
+  plan.label = *label_type;
+  if (plan.alignment.grain_bytes == 0) return MakeError("grain_bytes: is 0");
+  if (plan.disk.logical_sector_size != plan.topology.logical_sector_size) {
+    return MakeError("disk.logical_sector_size and topology.logical_sector_size differ");
+  }
+
+  for (size_t i = 0; i < actions->size(); ++i) {
+    const nlohmann::json& item = (*actions)[i];
+    std::string path = fmt::format("actions[{}].", i);
+    if (!item.is_object()) return MakeError(path.substr(0, path.size() - 1) + ": not an object");
+    FieldReader r(item, path);
+    PlanAction a;
+    a.partition = static_cast<uint32_t>(r.Uint("partition"));
+    a.old_start_sector = r.Uint("old_start_sector");
+    a.old_end_sector = r.Uint("old_end_sector");
+    a.new_start_sector = r.Uint("new_start_sector");
+    a.new_end_sector = r.Uint("new_end_sector");
+    std::string kind = r.String("kind");
+    a.bytes_to_move = r.Uint("bytes_to_move");
+    a.reason = r.String("reason");
+    if (r.error()) return MakeError(*r.error());
+    std::optional<ActionKind> k = ActionKindFromString(kind);
+    if (!k) return MakeError(fmt::format("{}kind: unknown value '{}'", path, kind));
+    a.kind = *k;
+    if (a.partition == 0) return MakeError(path + "partition: is 0");
+    if (a.old_end_sector < a.old_start_sector || a.new_end_sector < a.new_start_sector) {
+      return MakeError(path + "new_end_sector/old_end_sector: end before start");
+    }
+    uint64_t sectors = plan.disk.size_bytes / plan.disk.logical_sector_size;
+    if (a.old_end_sector >= sectors || a.new_end_sector >= sectors) {
+      return MakeError(fmt::format("{}: beyond the end of the disk ({} sectors)",
+                                   path.substr(0, path.size() - 1), sectors));
+    }
+    plan.actions.push_back(std::move(a));
+  }
+  // "layout" is optional: only plans made with --layout have it.
+  if (const nlohmann::json* layout = root.Object("layout", /*required=*/false)) {
+    Result<PlanLayout> parsed = LayoutFromJson(*layout, plan.disk);
+    if (!parsed) return parsed.error();
+    if (!plan.actions.empty()) return MakeError("layout: a plan has a layout or actions, not both");
+    plan.layout = std::move(*parsed);
+  }
+  if (root.error()) return MakeError(*root.error());
+  return plan;
+}
+
+}  // namespace partalign

@@ -1,0 +1,717 @@
+#include "partalign/layout/planner.h"
+
+#include <algorithm>
+#include <compare>
+#include <map>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+// At most this many partial plans are kept after each partition (the cheapest ones, plus the
+// one that leaves the most room). Real tables keep a handful; the cap bounds pathological ones.
+constexpr size_t kMaxStates = 48;
+
+// The alignment in sectors: starts at offset + k * grain.
+struct Grid {
+  uint64_t grain = 1;
+  uint64_t offset = 0;
+
+  bool IsAligned(uint64_t lba) const { return lba >= offset && (lba - offset) % grain == 0; }
+  uint64_t Up(uint64_t lba) const {
+    return lba <= offset ? offset : offset + AlignUp(lba - offset, grain);
+  }
+  std::optional<uint64_t> Down(uint64_t lba) const {
+    if (lba < offset) return std::nullopt;
+    return offset + AlignDown(lba - offset, grain);
+  }
+};
+
+enum class ItemType { kData, kExtStart, kExtEnd };
+
+// One step of the search, in disk order: a data partition, or the start/end of the DOS
+// extended partition (whose logical partitions lie between the two).
+struct Item {
+  ItemType type = ItemType::kData;
+  size_t part = 0;      // index into table.partitions
+  size_t ext_part = 0;  // logical partitions: the extended partition's index
+  bool logical = false;
+  bool first_logical = false;
+  uint64_t start = 0;  // old extent
+  uint64_t end = 0;
+  uint64_t size = 0;
+  uint64_t keep = 0;  // protected sectors
+  bool data = false;
+  bool anchored = false;
+  // Where the next data partition starts today, minus the gap it needs in front of it: ends
+  // that stop there leave it in place.
+  std::optional<uint64_t> next_limit;
+};
+
+// What a plan costs, compared lexicographically: first alignment (partitions left misaligned),
+// then data to move, then table entries moved, unaligned ends, sectors given up by shrinking,
+// total distance, entries changed at all.
+struct Cost {
+  uint64_t misaligned = 0;
+  uint64_t moved_bytes = 0;
+  uint64_t moved_starts = 0;
+  uint64_t unaligned_ends = 0;
+  uint64_t shrunk_sectors = 0;
+  uint64_t shift_sectors = 0;
+  uint64_t changed = 0;
+  auto operator<=>(const Cost&) const = default;
+};
+
+struct Decision {
+  uint64_t start = 0;
+  uint64_t end = 0;
+  uint64_t ext_start = 0;  // first logical partition: where the extended partition starts
+  uint64_t gap = 0;        // the sectors kept free before this partition
+};
+
+struct State {
+  uint64_t next_free = 0;  // the first sector the next item may use
+  uint64_t f_eff = 0;      // libfdisk's first LBA while it adds logical partitions
+  uint64_t ext_lo = 0;     // where the extended partition may start at the earliest
+  Cost cost;
+  int parent = -1;
+  Decision decision;
+};
+
+struct Context {
+  const PartitionTable& table;
+  Grid grid;
+  uint64_t lo = 0;  // first usable sector
+  uint64_t hi = 0;  // last usable sector
+  uint64_t dos_first_lba = 0;
+  bool dos = false;
+};
+
+uint64_t Distance(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
+
+bool Dominates(const State& a, const State& b) {
+  return a.next_free <= b.next_free && a.f_eff <= b.f_eff && a.ext_lo <= b.ext_lo &&
+         a.cost <= b.cost;
+}
+
+// Keeps the states no other state beats in every respect, cheapest first, at most kMaxStates
+// (always including the one that leaves the most room, so that a feasible plan survives).
+std::vector<State> Prune(std::vector<State> states) {
+  std::stable_sort(states.begin(), states.end(),
+                   [](const State& a, const State& b) { return a.cost < b.cost; });
+  std::vector<State> kept;
+  for (const State& s : states) {
+    bool dominated =
+        std::any_of(kept.begin(), kept.end(), [&](const State& k) { return Dominates(k, s); });
+    if (!dominated) kept.push_back(s);
+  }
+  if (kept.size() > kMaxStates) {
+    auto roomiest = std::min_element(kept.begin(), kept.end(), [](const State& a, const State& b) {
+      return a.next_free < b.next_free;
+    });
+    State keep_room = *roomiest;
+    kept.resize(kMaxStates - 1);
+    if (std::none_of(kept.begin(), kept.end(),
+                     [&](const State& k) { return k.next_free <= keep_room.next_free; })) {
+      kept.push_back(keep_room);
+    }
+  }
+  return kept;
+}
+
+void AddCandidate(std::vector<uint64_t>* values, uint64_t v) {
+  if (std::find(values->begin(), values->end(), v) == values->end()) values->push_back(v);
+}
+
+// The places a data partition may go from `st`, each with its cost.
+void ExpandData(const Context& cx, const Item& it, const State& st, int parent,
+                std::vector<State>* out) {
+  const uint64_t ss = cx.table.sector_size;
+  const uint64_t gap = !it.logical ? 0 : (it.first_logical ? 1 : st.f_eff);
+  const uint64_t lower = std::max(st.next_free + gap, cx.lo);
+  std::vector<uint64_t> starts;
+  if (it.start >= lower) AddCandidate(&starts, it.start);
+  if (std::optional<uint64_t> down = cx.grid.Down(it.start);
+      down && *down < it.start && *down >= lower) {
+    AddCandidate(&starts, *down);
+  }
+  if (uint64_t up = cx.grid.Up(std::max(it.start, lower)); up <= cx.hi) AddCandidate(&starts, up);
+
+  for (uint64_t s : starts) {
+    const bool moved = s != it.start;
+    const bool aligned = cx.grid.IsAligned(s);
+    std::vector<uint64_t> ends;
+    const uint64_t same_size = s + it.size - 1;
+    if (!moved && !aligned) {
+      ends.push_back(it.end);  // left where it is: nothing about it changes
+    } else {
+      ends.push_back(same_size);
+      if (!it.anchored) {
+        AddCandidate(&ends, cx.grid.Up(s + it.size) - 1);  // grow to the next boundary
+        if (moved) {
+          if (std::optional<uint64_t> d = cx.grid.Down(s + it.size); d && *d > s) {
+            AddCandidate(&ends, *d - 1);  // lose less than a grain
+          }
+          std::vector<uint64_t> limits{cx.hi + 1};
+          if (it.next_limit) limits.push_back(*it.next_limit);
+          for (uint64_t limit : limits) {
+            if (limit <= s) continue;
+            AddCandidate(&ends, limit - 1);
+            if (std::optional<uint64_t> d = cx.grid.Down(limit); d && *d > s) {
+              AddCandidate(&ends, *d - 1);
+            }
+          }
+        }
+      }
+    }
+    for (uint64_t e : ends) {
+      if (e < s || e > cx.hi || e - s + 1 < it.keep) continue;
+      if (!moved && e < it.end) continue;  // an unmoved partition never shrinks
+      State next = st;
+      next.parent = parent;
+      next.next_free = e + 1;
+      next.decision = {s, e, 0, gap};
+      if (cx.dos && !it.logical && s < cx.dos_first_lba) next.f_eff = 1;
+      Cost& c = next.cost;
+      if (!aligned) ++c.misaligned;
+      if (moved) {
+        ++c.moved_starts;
+        c.shift_sectors += Distance(s, it.start);
+        if (it.data) c.moved_bytes += it.size * ss;
+      }
+      if (!cx.grid.IsAligned(e + 1)) ++c.unaligned_ends;
+      if (e - s + 1 < it.size) c.shrunk_sectors += it.size - (e - s + 1);
+      if (moved || e != it.end) ++c.changed;
+
+      if (!it.first_logical) {
+        out->push_back(next);
+        continue;
+      }
+      // The first logical partition's EBR is the extended partition's first sector: keep the
+      // extended start when it still lies before the partition, or put it just before it.
+      const Partition& ext = cx.table.partitions[it.ext_part];
+      std::vector<uint64_t> ext_starts;
+      if (ext.start_sector >= st.ext_lo && ext.start_sector < s) {
+        ext_starts.push_back(ext.start_sector);
+      }
+      if (s - 1 >= st.ext_lo && s - 1 != ext.start_sector) ext_starts.push_back(s - 1);
+      for (uint64_t x : ext_starts) {
+        State with_ext = next;
+        with_ext.decision.ext_start = x;
+        // libfdisk drops its first LBA to 1 for the rest of the script when the extended
+        // partition or the first logical one starts closer than it (dos.c add_partition()).
+        if (x < cx.dos_first_lba || s - x < with_ext.f_eff) with_ext.f_eff = 1;
+        if (x != ext.start_sector) ++with_ext.cost.changed;
+        out->push_back(with_ext);
+      }
+    }
+  }
+}
+
+// The end of the extended partition: it must hold every logical partition.
+void ExpandExtEnd(const Context& cx, const Item& it, bool has_logicals, const State& st, int parent,
+                  std::vector<State>* out) {
+  if (!has_logicals) {
+    // An empty extended partition: keep it, or move it whole out of the way.
+    uint64_t x = std::max(it.start, st.ext_lo);
+    uint64_t e = x == it.start ? it.end : x + it.size - 1;
+    if (e > cx.hi) return;
+    State next = st;
+    next.parent = parent;
+    next.next_free = e + 1;
+    next.decision = {x, e, x, 0};
+    if (x < cx.dos_first_lba) next.f_eff = 1;
+    if (x != it.start) ++next.cost.changed;
+    out->push_back(next);
+    return;
+  }
+  const uint64_t last_logical_end = st.next_free - 1;
+  std::vector<uint64_t> ends{std::max(it.end, last_logical_end)};
+  AddCandidate(&ends, last_logical_end);
+  for (uint64_t e : ends) {
+    if (e > cx.hi) continue;
+    State next = st;
+    next.parent = parent;
+    next.next_free = e + 1;
+    next.decision = {0, e, 0, 0};
+    if (e != it.end) ++next.cost.changed;
+    out->push_back(next);
+  }
+}
+
+Status CheckLayout(const PartitionTable& t, uint64_t lo, uint64_t hi) {
+  std::vector<const Partition*> top;
+  std::vector<const Partition*> logicals;
+  const Partition* ext = nullptr;
+  for (const Partition& p : t.partitions) {
+    if (p.size_sectors == 0) return MakeError(fmt::format("partition {} has size 0", p.number));
+    if (p.start_sector < lo || p.end_sector() > hi) {
+      return MakeError(fmt::format(
+          "partition {} (sectors {}-{}) lies outside the usable area {}-{}{}", p.number,
+          p.start_sector, p.end_sector(), lo, hi,
+          t.label == LabelType::kDos && p.end_sector() > kMbrMaxSector
+              ? ": an MBR cannot address sectors beyond 4294967295 (convert the disk to GPT)"
+              : ""));
+    }
+    if (p.kind == PartitionKind::kLogical) {
+      logicals.push_back(&p);
+      continue;
+    }
+    if (p.kind == PartitionKind::kExtended) {
+      if (ext) return MakeError("the table has two extended partitions");
+      ext = &p;
+    }
+    top.push_back(&p);
+  }
+  auto by_start = [](const Partition* a, const Partition* b) {
+    return a->start_sector < b->start_sector;
+  };
+  for (std::vector<const Partition*>* list : {&top, &logicals}) {
+    std::sort(list->begin(), list->end(), by_start);
+    for (size_t i = 1; i < list->size(); ++i) {
+      const Partition* a = (*list)[i - 1];
+      const Partition* b = (*list)[i];
+      if (b->start_sector <= a->end_sector()) {
+        return MakeError(fmt::format("partitions {} (sectors {}-{}) and {} (sectors {}-{}) overlap",
+                                     a->number, a->start_sector, a->end_sector(), b->number,
+                                     b->start_sector, b->end_sector()));
+      }
+    }
+  }
+  for (const Partition* p : logicals) {
+    if (!ext || p->start_sector <= ext->start_sector || p->end_sector() > ext->end_sector()) {
+      return MakeError(
+          fmt::format("logical partition {} lies outside the extended partition", p->number));
+    }
+  }
+  return {};
+}
+
+std::string Sectors(uint64_t n) { return fmt::format("{} sector{}", n, n == 1 ? "" : "s"); }
+
+// Why a partition keeps `keep` sectors, for reasons.
+std::string KeepReason(const Partition& p, uint64_t keep, uint64_t ss) {
+  const PartitionContents& c = p.contents;
+  if (IsEndAnchored(c)) {
+    return fmt::format("its size is kept exactly: {} keeps metadata at the partition's end",
+                       c.fs_type);
+  }
+  if (!c.has_data) return fmt::format("it holds no data but keeps at least {}", Sectors(keep));
+  if (c.fs_size_bytes && *c.fs_size_bytes <= p.size_sectors * ss) {
+    return fmt::format("its {} filesystem needs {} ({}){}", c.fs_type, Sectors(keep),
+                       FormatSize(*c.fs_size_bytes),
+                       keep == p.size_sectors ? ", all of the partition" : "");
+  }
+  std::string what = c.fs_type.empty() ? "data of unknown kind" : c.fs_type + " data";
+  return fmt::format("it holds {} whose size is unknown, so all {} ({}) are kept", what,
+                     Sectors(keep), FormatSize(keep * ss));
+}
+
+}  // namespace
+
+bool IsEndAnchored(const PartitionContents& contents) {
+  const std::string& t = contents.fs_type;
+  static constexpr std::string_view kRaidSuffix = "_raid_member";
+  return t == "zfs_member" || t == "ambivalent" ||
+         (t.size() >= kRaidSuffix.size() &&
+          t.compare(t.size() - kRaidSuffix.size(), kRaidSuffix.size(), kRaidSuffix) == 0);
+}
+
+uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t grain_sectors) {
+  const PartitionContents& c = p.contents;
+  if (IsEndAnchored(c)) return p.size_sectors;
+  if (!c.has_data) return std::min(p.size_sectors, grain_sectors);
+  if (c.fs_size_bytes && *c.fs_size_bytes != 0) {
+    uint64_t fs = (*c.fs_size_bytes + sector_size - 1) / sector_size;
+    if (fs <= p.size_sectors) return fs;
+  }
+  return p.size_sectors;
+}
+
+Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
+                                               const Alignment& alignment,
+                                               const PlanOptions& options) {
+  const uint64_t ss = table.sector_size;
+  if (table.label != LabelType::kGpt && table.label != LabelType::kDos) {
+    if (table.label == LabelType::kNone && table.partitions.empty())
+      return std::vector<PlanAction>{};
+    return MakeError(fmt::format("cannot plan a '{}' partition table (only GPT and DOS)",
+                                 ToString(table.label)));
+  }
+  if (ss == 0 || alignment.grain_bytes == 0 || alignment.grain_bytes % ss != 0 ||
+      alignment.offset_bytes % ss != 0) {
+    return MakeError(fmt::format(
+        "the alignment (grain {} bytes, offset {} bytes) is not a whole number of {}-byte "
+        "sectors",
+        alignment.grain_bytes, alignment.offset_bytes, ss));
+  }
+  Context cx{table};
+  cx.grid = {alignment.grain_bytes / ss, alignment.offset_bytes / ss};
+  cx.dos = table.label == LabelType::kDos;
+  if (cx.dos) {
+    // Sector 0 holds the MBR; libfdisk accepts explicit starts from 1 and caps the area at
+    // 2^32 - 1 (get_disk_ranges()).
+    cx.lo = 1;
+    cx.hi = std::min(table.last_usable_lba, kMbrMaxSector);
+    cx.dos_first_lba =
+        std::max<uint64_t>(options.dos_logical_gap_sectors.value_or(table.first_usable_lba), 1);
+  } else {
+    cx.lo = table.first_usable_lba;
+    cx.hi = table.last_usable_lba;
+  }
+  if (Status s = CheckLayout(table, cx.lo, cx.hi); !s) return s.error();
+
+  // The items in disk order.
+  std::vector<size_t> top;
+  std::vector<size_t> logicals;
+  std::optional<size_t> ext_index;
+  for (size_t i = 0; i < table.partitions.size(); ++i) {
+    const Partition& p = table.partitions[i];
+    if (p.kind == PartitionKind::kLogical) {
+      logicals.push_back(i);
+    } else {
+      top.push_back(i);
+      if (p.kind == PartitionKind::kExtended) ext_index = i;
+    }
+  }
+  auto by_start = [&](size_t a, size_t b) {
+    return table.partitions[a].start_sector < table.partitions[b].start_sector;
+  };
+  std::sort(top.begin(), top.end(), by_start);
+  std::sort(logicals.begin(), logicals.end(), by_start);
+  std::vector<Item> items;
+  auto data_item = [&](size_t i, bool logical, bool first_logical) {
+    const Partition& p = table.partitions[i];
+    Item it;
+    it.part = i;
+    it.logical = logical;
+    it.first_logical = first_logical;
+    it.start = p.start_sector;
+    it.end = p.end_sector();
+    it.size = p.size_sectors;
+    it.keep = ProtectedSectors(p, ss, cx.grid.grain);
+    it.data = p.contents.has_data;
+    it.anchored = IsEndAnchored(p.contents);
+    return it;
+  };
+  for (size_t i : top) {
+    if (table.partitions[i].kind != PartitionKind::kExtended) {
+      items.push_back(data_item(i, false, false));
+      continue;
+    }
+    const Partition& ext = table.partitions[i];
+    Item start{ItemType::kExtStart, i};
+    start.start = ext.start_sector;
+    start.end = ext.end_sector();
+    start.size = ext.size_sectors;
+    items.push_back(start);
+    for (size_t k = 0; k < logicals.size(); ++k) {
+      Item it = data_item(logicals[k], true, k == 0);
+      it.ext_part = i;
+      items.push_back(it);
+    }
+    Item end = start;
+    end.type = ItemType::kExtEnd;
+    items.push_back(end);
+  }
+  // Where the next data partition starts today, minus the gap in front of it.
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].type != ItemType::kData) continue;
+    for (size_t j = i + 1; j < items.size(); ++j) {
+      if (items[j].type == ItemType::kExtStart) {
+        items[i].next_limit = items[j].start;
+        break;
+      }
+      if (items[j].type != ItemType::kData) continue;
+      uint64_t gap = items[j].logical && !items[j].first_logical ? cx.dos_first_lba : 0;
+      if (items[j].start > gap) items[i].next_limit = items[j].start - gap;
+      break;
+    }
+  }
+
+  // The search: one layer of partial plans per item.
+  std::vector<std::vector<State>> layers;
+  State initial;
+  initial.next_free = cx.lo;
+  initial.f_eff = cx.dos_first_lba;
+  layers.push_back({initial});
+  for (const Item& it : items) {
+    std::vector<State> next;
+    const std::vector<State>& prev = layers.back();
+    for (size_t k = 0; k < prev.size(); ++k) {
+      const State& st = prev[k];
+      const int parent = static_cast<int>(k);
+      switch (it.type) {
+        case ItemType::kData:
+          ExpandData(cx, it, st, parent, &next);
+          break;
+        case ItemType::kExtStart: {
+          State s = st;
+          s.parent = parent;
+          s.ext_lo = std::max(st.next_free, cx.lo);
+          next.push_back(s);
+          break;
+        }
+        case ItemType::kExtEnd:
+          ExpandExtEnd(cx, it, !logicals.empty(), st, parent, &next);
+          break;
+      }
+    }
+    if (next.empty()) {
+      return MakeError(
+          "no placement keeps every partition and its data (this is a bug: the "
+          "table as it is should always remain possible)");
+    }
+    layers.push_back(Prune(std::move(next)));
+  }
+
+  // Follow the cheapest final plan back to the first item.
+  const std::vector<State>& last = layers.back();
+  int index = static_cast<int>(
+      std::min_element(last.begin(), last.end(),
+                       [](const State& a, const State& b) { return a.cost < b.cost; }) -
+      last.begin());
+  std::vector<Decision> decisions(items.size());
+  for (size_t layer = items.size(); layer > 0; --layer) {
+    const State& s = layers[layer][static_cast<size_t>(index)];
+    decisions[layer - 1] = s.decision;
+    index = s.parent;
+  }
+
+  // New extents per partition.
+  std::map<size_t, std::pair<uint64_t, uint64_t>> extent;
+  std::map<size_t, uint64_t> gap_before;
+  for (size_t i = 0; i < items.size(); ++i) {
+    const Item& it = items[i];
+    const Decision& d = decisions[i];
+    if (it.type == ItemType::kData) {
+      extent[it.part] = {d.start, d.end};
+      gap_before[it.part] = d.gap;
+      if (it.first_logical) extent[*ext_index].first = d.ext_start;
+    } else if (it.type == ItemType::kExtEnd) {
+      if (logicals.empty()) {
+        extent[it.part] = {d.start, d.end};
+      } else {
+        extent[it.part].second = d.end;
+      }
+    }
+  }
+
+  // Neighbours in the new layout, for the reasons of what cannot be aligned.
+  std::vector<std::pair<size_t, bool>> order;  // (partition index, is an EBR-bearing logical)
+  for (const Item& it : items) {
+    if (it.type == ItemType::kData) order.push_back({it.part, it.logical});
+  }
+
+  std::vector<PlanAction> actions;
+  for (size_t i = 0; i < table.partitions.size(); ++i) {
+    const Partition& p = table.partitions[i];
+    PlanAction a;
+    a.partition = p.number;
+    a.old_start_sector = p.start_sector;
+    a.old_end_sector = p.end_sector();
+    a.new_start_sector = extent[i].first;
+    a.new_end_sector = extent[i].second;
+    const bool moved = a.new_start_sector != a.old_start_sector;
+    const bool end_changed = a.new_end_sector != a.old_end_sector;
+    const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
+    std::string end_text;
+    if (end_changed) {
+      uint64_t old_size = p.size_sectors;
+      end_text = new_size > old_size ? fmt::format("end {} -> {} (grows by {})", a.old_end_sector,
+                                                   a.new_end_sector, Sectors(new_size - old_size))
+                 : new_size < old_size
+                     ? fmt::format("end {} -> {} (shrinks by {}, {})", a.old_end_sector,
+                                   a.new_end_sector, Sectors(old_size - new_size),
+                                   p.contents.has_data ? "all past the filesystem's end"
+                                                       : "it holds no data")
+                     : fmt::format("end {} -> {}", a.old_end_sector, a.new_end_sector);
+    }
+    if (p.kind == PartitionKind::kExtended) {
+      a.kind = moved || end_changed ? ActionKind::kTableOnly : ActionKind::kNone;
+      std::vector<std::string> parts;
+      if (moved)
+        parts.push_back(fmt::format("start {} -> {}", a.old_start_sector, a.new_start_sector));
+      if (end_changed) parts.push_back(end_text);
+      a.reason = parts.empty() ? "extended partition: still holds its logical partitions"
+                               : fmt::format(
+                                     "extended partition: {}, to hold its logical partitions (it "
+                                     "holds only the EBR chain)",
+                                     fmt::join(parts, ", "));
+      actions.push_back(std::move(a));
+      continue;
+    }
+    const bool aligned = cx.grid.IsAligned(a.new_start_sector);
+    const bool was_aligned = cx.grid.IsAligned(a.old_start_sector);
+    const bool end_aligned = cx.grid.IsAligned(a.new_end_sector + 1);
+    if (!aligned) {
+      a.kind = ActionKind::kImpossible;
+      // Name what blocks each direction, against the new layout of the neighbours.
+      size_t pos = 0;
+      while (order[pos].first != i) ++pos;
+      const uint64_t keep = ProtectedSectors(p, ss, cx.grid.grain);
+      uint64_t lower = cx.lo;
+      std::string lower_name = fmt::format("the first usable sector {}", cx.lo);
+      if (p.kind == PartitionKind::kLogical && pos > 0 && !order[pos - 1].second) {
+        // The first logical partition: only its EBR (the extended start) lies before it.
+        lower = extent[*ext_index].first + 1;
+        lower_name = fmt::format("the extended partition's first sector {} (its EBR)",
+                                 extent[*ext_index].first);
+      } else if (pos > 0) {
+        const size_t prev = order[pos - 1].first;
+        lower = extent[prev].second + 1 + gap_before[i];
+        lower_name = fmt::format(
+            "partition {} (ends at {}){}", table.partitions[prev].number, extent[prev].second,
+            gap_before[i] > 1 ? fmt::format(" plus the {} libfdisk keeps for this "
+                                            "partition's EBR",
+                                            Sectors(gap_before[i]))
+                              : "");
+      }
+      uint64_t upper = cx.hi;
+      std::string upper_name = fmt::format("the usable area, which ends at {}", cx.hi);
+      if (pos + 1 < order.size()) {
+        const size_t next = order[pos + 1].first;
+        uint64_t next_gap = gap_before[next];
+        upper = extent[next].first - 1 - next_gap;
+        upper_name = fmt::format("partition {}, which starts at {}", table.partitions[next].number,
+                                 extent[next].first);
+      }
+      std::vector<std::string> why;
+      std::optional<uint64_t> down = cx.grid.Down(p.start_sector);
+      if (!down || *down < cx.lo) {
+        why.push_back(
+            fmt::format("no aligned start lies between the first usable sector {} and "
+                        "{}",
+                        cx.lo, p.start_sector));
+      } else if (*down < lower) {
+        why.push_back(fmt::format("moving down to {} would overlap {} by {}", *down, lower_name,
+                                  Sectors(lower - *down)));
+      }
+      const uint64_t up = cx.grid.Up(p.start_sector);
+      if (up + keep - 1 > upper) {
+        why.push_back(fmt::format("moving up to {} needs sectors {}-{}, {} past {}", up, up,
+                                  up + keep - 1, Sectors(up + keep - 1 - upper), upper_name));
+      }
+      if (why.empty()) {
+        why.push_back("aligning it would push other partitions out of alignment or off the disk");
+      }
+      a.reason = fmt::format("start {} cannot be aligned: {}; {}", p.start_sector,
+                             fmt::join(why, "; "), KeepReason(p, keep, ss));
+      actions.push_back(std::move(a));
+      continue;
+    }
+    if (!moved && !end_changed) {
+      a.kind = ActionKind::kNone;
+      a.reason = end_aligned
+                     ? "aligned"
+                     : fmt::format(
+                           "start aligned; end {} is not on a boundary but "
+                           "cannot move ({})",
+                           a.old_end_sector,
+                           IsEndAnchored(p.contents) ? p.contents.fs_type + " keeps metadata there"
+                                                     : "no free space after it to grow into");
+      actions.push_back(std::move(a));
+      continue;
+    }
+    std::vector<std::string> parts;
+    if (moved) {
+      const bool up = a.new_start_sector > a.old_start_sector;
+      parts.push_back(fmt::format("start {} -> {} ({} {}){}", a.old_start_sector,
+                                  a.new_start_sector, up ? "up" : "down",
+                                  Sectors(Distance(a.new_start_sector, a.old_start_sector)),
+                                  was_aligned ? ", pushed by the partition before it" : ""));
+    }
+    if (end_changed) {
+      parts.push_back(end_text +
+                      (end_aligned && !moved ? " so that the next aligned start follows" : ""));
+    }
+    if (moved && p.contents.has_data) {
+      a.kind = ActionKind::kMoveData;
+      a.bytes_to_move = std::min(p.size_sectors, new_size) * ss;
+      const bool up = a.new_start_sector > a.old_start_sector;
+      parts.push_back(fmt::format("{} of {} to copy {}", FormatSize(a.bytes_to_move),
+                                  p.contents.fs_type.empty() ? "data" : p.contents.fs_type,
+                                  up ? "up" : "down"));
+    } else {
+      a.kind = ActionKind::kTableOnly;
+      if (moved) parts.push_back("no data in it: only the table entry changes");
+    }
+    a.reason = fmt::format("{}", fmt::join(parts, "; "));
+    actions.push_back(std::move(a));
+  }
+  return actions;
+}
+
+Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device,
+               const Alignment& alignment) {
+  Plan plan;
+  plan.disk.path = device.identity.path;
+  plan.disk.size_bytes = device.topology.size_bytes;
+  plan.disk.logical_sector_size = device.topology.logical_sector_size;
+  plan.disk.serial = device.identity.serial;
+  plan.disk.wwn = device.identity.wwn;
+  plan.topology = device.topology;
+  plan.label = current.label;
+  plan.table_fingerprint = current.fingerprint;
+  plan.alignment = alignment;
+  return plan;
+}
+
+Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
+                      const Alignment& alignment, const PlanOptions& options) {
+  if (table.sector_size != device.topology.logical_sector_size) {
+    return MakeError(
+        fmt::format("the table was read with {}-byte sectors but the topology has {}-byte sectors",
+                    table.sector_size, device.topology.logical_sector_size));
+  }
+  Result<std::vector<PlanAction>> actions = PlanPartitions(table, alignment, options);
+  if (!actions) return actions.error();
+  Plan plan = EmptyPlan(table, device, alignment);
+  plan.actions = std::move(*actions);
+  return plan;
+}
+
+PartitionTable ApplyPlanToTable(const PartitionTable& table,
+                                const std::vector<PlanAction>& actions) {
+  PartitionTable out = table;
+  for (const PlanAction& a : actions) {
+    for (Partition& p : out.partitions) {
+      if (p.number != a.partition) continue;
+      p.start_sector = a.new_start_sector;
+      p.size_sectors = a.new_end_sector - a.new_start_sector + 1;
+    }
+  }
+  return out;
+}
+
+std::string PlanSummary(const Plan& plan) {
+  size_t none = 0, table_only = 0, move = 0, impossible = 0;
+  uint64_t bytes = 0;
+  for (const PlanAction& a : plan.actions) {
+    switch (a.kind) {
+      case ActionKind::kNone:
+        ++none;
+        break;
+      case ActionKind::kTableOnly:
+        ++table_only;
+        break;
+      case ActionKind::kMoveData:
+        ++move;
+        bytes += a.bytes_to_move;
+        break;
+      case ActionKind::kImpossible:
+        ++impossible;
+        break;
+    }
+  }
+  return fmt::format(
+      "{} partition{}: {} unchanged, {} table-only, {} move data ({}), {} impossible",
+      plan.actions.size(), plan.actions.size() == 1 ? "" : "s", none, table_only, move,
+      FormatSize(bytes), impossible);
+}
+
+}  // namespace partalign

@@ -1,0 +1,308 @@
+#include "partalign/table/apply_steps.h"
+
+#include <algorithm>
+#include <map>
+#include <optional>
+#include <set>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+
+namespace partalign {
+namespace {
+
+// A partition as the ordering sees it: where the table puts it at some instant.
+struct Extent {
+  PartitionKind kind = PartitionKind::kPrimary;
+  uint64_t start = 0;
+  uint64_t end = 0;  // inclusive
+  bool holds_data = false;
+};
+
+// Partition number -> extent: the table at one instant.
+using Layout = std::map<uint32_t, Extent>;
+
+bool Overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
+  return a_start <= b_end && b_start <= a_end;
+}
+
+// The pairs of partitions that break the rules every table must keep: primary partitions
+// (the extended one included) do not overlap each other, logical partitions do not overlap
+// each other or a primary one, and each logical partition lies inside the extended one, after
+// its first sector (where the head EBR is).
+std::vector<std::pair<uint32_t, uint32_t>> Violations(const Layout& layout) {
+  std::vector<std::pair<uint32_t, uint32_t>> out;
+  for (auto a = layout.begin(); a != layout.end(); ++a) {
+    for (auto b = std::next(a); b != layout.end(); ++b) {
+      const Extent& x = a->second;
+      const Extent& y = b->second;
+      const bool x_ext = x.kind == PartitionKind::kExtended;
+      const bool y_ext = y.kind == PartitionKind::kExtended;
+      const bool x_log = x.kind == PartitionKind::kLogical;
+      const bool y_log = y.kind == PartitionKind::kLogical;
+      bool bad;
+      if (x_log && y_ext) {
+        bad = !(y.start < x.start && x.end <= y.end);
+      } else if (y_log && x_ext) {
+        bad = !(x.start < y.start && y.end <= x.end);
+      } else {
+        bad = Overlap(x.start, x.end, y.start, y.end);
+      }
+      if (bad) out.emplace_back(a->first, b->first);
+    }
+  }
+  return out;
+}
+
+uint64_t SectorsOf(uint64_t bytes, uint64_t sector_size) {
+  return (bytes + sector_size - 1) / sector_size;
+}
+
+// The partition whose data a move of `action` would overwrite, if any.
+std::optional<uint32_t> DataInTheWay(const Layout& layout, const PlanAction& action,
+                                     uint64_t sector_size) {
+  const uint64_t first = action.new_start_sector;
+  const uint64_t last = first + SectorsOf(action.bytes_to_move, sector_size) - 1;
+  for (const auto& [number, e] : layout) {
+    if (number == action.partition || !e.holds_data || e.kind == PartitionKind::kExtended) {
+      continue;
+    }
+    if (Overlap(first, last, e.start, e.end)) return number;
+  }
+  return std::nullopt;
+}
+
+void MoveTo(Layout& layout, uint32_t partition, uint64_t start, uint64_t end) {
+  Extent& e = layout.at(partition);
+  e.start = start;
+  e.end = end;
+}
+
+// A table-only change still to be written: the places it goes through, in order.
+struct PendingChange {
+  std::vector<TableEdit> targets;
+  size_t next = 0;
+  const TableEdit& target() const { return targets[next]; }
+  bool done() const { return next == targets.size(); }
+};
+
+}  // namespace
+
+Result<std::vector<ApplyStep>> OrderApplySteps(const Plan& plan, const PartitionTable& table) {
+  const uint64_t sector_size = table.sector_size;
+  Layout layout;
+  for (const Partition& p : table.partitions) {
+    layout[p.number] = {p.kind, p.start_sector, p.end_sector(), p.contents.has_data};
+  }
+  std::map<uint32_t, const PlanAction*> moves;   // still to be done, by partition number
+  std::map<uint32_t, PendingChange> table_only;  // still to be placed
+  // Moves in the order they are considered: lowest on the disk first.
+  std::vector<const PlanAction*> by_start;
+  for (const PlanAction& a : plan.actions) {
+    if (a.kind != ActionKind::kMoveData && a.kind != ActionKind::kTableOnly) continue;
+    auto it = layout.find(a.partition);
+    if (it == layout.end()) {
+      return MakeError(fmt::format("partition {} of the plan is not in the table", a.partition));
+    }
+    const TableEdit final_place{a.partition, a.new_start_sector, a.new_end_sector};
+    if (a.kind == ActionKind::kMoveData) {
+      if (a.bytes_to_move == 0 || a.old_start_sector == a.new_start_sector) {
+        return MakeError(fmt::format(
+            "partition {}: a move-data action must move bytes to another start", a.partition));
+      }
+      it->second.holds_data = true;
+      moves[a.partition] = &a;
+      by_start.push_back(&a);
+      continue;
+    }
+    PendingChange change;
+    const Extent& old = it->second;
+    const uint64_t low = std::min(old.start, a.new_start_sector);
+    const uint64_t high = std::max(old.end, a.new_end_sector);
+    if (old.kind == PartitionKind::kExtended &&
+        (low != a.new_start_sector || high != a.new_end_sector) &&
+        (low != old.start || high != old.end)) {
+      // Holds its logical partitions wherever they are while they move.
+      change.targets.push_back({a.partition, low, high});
+    }
+    change.targets.push_back(final_place);
+    table_only[a.partition] = std::move(change);
+  }
+  if (moves.empty()) return MakeError("the plan moves no data");
+  std::sort(by_start.begin(), by_start.end(), [](const PlanAction* a, const PlanAction* b) {
+    return a->old_start_sector < b->old_start_sector;
+  });
+
+  std::vector<ApplyStep> steps;
+  std::map<uint32_t, TableEdit> edits;  // changes that fit now, not yet written by a step
+  auto take = [&](Layout& into, uint32_t n) {
+    PendingChange& change = table_only.at(n);
+    const TableEdit& t = change.target();
+    MoveTo(into, n, t.start_sector, t.end_sector);
+    edits[n] = t;
+    ++change.next;
+  };
+  auto forget_done = [&] {
+    for (auto it = table_only.begin(); it != table_only.end();) {
+      it = it->second.done() ? table_only.erase(it) : std::next(it);
+    }
+  };
+  // Every table-only change that fits the table as it is, one after the other.
+  auto place_free_table_only = [&] {
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto& [n, change] : table_only) {
+        if (change.done()) continue;
+        Layout trial = layout;
+        MoveTo(trial, n, change.target().start_sector, change.target().end_sector);
+        if (Violations(trial).empty()) {
+          take(layout, n);
+          progress = true;
+        }
+      }
+    }
+    forget_done();
+  };
+
+  place_free_table_only();
+  while (!moves.empty()) {
+    std::vector<std::string> blocked;
+    bool chosen = false;
+    for (const PlanAction* m : by_start) {
+      if (!moves.count(m->partition)) continue;
+      if (std::optional<uint32_t> data = DataInTheWay(layout, *m, sector_size)) {
+        blocked.push_back(fmt::format("partition {} would overwrite the data of partition {}",
+                                      m->partition, *data));
+        continue;
+      }
+      // The table after this move must be valid: table-only partitions in the way change with
+      // it (they hold no data where they change); anything else in the way blocks it.
+      Layout trial = layout;
+      MoveTo(trial, m->partition, m->new_start_sector, m->new_end_sector);
+      const std::map<uint32_t, PendingChange> saved_changes = table_only;
+      const std::map<uint32_t, TableEdit> saved_edits = edits;
+      std::optional<std::string> obstacle;
+      for (std::vector<std::pair<uint32_t, uint32_t>> v = Violations(trial); !v.empty();
+           v = Violations(trial)) {
+        std::set<uint32_t> movable;
+        for (const auto& [a, b] : v) {
+          for (uint32_t n : {a, b}) {
+            auto it = table_only.find(n);
+            if (it != table_only.end() && !it->second.done()) movable.insert(n);
+          }
+        }
+        if (movable.empty()) {
+          obstacle = fmt::format("partition {} does not fit next to partition {} yet",
+                                 v.front().first, v.front().second);
+          break;
+        }
+        for (uint32_t n : movable) take(trial, n);
+      }
+      if (obstacle) {
+        table_only = saved_changes;
+        edits = saved_edits;
+        blocked.push_back(fmt::format("moving partition {}: {}", m->partition, *obstacle));
+        continue;
+      }
+      layout = std::move(trial);
+      edits[m->partition] = {m->partition, m->new_start_sector, m->new_end_sector};
+      moves.erase(m->partition);
+      forget_done();
+      place_free_table_only();
+      ApplyStep step{m->partition, {}};
+      for (const auto& [n, e] : edits) step.edits.push_back(e);
+      steps.push_back(std::move(step));
+      edits.clear();
+      chosen = true;
+      break;
+    }
+    if (!chosen) {
+      return MakeError(fmt::format(
+          "no order of the data moves keeps every partition's data and the table valid at "
+          "every step ({}); the moves need each other's place",
+          fmt::join(blocked, "; ")));
+    }
+  }
+  if (!table_only.empty()) {
+    // Table-only changes that only fit together: they go with the last step.
+    Layout trial = layout;
+    std::map<uint32_t, TableEdit> last;
+    for (const TableEdit& e : steps.back().edits) last[e.partition] = e;
+    std::vector<uint32_t> left;
+    for (auto& [n, change] : table_only) {
+      const TableEdit& t = change.targets.back();
+      MoveTo(trial, n, t.start_sector, t.end_sector);
+      last[n] = t;
+      left.push_back(n);
+    }
+    if (!Violations(trial).empty()) {
+      return MakeError(
+          fmt::format("the table changes of partition(s) {} do not fit the table "
+                      "after the data moves",
+                      fmt::join(left, ", ")));
+    }
+    steps.back().edits.clear();
+    for (const auto& [n, e] : last) steps.back().edits.push_back(e);
+  }
+  return steps;
+}
+
+Plan StepPlan(const Plan& plan, const ApplyStep& step, const PartitionTable& before) {
+  Plan out = plan;
+  out.actions.clear();
+  for (const PlanAction& original : plan.actions) {
+    PlanAction a = original;
+    const Partition* p = before.Find(a.partition);
+    if (p) {
+      a.old_start_sector = a.new_start_sector = p->start_sector;
+      a.old_end_sector = a.new_end_sector = p->end_sector();
+    }
+    auto edit = std::find_if(step.edits.begin(), step.edits.end(),
+                             [&](const TableEdit& e) { return e.partition == a.partition; });
+    if (edit == step.edits.end()) {
+      a.kind = ActionKind::kNone;
+      a.bytes_to_move = 0;
+    } else {
+      a.new_start_sector = edit->start_sector;
+      a.new_end_sector = edit->end_sector;
+      if (a.partition != step.move_partition) {
+        a.kind = ActionKind::kTableOnly;
+        a.bytes_to_move = 0;
+      }
+    }
+    out.actions.push_back(std::move(a));
+  }
+  return out;
+}
+
+std::vector<std::string> MoveOverwritesTable(const TableTransition& transition, uint32_t partition,
+                                             const MoveGeometry& move) {
+  std::vector<std::string> out;
+  const uint64_t ss = transition.sector_size;
+  const uint64_t dest_end = move.dest_bytes + move.length_bytes;
+  for (const TableRange& r : transition.ranges) {
+    if (!r.old_index) continue;  // only the new table has it: written after the move
+    if (r.offset_bytes < dest_end && move.dest_bytes < r.offset_bytes + r.length_bytes) {
+      out.push_back(fmt::format(
+          "moving partition {} to sectors {}-{} would overwrite sector {}, the {}, which the "
+          "table on the disk uses until the step's new table is written",
+          partition, move.dest_bytes / ss, (dest_end + ss - 1) / ss - 1, r.offset_bytes / ss,
+          AreaName(transition.label, r)));
+    }
+  }
+  return out;
+}
+
+MoveGeometry MoveOf(const PlanAction& action, uint64_t sector_size) {
+  MoveGeometry g;
+  g.source_bytes = action.old_start_sector * sector_size;
+  g.dest_bytes = action.new_start_sector * sector_size;
+  g.length_bytes = action.bytes_to_move;
+  return g;
+}
+
+std::string_view Direction(const PlanAction& action) {
+  return action.new_start_sector > action.old_start_sector ? "up" : "down";
+}
+
+}  // namespace partalign

@@ -1,0 +1,182 @@
+#include "partalign/table/plan_check.h"
+
+#include <fmt/format.h>
+
+namespace partalign {
+namespace {
+
+std::string Quoted(const std::string& s) { return s.empty() ? "none" : "'" + s + "'"; }
+
+void CompareTopology(const Topology& plan, const Topology& now, std::vector<std::string>* out) {
+  struct Field {
+    const char* name;
+    uint64_t plan;
+    uint64_t now;
+  };
+  const Field fields[] = {
+      {"physical sector size", plan.physical_sector_size, now.physical_sector_size},
+      {"minimum I/O size", plan.minimum_io_size, now.minimum_io_size},
+      {"optimal I/O size", plan.optimal_io_size, now.optimal_io_size},
+      {"alignment offset", plan.alignment_offset, now.alignment_offset},
+  };
+  size_t before = out->size();
+  for (const Field& f : fields) {
+    if (f.plan != f.now) {
+      out->push_back(fmt::format("topology: {}: plan {}, disk {}", f.name, f.plan, f.now));
+    }
+  }
+  if (out->size() > before && plan.origin == TopologyOrigin::kAssumed &&
+      now.origin != TopologyOrigin::kAssumed) {
+    out->push_back(fmt::format(
+        "topology: the plan was made with an assumed topology; to apply it to this disk "
+        "anyway, assume the same: --assume '{}'",
+        TopologySpecOf(plan)));
+  }
+}
+
+// The partition the plan expects after the change: the action's new place for table-only and
+// move-data actions, the old place otherwise (none and impossible stay).
+std::pair<uint64_t, uint64_t> ExpectedPlace(const Plan& plan, const Partition& p) {
+  for (const PlanAction& a : plan.actions) {
+    if (a.partition == p.number &&
+        (a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData)) {
+      return {a.new_start_sector, a.new_end_sector};
+    }
+  }
+  return {p.start_sector, p.end_sector()};
+}
+
+}  // namespace
+
+DiskIdentity IdentityOf(const DeviceInfo& info) {
+  DiskIdentity id;
+  id.path = info.identity.path;
+  id.size_bytes = info.topology.size_bytes;
+  id.logical_sector_size = info.topology.logical_sector_size;
+  id.serial = info.identity.serial;
+  id.wwn = info.identity.wwn;
+  return id;
+}
+
+std::vector<std::string> IdentityMismatches(const DiskIdentity& recorded, const DiskIdentity& now,
+                                            std::string_view recorded_by) {
+  std::vector<std::string> out;
+  if (recorded.size_bytes != now.size_bytes) {
+    out.push_back(fmt::format("size: {} {} bytes, disk {} bytes", recorded_by, recorded.size_bytes,
+                              now.size_bytes));
+  }
+  if (recorded.logical_sector_size != now.logical_sector_size) {
+    out.push_back(fmt::format("logical sector size: {} {}, disk {}", recorded_by,
+                              recorded.logical_sector_size, now.logical_sector_size));
+  }
+  if (recorded.serial != now.serial) {
+    out.push_back(fmt::format("serial: {} {}, disk {}", recorded_by, Quoted(recorded.serial),
+                              Quoted(now.serial)));
+  }
+  if (recorded.wwn != now.wwn) {
+    out.push_back(
+        fmt::format("WWN: {} {}, disk {}", recorded_by, Quoted(recorded.wwn), Quoted(now.wwn)));
+  }
+  return out;
+}
+
+std::string TopologySpecOf(const Topology& t) {
+  return fmt::format("log={},phys={},min-io={},opt-io={},align-offset={}", t.logical_sector_size,
+                     t.physical_sector_size, t.minimum_io_size, t.optimal_io_size,
+                     t.alignment_offset);
+}
+
+std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
+                                        const PartitionTable& table) {
+  std::vector<std::string> out = IdentityMismatches(plan.disk, IdentityOf(now), "plan");
+  if (plan.topology.logical_sector_size != plan.disk.logical_sector_size) {
+    out.push_back("plan: disk and topology logical sector sizes differ");
+  }
+  CompareTopology(plan.topology, now.topology, &out);
+  if (plan.label != table.label) {
+    out.push_back(fmt::format("partition table: plan {}, disk {}", ToString(plan.label),
+                              ToString(table.label)));
+  }
+  if (plan.table_fingerprint != table.fingerprint) {
+    out.push_back(fmt::format(
+        "table fingerprint: plan {}, disk {} (the table changed since the plan was made)",
+        plan.table_fingerprint, table.fingerprint));
+  }
+  for (const PlanAction& a : plan.actions) {
+    const Partition* p = table.Find(a.partition);
+    if (!p) {
+      out.push_back(fmt::format("partition {}: in the plan, not on the disk", a.partition));
+    } else if (p->start_sector != a.old_start_sector || p->end_sector() != a.old_end_sector) {
+      out.push_back(fmt::format("partition {}: plan sectors {}-{}, disk sectors {}-{}", a.partition,
+                                a.old_start_sector, a.old_end_sector, p->start_sector,
+                                p->end_sector()));
+    }
+  }
+  return out;
+}
+
+std::vector<std::string> TableVersusPlan(const Plan& plan, const PartitionTable& before,
+                                         const PartitionTable& after) {
+  std::vector<std::string> out;
+  if (before.label != after.label) {
+    out.push_back(fmt::format("table type: {} before, {} after", ToString(before.label),
+                              ToString(after.label)));
+  }
+  if (before.disk_id != after.disk_id) {
+    out.push_back(
+        fmt::format("disk identifier: {} before, {} after", before.disk_id, after.disk_id));
+  }
+  if (before.label == LabelType::kGpt && (before.first_usable_lba != after.first_usable_lba ||
+                                          before.last_usable_lba != after.last_usable_lba)) {
+    out.push_back(fmt::format("usable sectors: {}-{} before, {}-{} after", before.first_usable_lba,
+                              before.last_usable_lba, after.first_usable_lba,
+                              after.last_usable_lba));
+  }
+  for (const PlanAction& a : plan.actions) {
+    if (!before.Find(a.partition)) {
+      out.push_back(fmt::format("partition {}: in the plan, not in the table", a.partition));
+    }
+  }
+  for (const Partition& b : before.partitions) {
+    const Partition* p = after.Find(b.number);
+    if (!p) {
+      out.push_back(fmt::format("partition {}: missing after the change", b.number));
+      continue;
+    }
+    auto [start, end] = ExpectedPlace(plan, b);
+    if (p->start_sector != start || p->end_sector() != end) {
+      out.push_back(fmt::format("partition {}: sectors {}-{}, plan {}-{}", b.number,
+                                p->start_sector, p->end_sector(), start, end));
+    }
+    struct Field {
+      const char* name;
+      std::string before;
+      std::string after;
+    };
+    const Field fields[] = {
+        {"kind", std::string(ToString(b.kind)), std::string(ToString(p->kind))},
+        {"type", b.type_code, p->type_code},
+        {"name", b.name, p->name},
+        {"UUID", b.uuid, p->uuid},
+        {"attributes", b.attributes, p->attributes},
+    };
+    for (const Field& f : fields) {
+      if (f.before != f.after) {
+        out.push_back(fmt::format("partition {}: {} '{}' before, '{}' after", b.number, f.name,
+                                  f.before, f.after));
+      }
+    }
+    if (b.bootable != p->bootable) {
+      out.push_back(fmt::format("partition {}: boot flag {} before, {} after", b.number,
+                                b.bootable ? "set" : "clear", p->bootable ? "set" : "clear"));
+    }
+  }
+  for (const Partition& p : after.partitions) {
+    if (!before.Find(p.number)) {
+      out.push_back(fmt::format("partition {}: new after the change", p.number));
+    }
+  }
+  return out;
+}
+
+}  // namespace partalign

@@ -1,0 +1,49 @@
+// What both benchmark engines keep: the target's descriptor and one page-aligned buffer pool,
+// set up once, plus the checks and messages they share.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+#include "io/block/aligned_buffer.h"
+#include "partalign/bench/bench_engine.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+class EnginePool {
+ public:
+  EnginePool() = default;
+
+  /// Allocates `pool_bytes` of buffers filled with pseudo-random data (what writes carry).
+  static Result<EnginePool> Make(int fd, const std::string& path, uint32_t max_queue_depth,
+                                 uint64_t pool_bytes);
+
+  /// Fails when `spec` needs a deeper queue or more buffer space than was set up.
+  Status Check(const TrialSpec& spec, std::string_view engine) const;
+
+  /// The buffer of I/O slot `slot` when every I/O is `block_size` long; aligned to the block
+  /// size's largest power-of-two factor, at least the 512-byte sector, since the pool is
+  /// page-aligned.
+  char* Buffer(uint32_t slot, uint64_t block_size) const {
+    return pool_.data() + static_cast<size_t>(slot) * block_size;
+  }
+
+  /// "cannot read '/dev/loop0' at byte 4096: Input/output error" for result < 0 (a negative
+  /// errno), else "short read of ... : N of M bytes".
+  std::string IoError(int64_t result, bool write, uint64_t offset, uint64_t length) const;
+
+  int fd() const { return fd_; }
+  const std::string& path() const { return path_; }
+  uint32_t max_queue_depth() const { return max_queue_depth_; }
+  const AlignedBuffer& pool() const { return pool_; }
+
+ private:
+  int fd_ = -1;
+  std::string path_;
+  uint32_t max_queue_depth_ = 0;
+  AlignedBuffer pool_;
+};
+
+}  // namespace partalign

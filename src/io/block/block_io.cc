@@ -1,0 +1,66 @@
+#include "io/block/block_io.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <new>
+#include <utility>
+
+#include <fmt/format.h>
+
+#include "io/block/uring_batch.h"
+
+namespace partalign {
+
+AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
+  if (size == 0) return;
+  void* p = nullptr;
+  if (::posix_memalign(&p, kAlignment, size) != 0) throw std::bad_alloc();
+  data_ = static_cast<uint8_t*>(p);
+}
+
+AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
+    : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
+
+AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
+  if (this != &other) {
+    std::free(data_);
+    data_ = std::exchange(other.data_, nullptr);
+    size_ = std::exchange(other.size_, 0);
+  }
+  return *this;
+}
+
+AlignedBuffer::~AlignedBuffer() { std::free(data_); }
+
+Status FdBlockIo::Read(std::span<const IoSpan> requests) {
+  return TransferAll(fd_.get(), TransferKind::kRead, requests, name_);
+}
+
+Status FdBlockIo::Write(std::span<const IoSpan> requests) {
+  return TransferAll(fd_.get(), TransferKind::kWrite, requests, name_);
+}
+
+Status FdBlockIo::Flush() {
+  // On a block device fdatasync() sends a cache flush to the disk; on a file it also commits
+  // the metadata needed to read the data back (extent conversion of preallocated space).
+  while (::fdatasync(fd_.get()) != 0) {
+    if (errno != EINTR) return ErrnoError(errno, fmt::format("cannot flush '{}'", name_));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<FdBlockIo>> OpenDirectIo(const std::string& path, uint64_t size_bytes,
+                                                int reopen_fd) {
+  const std::string open_path = reopen_fd >= 0 ? fmt::format("/proc/self/fd/{}", reopen_fd) : path;
+  UniqueFd fd(::open(open_path.c_str(), O_RDWR | O_CLOEXEC | O_DIRECT));
+  if (!fd.valid() && errno == EINVAL) {
+    // The file system has no O_DIRECT (tmpfs). Buffered writes are as durable after fdatasync.
+    fd.reset(::open(open_path.c_str(), O_RDWR | O_CLOEXEC));
+  }
+  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open '{}' for writing", path));
+  return std::make_unique<FdBlockIo>(std::move(fd), path, size_bytes);
+}
+
+}  // namespace partalign

@@ -1,0 +1,191 @@
+#include "io/device/blkid_probe.h"
+
+#include <blkid.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "io/device/target.h"
+#include "io/util/c_handle.h"
+#include "partalign/layout/fs_size.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+using BlkidProbe = CHandle<blkid_free_probe, blkid_probe>;
+
+Result<BlkidProbe> NewProbe(int fd, const std::string& path) {
+  BlkidProbe probe(blkid_new_probe());
+  if (!probe) return ErrnoError(ENOMEM, "blkid_new_probe");
+  if (blkid_probe_set_device(probe.get(), fd, 0, 0) != 0) {
+    return ErrnoError(errno ? errno : EINVAL, fmt::format("libblkid cannot use '{}'", path));
+  }
+  return probe;
+}
+
+// The data check reads this much at a time and stops at the first non-zero byte.
+constexpr uint64_t kDataProbeChunkBytes = 64 * 1024;
+
+// True when [offset, offset + length) of a sparse image file is a hole (reads as zeros)
+// without reading it: SEEK_DATA finds no data before its end. Block devices report all data
+// (the generic lseek), so they are read; so are file systems without SEEK_DATA.
+bool IsHole(int fd, uint64_t offset, uint64_t length) {
+  off_t data = ::lseek(fd, static_cast<off_t>(offset), SEEK_DATA);
+  if (data < 0) return errno == ENXIO;  // ENXIO: no data after offset; else unsupported
+  return static_cast<uint64_t>(data) >= offset + length;
+}
+
+}  // namespace
+
+Result<std::optional<BlkidTopology>> ProbeBlkidTopology(int fd, const std::string& path) {
+  Result<BlkidProbe> probe = NewProbe(fd, path);
+  if (!probe) return probe.error();
+  // The topology belongs to the probe and is freed with it.
+  blkid_topology tp = blkid_probe_get_topology(probe->get());
+  if (tp == nullptr) return std::optional<BlkidTopology>();
+  BlkidTopology t;
+  t.logical_sector_size = blkid_topology_get_logical_sector_size(tp);
+  t.physical_sector_size = blkid_topology_get_physical_sector_size(tp);
+  t.minimum_io_size = blkid_topology_get_minimum_io_size(tp);
+  t.optimal_io_size = blkid_topology_get_optimal_io_size(tp);
+  t.alignment_offset = blkid_topology_get_alignment_offset(tp);
+  return std::optional<BlkidTopology>(t);
+}
+
+Result<std::string> ProbeBlkidTableType(int fd, const std::string& path, uint64_t sector_size) {
+  Result<BlkidProbe> probe = NewProbe(fd, path);
+  if (!probe) return probe.error();
+  blkid_probe pr = probe->get();
+  blkid_probe_set_sectorsize(pr, static_cast<unsigned>(sector_size));
+  blkid_probe_enable_superblocks(pr, 0);
+  blkid_probe_enable_partitions(pr, 1);
+  blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC);
+  int rc = blkid_do_safeprobe(pr);
+  if (rc < 0) {
+    // -2 means ambivalent (several tables); libblkid sets no errno for it.
+    return MakeError(fmt::format("libblkid cannot tell which partition table '{}' holds", path));
+  }
+  const char* type = nullptr;
+  if (rc == 0 && blkid_probe_lookup_value(pr, "PTTYPE", &type, nullptr) == 0 && type) {
+    return std::string(type);
+  }
+  return std::string();
+}
+
+Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::string& path,
+                                                         uint64_t sector_size) {
+  Result<BlkidProbe> probe = NewProbe(fd, path);
+  if (!probe) return probe.error();
+  blkid_probe pr = probe->get();
+  blkid_probe_set_sectorsize(pr, static_cast<unsigned>(sector_size));
+  blkid_probe_enable_superblocks(pr, 1);
+  blkid_probe_set_superblocks_flags(
+      pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_USAGE | BLKID_SUBLKS_MAGIC | BLKID_SUBLKS_BADCSUM);
+  blkid_probe_enable_partitions(pr, 1);
+  blkid_probe_set_partitions_flags(pr, BLKID_PARTS_MAGIC | BLKID_PARTS_FORCE_GPT);
+  auto lookup = [pr](const char* name) -> std::string {
+    const char* value = nullptr;
+    if (blkid_probe_lookup_value(pr, name, &value, nullptr) == 0 && value) return value;
+    return "";
+  };
+  std::vector<BlkidSignature> found;
+  // blkid_do_probe() returns one signature per call and moves on to the next prober, like
+  // wipefs's listing loop: 0 = found one, 1 = done, < 0 = error.
+  for (;;) {
+    const int rc = blkid_do_probe(pr);
+    if (rc == 1) break;
+    if (rc < 0) {
+      return ErrnoError(errno ? errno : EIO, fmt::format("libblkid cannot probe '{}'", path));
+    }
+    BlkidSignature s;
+    std::string offset;
+    if (std::string pt = lookup("PTTYPE"); !pt.empty()) {
+      s.type = pt;
+      s.usage = "partition table";
+      offset = lookup("PTMAGIC_OFFSET");
+    } else {
+      s.type = lookup("TYPE");
+      s.usage = lookup("USAGE");
+      offset = lookup("SBMAGIC_OFFSET");
+    }
+    if (!offset.empty()) s.offset_bytes = std::strtoull(offset.c_str(), nullptr, 10);
+    if (!s.type.empty()) found.push_back(std::move(s));
+  }
+  return found;
+}
+
+Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
+                                                 uint64_t size) {
+  PartitionContents contents;
+  // A range of a sparse image that holds no data at all reads as zeros: no signature can be
+  // there, and libblkid's few dozen reads per probe are saved (most of audit's time on images
+  // with many empty partitions).
+  if (IsHole(fd, offset, size)) return contents;
+  BlkidProbe probe(blkid_new_probe());
+  if (!probe) return ErrnoError(ENOMEM, "blkid_new_probe");
+  blkid_probe pr = probe.get();
+  if (blkid_probe_set_device(pr, fd, static_cast<blkid_loff_t>(offset),
+                             static_cast<blkid_loff_t>(size)) != 0) {
+    return ErrnoError(errno ? errno : EINVAL,
+                      fmt::format("libblkid cannot read '{}' at byte {}", path, offset));
+  }
+  blkid_probe_enable_partitions(pr, 0);
+  blkid_probe_enable_superblocks(pr, 1);
+  blkid_probe_set_superblocks_flags(
+      pr, BLKID_SUBLKS_TYPE | BLKID_SUBLKS_LABEL | BLKID_SUBLKS_UUID | BLKID_SUBLKS_USAGE);
+  int rc = blkid_do_safeprobe(pr);
+  if (rc == -2) {
+    // Several signatures: something is there, which one is for a person to decide.
+    contents.fs_type = "ambivalent";
+    contents.has_data = true;
+  } else if (rc < 0) {
+    return MakeError(fmt::format("libblkid cannot probe '{}' at byte {}", path, offset));
+  } else if (rc == 0) {
+    auto value = [&](const char* name) -> std::string {
+      const char* data = nullptr;
+      if (blkid_probe_lookup_value(pr, name, &data, nullptr) == 0 && data) return data;
+      return {};
+    };
+    contents.fs_type = value("TYPE");
+    contents.fs_label = value("LABEL");
+    contents.fs_uuid = value("UUID");
+    if (std::string bs = value("BLOCK_SIZE"); !bs.empty()) {
+      if (Result<uint64_t> n = ParseUint(bs)) contents.fs_block_size = *n;
+    }
+    contents.has_data = !contents.fs_type.empty();
+  }
+  if (contents.has_data && !contents.fs_type.empty()) {
+    // libblkid 2.38 has no FSSIZE: read the superblock ourselves (partalign/layout/fs_size.h).
+    std::vector<uint8_t> head(std::min<uint64_t>(kSuperblockProbeBytes, size));
+    Result<size_t> got = ReadAt(fd, head.data(), head.size(), offset, path);
+    if (!got) return got.error();
+    head.resize(*got);
+    contents.fs_size_bytes = FilesystemSizeBytes(contents.fs_type, head);
+  }
+  if (!contents.has_data) {
+    const uint64_t length = std::min<uint64_t>(kDataProbeBytes, size);
+    if (!IsHole(fd, offset, length)) {
+      // In chunks: data usually sits at the very start, so the first chunk mostly decides.
+      std::vector<char> buffer(std::min(length, kDataProbeChunkBytes));
+      for (uint64_t done = 0; done < length && !contents.has_data;) {
+        const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), length - done));
+        Result<size_t> got = ReadAt(fd, buffer.data(), want, offset + done, path);
+        if (!got) return got.error();
+        contents.has_data = std::any_of(buffer.begin(), buffer.begin() + static_cast<long>(*got),
+                                        [](char c) { return c != 0; });
+        if (*got < want) break;  // the end of the image
+        done += want;
+      }
+    }
+  }
+  return contents;
+}
+
+}  // namespace partalign

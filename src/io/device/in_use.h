@@ -1,0 +1,53 @@
+// Is a disk in use? Before any write: mounted partitions (libmount, by device number), active
+// swap (/proc/swaps), holders in sysfs (device-mapper, md, LVM), loop devices backed by the
+// disk, one of its partitions or the image file; then the exclusive open (O_EXCL) and the lock
+// (flock, as sfdisk --lock and udev take it) that keep it so while partalign writes.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "io/device/target.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// Somebody using the disk or one of its partitions.
+struct DiskUser {
+  uint32_t partition = 0;  ///< 0: the disk (or image file) itself
+  std::string node;        ///< "/dev/loop3p2", or the disk's own path
+  std::string user;        ///< "is mounted on '/mnt/x'", "is active swap", ...
+  bool operator==(const DiskUser&) const = default;
+};
+
+/// "partition 2 ('/dev/loop3p2') is mounted on '/mnt/x'", "'/dev/loop3' is active swap".
+std::string Describe(const DiskUser& user);
+
+/// Where the facts come from; tests point them at fake files and trees.
+struct InUseSources {
+  std::string sysfs_root = "/sys";
+  std::string mountinfo = "/proc/self/mountinfo";
+  std::string swaps = "/proc/swaps";
+};
+
+/// Everybody using the disk `path` (a block device or an image file) or its partitions. Empty
+/// when nobody is.
+Result<std::vector<DiskUser>> FindDiskUsers(const std::string& path,
+                                            const InUseSources& sources = {});
+
+/// The file names listed in a /proc/swaps text, with the kernel's octal escapes ("\040")
+/// undone.
+std::vector<std::string> ParseProcSwaps(std::string_view text);
+
+/// Opens `path` for writing the partition table: read-write, exclusively (O_EXCL, block
+/// devices: fails while anything holds the disk or a partition of it, and keeps everybody from
+/// claiming one until closed) and locked (flock LOCK_EX | LOCK_NB). Closing the target releases
+/// both. See IsBusy() for the errors that mean "somebody else has it".
+Result<Target> OpenForTableWrite(const std::string& path);
+
+/// True for OpenForTableWrite's "in use" and "locked" errors: a refusal, not a failure.
+bool IsBusy(const Error& error);
+
+}  // namespace partalign

@@ -1,0 +1,18 @@
+// Identity of a block device from sysfs: transport, vendor/model/serial/WWN, the USB bridge
+// (walking up the device path to the nearest USB device), rotational, discard granularity.
+// There is no udev database on every machine (this one has none), but sysfs is always there.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "partalign/topology/device.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// Reads the identity of block device `major:minor` under `sysfs_root` ("/sys" normally; tests
+/// pass a fake tree). Fills every field of Identity except `path`. Missing attributes stay empty.
+Result<Identity> ReadSysfsIdentity(const std::string& sysfs_root, uint32_t major, uint32_t minor);
+
+}  // namespace partalign

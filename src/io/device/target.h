@@ -1,0 +1,43 @@
+// Opening a TARGET (block device or image file): classify the path, open it, read its size and
+// logical sector size. Every error names the path and what is wrong with it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "io/util/unique_fd.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+enum class TargetKind { kBlockDevice, kImageFile };
+
+struct OpenFlags {
+  bool write = false;
+  /// O_EXCL on a block device: fails with EBUSY while the kernel or anyone else holds it
+  /// exclusively (mounted partitions, device-mapper holders).
+  bool exclusive = false;
+  /// O_DIRECT, for the benchmark engine and the data mover.
+  bool direct = false;
+};
+
+struct Target {
+  std::string path;
+  TargetKind kind = TargetKind::kImageFile;
+  UniqueFd fd;
+  uint64_t size_bytes = 0;
+  /// BLKSSZGET for block devices; 512 for image files (they have no sector size of their own).
+  uint64_t logical_sector_size = 512;
+  uint32_t major = 0;  ///< block devices only
+  uint32_t minor = 0;
+};
+
+/// Opens `path` read-only unless `flags.write`. Refuses directories, character devices, FIFOs,
+/// sockets, empty images and block devices with no medium.
+Result<Target> OpenTarget(const std::string& path, OpenFlags flags = {});
+
+/// Reads exactly `length` bytes at `offset` (short only at end of file); retries on EINTR.
+Result<size_t> ReadAt(int fd, void* buffer, size_t length, uint64_t offset,
+                      const std::string& path);
+
+}  // namespace partalign

@@ -1,0 +1,122 @@
+#include "io/move/journal_file.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+namespace partalign {
+namespace {
+
+Status LockJournal(int fd, const std::string& path) {
+  return RetryWhileBusy([&]() -> Status {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+    if (errno == EWOULDBLOCK) {
+      return Error{fmt::format("the journal '{}' is in use by another partalign process", path),
+                   EWOULDBLOCK};
+    }
+    return ErrnoError(errno, fmt::format("cannot lock the journal '{}'", path));
+  });
+}
+
+// O_DIRECT for the journal's data path when the file system has it; buffered I/O is as safe
+// (every write the recovery relies on is followed by fdatasync), only slower.
+UniqueFd OpenMaybeDirect(const std::string& path, int flags, mode_t mode = 0) {
+  UniqueFd fd(::open(path.c_str(), flags | O_DIRECT, mode));
+  if (!fd.valid() && errno == EINVAL) fd.reset(::open(path.c_str(), flags, mode));
+  return fd;
+}
+
+}  // namespace
+
+Status RetryWhileBusy(const std::function<Status()>& attempt) {
+  constexpr int kStepMilliseconds = 50;
+  for (int waited = 0;; waited += kStepMilliseconds) {
+    Status status = attempt();
+    const int err = status ? 0 : status.error().errno_value;
+    if (status || (err != EBUSY && err != EWOULDBLOCK) || waited >= kBusyWaitMilliseconds) {
+      return status;
+    }
+    ::usleep(kStepMilliseconds * 1000);
+  }
+}
+
+std::string AbsolutePath(const std::string& path) {
+  std::error_code ec;
+  std::filesystem::path absolute = std::filesystem::absolute(path, ec);
+  return ec ? path : absolute.lexically_normal().string();
+}
+
+Status SyncParentDirectory(const std::string& path) {
+  std::filesystem::path dir = std::filesystem::path(AbsolutePath(path)).parent_path();
+  UniqueFd fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!fd.valid())
+    return ErrnoError(errno, fmt::format("cannot open directory '{}'", dir.string()));
+  if (::fsync(fd.get()) != 0) {
+    return ErrnoError(errno, fmt::format("cannot sync directory '{}'", dir.string()));
+  }
+  return {};
+}
+
+Result<std::unique_ptr<FdBlockIo>> CreateJournalFile(const std::string& path, uint64_t size_bytes) {
+  UniqueFd fd = OpenMaybeDirect(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (!fd.valid()) {
+    if (errno == EEXIST) {
+      return MakeError(fmt::format(
+          "the journal '{}' already exists; it may belong to an unfinished move (see 'partalign "
+          "resume'); choose another path",
+          path));
+    }
+    return ErrnoError(errno, fmt::format("cannot create the journal '{}'", path));
+  }
+  if (Status locked = LockJournal(fd.get(), path); !locked) return locked.error();
+  // fallocate(2), not posix_fallocate(3): glibc's emulation writes single bytes, which O_DIRECT
+  // refuses.
+  int rc = ::fallocate(fd.get(), 0, 0, static_cast<off_t>(size_bytes)) == 0 ? 0 : errno;
+  if (rc == EOPNOTSUPP) {
+    // No preallocation on this file system: set the size; running out of space then shows up
+    // as a failed journal write, before the device write it would have protected.
+    rc = ::ftruncate(fd.get(), static_cast<off_t>(size_bytes)) == 0 ? 0 : errno;
+  }
+  if (rc != 0) {
+    ::unlink(path.c_str());
+    return ErrnoError(
+        rc, fmt::format("cannot reserve {} bytes for the journal '{}'", size_bytes, path));
+  }
+  if (::fsync(fd.get()) != 0) {
+    int err = errno;
+    ::unlink(path.c_str());
+    return ErrnoError(err, fmt::format("cannot sync the journal '{}'", path));
+  }
+  if (Status synced = SyncParentDirectory(path); !synced) {
+    ::unlink(path.c_str());
+    return synced.error();
+  }
+  return std::make_unique<FdBlockIo>(std::move(fd), path, size_bytes);
+}
+
+Result<std::unique_ptr<FdBlockIo>> OpenJournalFile(const std::string& path) {
+  UniqueFd fd = OpenMaybeDirect(path, O_RDWR | O_CLOEXEC);
+  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open the journal '{}'", path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return ErrnoError(errno, fmt::format("cannot stat the journal '{}'", path));
+  }
+  if (!S_ISREG(st.st_mode)) return MakeError(fmt::format("'{}' is not a journal file", path));
+  if (Status locked = LockJournal(fd.get(), path); !locked) return locked.error();
+  return std::make_unique<FdBlockIo>(std::move(fd), path, static_cast<uint64_t>(st.st_size));
+}
+
+Status RemoveJournalFile(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(errno, fmt::format("cannot remove the journal '{}'", path));
+  }
+  return SyncParentDirectory(path);
+}
+
+}  // namespace partalign

@@ -1,0 +1,43 @@
+// The journal as a file: created exclusively, preallocated, its directory entry made durable
+// before the device is touched; opened under an exclusive lock so that two processes never
+// drive the same journal; removed (and the removal made durable) when the move is over.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <string>
+
+#include "io/block/block_io.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// Creates `path` (it must not exist), locks it, and reserves `size_bytes` (fallocate, so that
+/// the move cannot run out of journal space half-way). The file and its directory entry are
+/// durable when this returns.
+Result<std::unique_ptr<FdBlockIo>> CreateJournalFile(const std::string& path, uint64_t size_bytes);
+
+/// Opens an existing journal for resuming, with an exclusive lock (fails if another partalign
+/// holds it).
+Result<std::unique_ptr<FdBlockIo>> OpenJournalFile(const std::string& path);
+
+/// Removes the journal and makes the removal durable (fsync of the directory).
+Status RemoveJournalFile(const std::string& path);
+
+/// fsync() of the directory holding `path`, so that a created, renamed or removed entry
+/// survives a power failure.
+Status SyncParentDirectory(const std::string& path);
+
+/// How long a lock or an exclusive open waits for a holder that is going away: a process killed
+/// with I/O in flight keeps its files open until that I/O completes (io_uring requests hold a
+/// reference), which takes milliseconds. A live holder is reported after this.
+inline constexpr int kBusyWaitMilliseconds = 5000;
+
+/// Calls `attempt` until it succeeds, fails with something other than EBUSY/EWOULDBLOCK, or
+/// kBusyWaitMilliseconds have passed.
+Status RetryWhileBusy(const std::function<Status()>& attempt);
+
+/// The absolute form of `path` (the journal records where it is for the registry).
+std::string AbsolutePath(const std::string& path);
+
+}  // namespace partalign

@@ -1,0 +1,623 @@
+#include "io/move/move_engine.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <mutex>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "partalign/topology/alignment.h"
+
+#include "io/move/pipeline.h"
+
+namespace partalign {
+namespace {
+
+/// Batches in flight in the move pipeline: one per stage (read, journal, write, commit) plus
+/// one being read ahead.
+constexpr uint64_t kMoveDepth = 5;
+/// Bytes read per batch in the scan and verify passes: reads are faster the more are in flight
+/// (on the loop device here, 8-64 MiB in flight reach the device's rate).
+constexpr uint64_t kHashBatchBytes = 32 * kMiB;
+/// Batches in flight in the scan and verify passes (read, hash, one read ahead).
+constexpr uint64_t kHashDepth = 3;
+/// Piece size when narrowing a read error down to its sector: first this, then sector by sector.
+constexpr uint64_t kLocatePieceBytes = 64 * kKiB;
+/// A run of DriveJournal takes at most about ten steps (scan, move, verify, table, finish; or
+/// settle, rollback table, move back, verify, finish). More means the state does not advance.
+constexpr int kMaxRecoverySteps = 32;
+
+using Clock = std::chrono::steady_clock;
+
+double SecondsSince(Clock::time_point start) {
+  return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+class Engine {
+ public:
+  Engine(BlockIo& device, MoveJournal& journal, const MoverHooks& hooks)
+      : device_(device),
+        journal_(journal),
+        hooks_(hooks),
+        hasher_(journal.hasher()),
+        move_(journal.move()),
+        chunk_count_(ChunkCount(move_)),
+        regions_(journal.header().layout.slot_count / move_.chunks_per_batch),
+        sector_(journal.header().device.logical_sector_size) {}
+
+  Result<MoveOutcome> Drive(ResumeMode mode);
+
+ private:
+  void Phase(const char* name) const {
+    if (hooks_.on_phase) hooks_.on_phase(name);
+  }
+  void Report(const char* phase, uint64_t done, uint64_t total) const {
+    if (hooks_.progress) hooks_.progress(MoveProgress{phase, done, total});
+  }
+  /// Bytes of steps [begin, end) of `segment` (every chunk is full except the range's last).
+  uint64_t StepBytes(const Segment& segment, uint64_t begin, uint64_t end) const;
+  uint64_t DataOffset(const Segment& s, uint64_t step, bool dest) const {
+    return (dest ? s.dest_base : s.source_base) +
+           ChunkExtentOf(move_, ChunkAt(s, step)).position_bytes;
+  }
+
+  Status LoadDigests();
+  Status ScanAndStart();
+  Status VerifyAt(uint64_t base, const char* phase);
+  Status HashPass(uint64_t base, const char* phase,
+                  const std::function<Status(uint64_t chunk, const Digest128&)>& on_digest);
+  Error LocateReadError(uint64_t offset, uint64_t length, Error original);
+  /// Runs steps [begin, end) of `segment`; false when stopped on request before the end.
+  Result<bool> RunSegment(const Segment& segment, bool rollback, uint64_t begin, uint64_t end,
+                          bool look_for_copies);
+  Result<std::vector<bool>> ValidCopies(const Segment& segment, uint64_t begin, uint64_t end);
+  Result<bool> BeginRollback();
+  Status WriteTable(bool new_bytes);
+
+  BlockIo& device_;
+  MoveJournal& journal_;
+  const MoverHooks& hooks_;
+  const Hasher& hasher_;
+  const MoveGeometry move_;
+  const uint64_t chunk_count_;
+  const uint64_t regions_;
+  const uint64_t sector_;
+  std::vector<Digest128> digests_;
+  std::vector<TableUpdate> table_;
+  MoveStats stats_;
+  std::mutex stats_mutex_;
+  /// Set by ScanAndStart: the ring holds no saved copies of this move yet.
+  bool fresh_start_ = false;
+  /// This run moved every chunk of the forward pass and read each one back after its commit.
+  bool forward_verified_inline_ = false;
+};
+
+uint64_t Engine::StepBytes(const Segment& segment, uint64_t begin, uint64_t end) const {
+  if (end <= begin) return 0;
+  uint64_t bytes = (end - begin) * move_.chunk_bytes;
+  const uint64_t last = chunk_count_ - 1;
+  const uint64_t last_step = Descending(segment)
+                                 ? segment.first_chunk + segment.chunk_count - 1 - last
+                                 : last - segment.first_chunk;
+  const bool has_last = last >= segment.first_chunk &&
+                        last < segment.first_chunk + segment.chunk_count && last_step >= begin &&
+                        last_step < end;
+  if (has_last) bytes -= move_.chunk_bytes - ChunkExtentOf(move_, last).length_bytes;
+  return bytes;
+}
+
+Status Engine::LoadDigests() {
+  Result<std::vector<Digest128>> digests = journal_.ReadDigests();
+  if (!digests) return digests.error();
+  digests_ = std::move(*digests);
+  stats_.range_digest = RangeDigest(digests_, hasher_);
+  return {};
+}
+
+Error Engine::LocateReadError(uint64_t offset, uint64_t length, Error original) {
+  AlignedBuffer piece(kLocatePieceBytes);
+  for (uint64_t at = offset; at < offset + length; at += kLocatePieceBytes) {
+    const uint64_t n = std::min(kLocatePieceBytes, offset + length - at);
+    IoSpan span{piece.data(), n, at};
+    if (device_.Read({&span, 1})) continue;
+    for (uint64_t s = at; s < at + n; s += sector_) {
+      IoSpan one{piece.data(), sector_, s};
+      if (Status read = device_.Read({&one, 1}); !read) {
+        return MakeError(fmt::format("{} (sector {})", read.error().message, s / sector_));
+      }
+    }
+  }
+  return original;  // the error did not repeat: report it as it came
+}
+
+Status Engine::HashPass(uint64_t base, const char* phase,
+                        const std::function<Status(uint64_t chunk, const Digest128&)>& on_digest) {
+  // Larger batches than the move's: these passes only read, and reads go faster the more of
+  // them are in flight.
+  const uint64_t cpb =
+      std::max<uint64_t>(move_.chunks_per_batch, kHashBatchBytes / move_.chunk_bytes);
+  const uint64_t batches = (chunk_count_ + cpb - 1) / cpb;
+  std::vector<AlignedBuffer> buffers;
+  for (uint64_t i = 0; i < kHashDepth; ++i) buffers.emplace_back(cpb * move_.chunk_bytes);
+  auto chunks_of = [&](uint64_t batch) {
+    return std::pair(batch * cpb, std::min<uint64_t>((batch + 1) * cpb, chunk_count_));
+  };
+  Pipeline pipeline(batches, kHashDepth);
+  std::vector<Pipeline::Stage> stages;
+  stages.push_back([&](uint64_t batch) -> Status {
+    auto [first, end] = chunks_of(batch);
+    std::vector<IoSpan> spans;
+    for (uint64_t c = first; c < end; ++c) {
+      const ChunkExtent e = ChunkExtentOf(move_, c);
+      spans.push_back({buffers[batch % kHashDepth].data() + (c - first) * move_.chunk_bytes,
+                       e.length_bytes, base + e.position_bytes});
+    }
+    if (Status read = device_.Read(spans); !read) {
+      const uint64_t from = spans.front().offset;
+      return LocateReadError(from, spans.back().offset + spans.back().length - from, read.error());
+    }
+    return {};
+  });
+  stages.push_back([&](uint64_t batch) -> Status {
+    auto [first, end] = chunks_of(batch);
+    for (uint64_t c = first; c < end; ++c) {
+      const ChunkExtent e = ChunkExtentOf(move_, c);
+      const uint8_t* data = buffers[batch % kHashDepth].data() + (c - first) * move_.chunk_bytes;
+      if (Status s = on_digest(c, hasher_.Hash128({data, e.length_bytes})); !s) return s;
+    }
+    const ChunkExtent last = ChunkExtentOf(move_, end - 1);
+    Report(phase, last.position_bytes + last.length_bytes, move_.length_bytes);
+    return {};
+  });
+  Result<uint64_t> ran = pipeline.Run(stages, nullptr);
+  if (!ran) return ran.error();
+  return {};
+}
+
+Status Engine::ScanAndStart() {
+  Phase("scan");
+  const auto start = Clock::now();
+  for (const TableUpdate& update : table_) {
+    AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
+    IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
+    if (Status read = device_.Read({&span, 1}); !read) return read;
+    if (std::memcmp(on_disk.data(), update.old_bytes.data(), update.old_bytes.size()) != 0) {
+      return MakeError(fmt::format(
+          "the partition-table bytes at byte {} of '{}' are not the ones the move was planned "
+          "with; nothing was written",
+          update.offset_bytes, device_.name()));
+    }
+  }
+  std::vector<Digest128> digests(chunk_count_);
+  Status scanned = HashPass(move_.source_bytes, "scanning",
+                            [&](uint64_t chunk, const Digest128& digest) -> Status {
+                              digests[chunk] = digest;
+                              return {};
+                            });
+  if (!scanned) {
+    return MakeError(fmt::format("pre-scan of the source failed, nothing was written: {}",
+                                 scanned.error().message));
+  }
+  stats_.scan_seconds += SecondsSince(start);
+  if (Status w = journal_.WriteDigests(digests); !w) return w;
+  JournalState state;
+  state.phase = JournalPhase::kMoving;
+  state.digest_table_checksum = DigestTableChecksum(digests, hasher_);
+  // From here on the device may be written: the digests and the first state are durable.
+  if (Status w = journal_.WriteState(state); !w) return w;
+  digests_ = std::move(digests);
+  stats_.range_digest = RangeDigest(digests_, hasher_);
+  fresh_start_ = true;
+  return {};
+}
+
+Status Engine::VerifyAt(uint64_t base, const char* phase) {
+  const auto start = Clock::now();
+  Status verified = HashPass(base, phase, [&](uint64_t chunk, const Digest128& digest) -> Status {
+    if (digest == digests_[chunk]) return {};
+    const ChunkExtent e = ChunkExtentOf(move_, chunk);
+    return MakeError(fmt::format(
+        "verification failed: the {} bytes at byte {} of '{}' differ from what the pre-scan "
+        "read (chunk {}); the journal is kept",
+        e.length_bytes, base + e.position_bytes, device_.name(), chunk));
+  });
+  stats_.verify_seconds += SecondsSince(start);
+  return verified;
+}
+
+Result<std::vector<bool>> Engine::ValidCopies(const Segment& segment, uint64_t begin,
+                                              uint64_t end) {
+  std::vector<bool> valid;
+  const uint64_t slot = journal_.header().layout.slot_bytes;
+  AlignedBuffer buffer(slot);
+  for (uint64_t step = begin; step < end; ++step) {
+    const uint64_t chunk = ChunkAt(segment, step);
+    const uint64_t length = ChunkExtentOf(move_, chunk).length_bytes;
+    IoSpan span{buffer.data(), kJournalBlockBytes + AlignUp(length, kJournalBlockBytes),
+                journal_.SlotOffset(step)};
+    if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
+    valid.push_back(IsValidRecord({buffer.data(), kJournalBlockBytes},
+                                  {buffer.data() + kJournalBlockBytes, length}, chunk,
+                                  digests_[chunk], journal_.header().uuid, hasher_));
+  }
+  return valid;
+}
+
+Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t begin, uint64_t end,
+                                bool look_for_copies) {
+  const uint32_t cpb = move_.chunks_per_batch;
+  const uint64_t slot = journal_.header().layout.slot_bytes;
+  const uint64_t first_batch = begin / cpb;
+  const uint64_t items = (end + cpb - 1) / cpb - first_batch;
+  const JournalUuid& uuid = journal_.header().uuid;
+  const char* label = rollback ? "moving back" : "moving";
+  const uint64_t segment_bytes = StepBytes(segment, 0, segment.chunk_count);
+  constexpr size_t kReadStage = 0;
+  constexpr size_t kWriteStage = 2;
+  constexpr size_t kCommitStage = 3;
+  // Flushes cost milliseconds while a batch of data costs about as much to move, so the journal
+  // and commit stages each cover every batch that is ready when they start (one flush for all),
+  // and mark the batches they covered as done. A batch counts as journaled (or committed) only
+  // after the flush: coalescing never claims durability early.
+  uint64_t journaled_through = 0;  // items [0, journaled_through) have durable saved copies
+  uint64_t committed_through = 0;  // items [0, committed_through) are committed
+
+  std::vector<AlignedBuffer> buffers;
+  for (uint64_t i = 0; i < kMoveDepth; ++i) buffers.emplace_back(cpb * slot);
+  std::vector<std::vector<bool>> from_copy(kMoveDepth, std::vector<bool>(cpb, false));
+  auto steps_of = [&](uint64_t item) {
+    const uint64_t batch = first_batch + item;
+    return std::pair(std::max<uint64_t>(batch * cpb, begin),
+                     std::min<uint64_t>((batch + 1) * cpb, end));
+  };
+  auto header_at = [&](uint64_t item, uint64_t step) {
+    return buffers[item % kMoveDepth].data() + (step % cpb) * slot;
+  };
+  auto length_of = [&](uint64_t step) {
+    return ChunkExtentOf(move_, ChunkAt(segment, step)).length_bytes;
+  };
+  auto record_span = [&](uint64_t item, uint64_t step) {
+    return IoSpan{header_at(item, step),
+                  kJournalBlockBytes + AlignUp(length_of(step), kJournalBlockBytes),
+                  journal_.SlotOffset(step)};
+  };
+
+  // A batch's buffer is free once the batch is written; commits lag without holding memory.
+  Pipeline pipeline(items, kMoveDepth, kWriteStage);
+  std::vector<Pipeline::Stage> stages;
+  // 1. Read: a saved copy left by an interrupted run when there is a valid one (its source may
+  //    be overwritten), else the source; either must match the pre-scan digest.
+  stages.push_back([&](uint64_t item) -> Status {
+    auto [first, last] = steps_of(item);
+    std::vector<bool>& copied = from_copy[item % kMoveDepth];
+    std::fill(copied.begin(), copied.end(), false);
+    if (look_for_copies && item < regions_) {
+      std::vector<IoSpan> spans;
+      for (uint64_t step = first; step < last; ++step) spans.push_back(record_span(item, step));
+      if (Status read = journal_.io().Read(spans); !read) return read;
+      for (uint64_t step = first; step < last; ++step) {
+        const uint64_t chunk = ChunkAt(segment, step);
+        const uint8_t* h = header_at(item, step);
+        copied[step % cpb] =
+            IsValidRecord({h, kJournalBlockBytes}, {h + kJournalBlockBytes, length_of(step)}, chunk,
+                          digests_[chunk], uuid, hasher_);
+      }
+    }
+    std::vector<IoSpan> spans;
+    for (uint64_t step = first; step < last; ++step) {
+      if (copied[step % cpb]) continue;
+      spans.push_back({header_at(item, step) + kJournalBlockBytes, length_of(step),
+                       DataOffset(segment, step, /*dest=*/false)});
+    }
+    if (Status read = device_.Read(spans); !read) return read;
+    for (uint64_t step = first; step < last; ++step) {
+      if (copied[step % cpb]) continue;
+      const uint64_t chunk = ChunkAt(segment, step);
+      const Digest128 digest =
+          hasher_.Hash128({header_at(item, step) + kJournalBlockBytes, length_of(step)});
+      if (digest != digests_[chunk]) {
+        return MakeError(fmt::format(
+            "the {} bytes at byte {} of '{}' are not what the pre-scan read (chunk {}): the disk "
+            "changed under the move; stopped before writing them",
+            length_of(step), DataOffset(segment, step, false), device_.name(), chunk));
+      }
+    }
+    return {};
+  });
+  // 2. Journal: saved copies of the chunks whose source a write can reach before their batch is
+  //    committed, durable before any of those writes. Ring space is reused only once the batch
+  //    that used it last is committed.
+  stages.push_back([&](uint64_t item) -> Status {
+    if (item < journaled_through) return {};
+    if (item >= regions_ && !pipeline.WaitFinished(kCommitStage, item - regions_)) {
+      return MakeError("the move stopped while waiting for a commit");
+    }
+    // Take the batches already read whose ring space is already free, without waiting.
+    uint64_t last = item;
+    const uint64_t read = pipeline.Finished(kReadStage);
+    const uint64_t committed = pipeline.Finished(kCommitStage);
+    while (last + 1 < read && (last + 1 < regions_ || committed > last + 1 - regions_) &&
+           last + 1 - item < kMoveDepth - 1) {
+      ++last;
+    }
+    std::vector<IoSpan> spans;
+    uint64_t bytes = 0;
+    for (uint64_t covered = item; covered <= last; ++covered) {
+      auto [first, end_step] = steps_of(covered);
+      for (uint64_t step = first; step < end_step; ++step) {
+        if (!NeedsSavedCopy(move_, segment, step)) continue;
+        const uint64_t chunk = ChunkAt(segment, step);
+        EncodeRecordHeader({chunk, length_of(step), digests_[chunk], rollback}, uuid, hasher_,
+                           {header_at(covered, step), kJournalBlockBytes});
+        spans.push_back(record_span(covered, step));
+        bytes += length_of(step);
+      }
+    }
+    if (!spans.empty()) {
+      if (Status w = journal_.io().Write(spans); !w) return w;
+      if (Status f = journal_.io().Flush(); !f) return f;
+    }
+    journaled_through = last + 1;
+    std::lock_guard lock(stats_mutex_);
+    stats_.saved_copy_bytes += bytes;
+    return {};
+  });
+  // 3. Write the batch to its destination.
+  stages.push_back([&](uint64_t item) -> Status {
+    auto [first, last] = steps_of(item);
+    std::vector<IoSpan> spans;
+    for (uint64_t step = first; step < last; ++step) {
+      spans.push_back({header_at(item, step) + kJournalBlockBytes, length_of(step),
+                       DataOffset(segment, step, /*dest=*/true)});
+    }
+    return device_.Write(spans);
+  });
+  // 4. Commit: every batch written so far is flushed to its destination, then the state says
+  //    so.
+  stages.push_back([&](uint64_t item) -> Status {
+    if (item < committed_through) return {};
+    const uint64_t written = pipeline.Finished(kWriteStage);  // > item: stages run in order
+    if (Status f = device_.Flush(); !f) return f;
+    const uint64_t first = steps_of(item).first;
+    const uint64_t last = steps_of(written - 1).second;
+    JournalState state = *journal_.state();
+    (rollback ? state.rollback_done : state.forward_done) = last;
+    if (Status w = journal_.WriteState(state); !w) return w;
+    committed_through = written;
+    {
+      std::lock_guard lock(stats_mutex_);
+      stats_.moved_bytes += StepBytes(segment, first, last);
+    }
+    Report(label, StepBytes(segment, 0, last), segment_bytes);
+    return {};
+  });
+  // 5. Verify: read each committed batch back from its destination and compare it with the
+  //    pre-scan. Destinations are disjoint and written once, so nothing can change a verified
+  //    batch afterwards: this is the verification pass, overlapped with the move.
+  AlignedBuffer verify_buffer(cpb * move_.chunk_bytes);
+  stages.push_back([&](uint64_t item) -> Status {
+    auto [first, last] = steps_of(item);
+    std::vector<IoSpan> spans;
+    for (uint64_t step = first; step < last; ++step) {
+      spans.push_back({verify_buffer.data() + (step - first) * move_.chunk_bytes, length_of(step),
+                       DataOffset(segment, step, /*dest=*/true)});
+    }
+    if (Status read = device_.Read(spans); !read) return read;
+    for (uint64_t step = first; step < last; ++step) {
+      const uint64_t chunk = ChunkAt(segment, step);
+      if (hasher_.Hash128({spans[step - first].data, length_of(step)}) != digests_[chunk]) {
+        return MakeError(fmt::format(
+            "verification failed: the {} bytes written at byte {} of '{}' read back different "
+            "from what the pre-scan read (chunk {}); the journal is kept",
+            length_of(step), DataOffset(segment, step, true), device_.name(), chunk));
+      }
+    }
+    return {};
+  });
+  Result<uint64_t> ran = pipeline.Run(stages, hooks_.stop_requested);
+  if (!ran) return ran.error();
+  return *ran == items;
+}
+
+Result<bool> Engine::BeginRollback() {
+  Phase("rollback");
+  JournalState state = *journal_.state();
+  uint64_t split = chunk_count_;
+  if (state.phase == JournalPhase::kMoving) {
+    // Batches after the last commit may be half written, their sources overwritten and their
+    // data only in the journal's saved copies: finish them before anything reuses the ring.
+    const Segment forward = ForwardSegment(move_);
+    const uint64_t window_end =
+        std::min(state.forward_done + regions_ * move_.chunks_per_batch, chunk_count_);
+    Result<std::vector<bool>> valid = ValidCopies(forward, state.forward_done, window_end);
+    if (!valid) return valid.error();
+    const uint64_t settle = ForwardStepsToSettle(move_, state.forward_done, *valid);
+    if (settle > state.forward_done) {
+      Result<bool> ran = RunSegment(forward, false, state.forward_done, settle, true);
+      if (!ran || !*ran) return ran;
+    }
+    split = journal_.state()->forward_done;
+  }
+  state = *journal_.state();
+  state.phase = JournalPhase::kRollbackTable;
+  state.forward_done = split;
+  state.rollback_split = split;
+  state.rollback_done = 0;
+  if (Status w = journal_.WriteState(state); !w) return w.error();
+  return true;
+}
+
+Status Engine::WriteTable(bool new_bytes) {
+  // All ranges are checked before any is written: someone else's bytes anywhere stop the write.
+  std::vector<AlignedBuffer> on_disk;
+  std::vector<TableBytesState> states;
+  for (const TableUpdate& update : table_) {
+    const uint64_t length = update.old_bytes.size();
+    AlignedBuffer buffer(AlignUp(length, AlignedBuffer::kAlignment));
+    IoSpan span{buffer.data(), length, update.offset_bytes};
+    if (Status read = device_.Read({&span, 1}); !read) return read;
+    const TableBytesState now =
+        ClassifyTableBytes({buffer.data(), length}, update.old_bytes, update.new_bytes, sector_);
+    if (now == TableBytesState::kForeign) {
+      return MakeError(fmt::format(
+          "the partition-table bytes at byte {} of '{}' are neither the old nor the new table: "
+          "someone changed them during the move; not overwriting them",
+          update.offset_bytes, device_.name()));
+    }
+    states.push_back(now);
+    on_disk.push_back(std::move(buffer));
+  }
+  // The caller's order (apply's TableTransition order), one flush after each range, so that a
+  // reader that looks before resume finishes sees a valid table at every instant; the old bytes
+  // go back in the reverse order.
+  for (size_t n = 0; n < table_.size(); ++n) {
+    const size_t i = new_bytes ? n : table_.size() - 1 - n;
+    const TableUpdate& update = table_[i];
+    if (states[i] == (new_bytes ? TableBytesState::kNew : TableBytesState::kOld)) continue;
+    const std::vector<uint8_t>& bytes = new_bytes ? update.new_bytes : update.old_bytes;
+    std::memcpy(on_disk[i].data(), bytes.data(), bytes.size());
+    IoSpan span{on_disk[i].data(), bytes.size(), update.offset_bytes};
+    if (Status w = device_.Write({&span, 1}); !w) return w;
+    if (Status f = device_.Flush(); !f) return f;
+  }
+  return {};
+}
+
+Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
+  Result<std::vector<TableUpdate>> table = journal_.ReadTableUpdates();
+  if (!table) return table.error();
+  table_ = std::move(*table);
+  if (journal_.state()) {
+    if (Status loaded = LoadDigests(); !loaded) return loaded.error();
+  }
+  MoveOutcome outcome;
+  auto stopped = [&](const std::string& message) {
+    outcome.status = MoveStatus::kStopped;
+    outcome.message = message;
+    outcome.stats = stats_;
+    return outcome;
+  };
+  auto failed = [&](const Error& error) { return stopped(error.message); };
+  auto advance = [&](JournalPhase phase) {
+    JournalState state = *journal_.state();
+    state.phase = phase;
+    return journal_.WriteState(state);
+  };
+  const std::string interrupted = "interrupted; the journal holds a consistent state";
+  // Runs a pass of the move; nullopt when it went through, else the outcome to return.
+  auto run_pass = [&](const char* phase, const Segment& segment, bool rollback, uint64_t begin,
+                      uint64_t end, bool look_for_copies) -> std::optional<MoveOutcome> {
+    Phase(phase);
+    const auto start = Clock::now();
+    Result<bool> ran = RunSegment(segment, rollback, begin, end, look_for_copies);
+    stats_.move_seconds += SecondsSince(start);
+    if (!ran) return failed(ran.error());
+    if (!*ran) return stopped(interrupted);
+    return std::nullopt;
+  };
+
+  for (int round = 0; round < kMaxRecoverySteps; ++round) {
+    Result<RecoveryStep> step = NextRecoveryStep(journal_.state(), chunk_count_, mode);
+    if (!step) return step.error();
+    if (!step->note.empty() &&
+        std::find(outcome.notes.begin(), outcome.notes.end(), step->note) == outcome.notes.end()) {
+      outcome.notes.push_back(step->note);
+    }
+    switch (step->action) {
+      case RecoveryAction::kScanAndStart:
+        if (Status s = ScanAndStart(); !s) return failed(s.error());
+        break;
+      case RecoveryAction::kDiscard:
+        outcome.status = MoveStatus::kNothingWritten;
+        outcome.stats = stats_;
+        return outcome;
+      case RecoveryAction::kContinueForward: {
+        const uint64_t from = journal_.state()->forward_done;
+        if (auto end =
+                run_pass("move", ForwardSegment(move_), false, from, chunk_count_, !fresh_start_)) {
+          return *end;
+        }
+        // Every chunk was read back after its commit in this run: the pass is done.
+        forward_verified_inline_ = from == 0;
+        break;
+      }
+      case RecoveryAction::kVerifyForward:
+        Phase("verify");
+        if (!forward_verified_inline_) {
+          if (Status v = VerifyAt(move_.dest_bytes, "verifying"); !v) return failed(v.error());
+        }
+        if (Status w = advance(JournalPhase::kDataMoved); !w) return failed(w.error());
+        break;
+      case RecoveryAction::kWriteNewTable:
+        Phase("table");
+        if (!table_.empty()) {
+          if (journal_.state()->phase != JournalPhase::kTableWriting) {
+            if (Status w = advance(JournalPhase::kTableWriting); !w) return failed(w.error());
+          }
+          if (Status t = WriteTable(/*new_bytes=*/true); !t) return failed(t.error());
+        }
+        if (Status w = advance(JournalPhase::kDone); !w) return failed(w.error());
+        break;
+      case RecoveryAction::kBeginRollback: {
+        Result<bool> begun = BeginRollback();
+        if (!begun) return failed(begun.error());
+        if (!*begun) return stopped(interrupted);
+        break;
+      }
+      case RecoveryAction::kRestoreOldTable: {
+        Phase("rollback-table");
+        if (Status t = WriteTable(/*new_bytes=*/false); !t) return failed(t.error());
+        JournalState state = *journal_.state();
+        state.phase = JournalPhase::kRollingBack;
+        if (Status w = journal_.WriteState(state); !w) return failed(w.error());
+        break;
+      }
+      case RecoveryAction::kContinueRollback: {
+        const JournalState state = *journal_.state();
+        if (auto end = run_pass("rollback", RollbackSegment(move_, state.rollback_split), true,
+                                state.rollback_done, state.rollback_split, true)) {
+          return *end;
+        }
+        break;
+      }
+      case RecoveryAction::kVerifyRollback:
+        Phase("rollback-verify");
+        if (Status v = VerifyAt(move_.source_bytes, "verifying"); !v) return failed(v.error());
+        if (Status w = advance(JournalPhase::kRolledBack); !w) return failed(w.error());
+        break;
+      case RecoveryAction::kFinishCompleted:
+      case RecoveryAction::kFinishRolledBack:
+        outcome.status = step->action == RecoveryAction::kFinishCompleted ? MoveStatus::kCompleted
+                                                                          : MoveStatus::kRolledBack;
+        outcome.stats = stats_;
+        return outcome;
+    }
+  }
+  return MakeError("the journal does not advance (internal error); it is kept as it is");
+}
+
+}  // namespace
+
+const char* ToString(MoveStatus status) {
+  switch (status) {
+    case MoveStatus::kCompleted:
+      return "completed";
+    case MoveStatus::kRolledBack:
+      return "rolled-back";
+    case MoveStatus::kNothingWritten:
+      return "nothing-written";
+    case MoveStatus::kStopped:
+      return "stopped";
+  }
+  return "unknown";
+}
+
+Result<MoveOutcome> DriveJournal(BlockIo& device, MoveJournal& journal, ResumeMode mode,
+                                 const MoverHooks& hooks) {
+  Engine engine(device, journal, hooks);
+  return engine.Drive(mode);
+}
+
+}  // namespace partalign

@@ -1,0 +1,73 @@
+// The journaled data mover proper, on any pair of BlockIo: the device being changed and the
+// journal. src/io/move/mover.h wraps it for real files (opening, locking, refusing dangerous
+// journal locations, registering the journal); the crash tests run it on simulated disks.
+//
+// DriveJournal() repeats: read the durable state, ask NextRecoveryStep(), perform the step. Each
+// step ends with a durable state change, so it can be interrupted at any instant and the next
+// run continues from the last durable state (docs/mover.md has the argument).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "io/block/block_io.h"
+#include "io/move/move_journal.h"
+#include "partalign/move/journal_recovery.h"
+#include "partalign/util/hasher.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+struct MoveProgress {
+  const char* phase = "";  ///< "scanning", "moving", "verifying", "moving back"
+  uint64_t done_bytes = 0;
+  uint64_t total_bytes = 0;
+};
+
+struct MoverHooks {
+  /// Called from a worker thread after each batch; must be cheap and thread-safe.
+  std::function<void(const MoveProgress&)> progress;
+  /// Asked before each batch; when it returns true the mover finishes the batches in flight,
+  /// leaves a consistent journal and returns MoveStatus::kStopped.
+  std::function<bool()> stop_requested;
+  /// Told each phase as it begins ("scan", "move", "verify", "table", "rollback",
+  /// "rollback-table", "rollback-verify"); the test-only kill switch counts per phase.
+  std::function<void(const char*)> on_phase;
+};
+
+enum class MoveStatus {
+  kCompleted,       ///< data at the destination, verified; new table written
+  kRolledBack,      ///< data back at the source, verified; old table in place
+  kNothingWritten,  ///< a rollback of a move that never wrote the device
+  kStopped,         ///< stopped part-way (error or request); the journal holds a consistent state
+};
+
+const char* ToString(MoveStatus status);
+
+struct MoveStats {
+  uint64_t moved_bytes = 0;       ///< bytes this run wrote to their destination (either way)
+  uint64_t saved_copy_bytes = 0;  ///< bytes of saved copies written to the journal
+  double scan_seconds = 0;
+  double move_seconds = 0;
+  double verify_seconds = 0;
+  /// Digest of the moved data (XXH3-128 over the chunk digests), once the pre-scan is done.
+  std::optional<Digest128> range_digest;
+};
+
+struct MoveOutcome {
+  MoveStatus status = MoveStatus::kStopped;
+  /// kStopped: why ("cannot read '/dev/sdb' at byte ...", "interrupted").
+  std::string message;
+  /// Things the user should know that are not errors.
+  std::vector<std::string> notes;
+  MoveStats stats;
+};
+
+/// Runs the journal to its end in `mode`, on `device`. Fails only when the journal's own data is
+/// unusable (digest table corrupt); every other failure is a kStopped outcome.
+Result<MoveOutcome> DriveJournal(BlockIo& device, MoveJournal& journal, ResumeMode mode,
+                                 const MoverHooks& hooks);
+
+}  // namespace partalign

@@ -1,0 +1,142 @@
+#include "io/move/move_journal.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "partalign/topology/alignment.h"
+
+namespace partalign {
+namespace {
+
+Result<AlignedBuffer> ReadRegion(BlockIo& io, uint64_t offset, uint64_t length) {
+  AlignedBuffer buffer(AlignUp(length, kJournalBlockBytes));
+  if (buffer.size() == 0) return buffer;
+  IoSpan span{buffer.data(), buffer.size(), offset};
+  if (Status read = io.Read({&span, 1}); !read) return read.error();
+  return buffer;
+}
+
+Status WriteRegion(BlockIo& io, uint64_t offset, std::span<const uint8_t> bytes) {
+  if (bytes.empty()) return {};
+  AlignedBuffer buffer(AlignUp(bytes.size(), kJournalBlockBytes));
+  std::memset(buffer.data(), 0, buffer.size());
+  std::memcpy(buffer.data(), bytes.data(), bytes.size());
+  IoSpan span{buffer.data(), buffer.size(), offset};
+  return io.Write({&span, 1});
+}
+
+}  // namespace
+
+MoveJournal::MoveJournal(MoveJournal&& other) noexcept
+    : io_(other.io_),
+      header_(std::move(other.header_)),
+      hasher_(other.hasher_),
+      state_(std::move(other.state_)) {}
+
+Result<MoveJournal> MoveJournal::Initialize(BlockIo& io, const JournalHeader& header,
+                                            std::span<const TableUpdate> table,
+                                            const Hasher& hasher) {
+  if (io.size_bytes() < header.layout.file_bytes) {
+    return MakeError(fmt::format("the journal '{}' has {} bytes, the move needs {}", io.name(),
+                                 io.size_bytes(), header.layout.file_bytes));
+  }
+  Result<std::vector<uint8_t>> encoded = EncodeJournalHeader(header, hasher);
+  if (!encoded) return encoded.error();
+  // The header goes last, after a flush: a journal with a valid header has every byte the
+  // header describes (table data, empty state blocks) on durable storage.
+  for (size_t i = 0; i < table.size(); ++i) {
+    const uint64_t old_at = TableDataOffset(header.layout, header.table, i, false);
+    const uint64_t new_at = TableDataOffset(header.layout, header.table, i, true);
+    if (Status w = WriteRegion(io, old_at, table[i].old_bytes); !w) return w.error();
+    if (Status w = WriteRegion(io, new_at, table[i].new_bytes); !w) return w.error();
+  }
+  // A journal file is new and zero, but a reused or simulated one may not be: no stale state.
+  const std::vector<uint8_t> zero(2 * kJournalBlockBytes, 0);
+  if (Status w = WriteRegion(io, header.layout.state_offset, zero); !w) return w.error();
+  if (Status f = io.Flush(); !f) return f.error();
+  if (Status w = WriteRegion(io, 0, *encoded); !w) return w.error();
+  if (Status f = io.Flush(); !f) return f.error();
+  return MoveJournal(io, header, hasher);
+}
+
+Result<MoveJournal> MoveJournal::Load(BlockIo& io, const Hasher& hasher) {
+  if (io.size_bytes() < kJournalHeaderBytes) {
+    return MakeError(fmt::format("'{}' is too short to be a move journal ({} bytes)", io.name(),
+                                 io.size_bytes()));
+  }
+  Result<AlignedBuffer> bytes = ReadRegion(io, 0, kJournalHeaderBytes);
+  if (!bytes) return bytes.error();
+  Result<JournalHeader> header = DecodeJournalHeader(bytes->span(), hasher);
+  if (!header) return MakeError(fmt::format("'{}': {}", io.name(), header.error().message));
+  if (io.size_bytes() < header->layout.file_bytes) {
+    return MakeError(fmt::format("the journal '{}' is truncated ({} of {} bytes)", io.name(),
+                                 io.size_bytes(), header->layout.file_bytes));
+  }
+  Result<AlignedBuffer> states =
+      ReadRegion(io, header->layout.state_offset, 2 * kJournalBlockBytes);
+  if (!states) return states.error();
+  std::span<const uint8_t> all(states->data(), states->size());
+  MoveJournal journal(io, std::move(*header), hasher);
+  journal.state_ = LatestState(all.first(kJournalBlockBytes), all.subspan(kJournalBlockBytes),
+                               journal.header_.uuid, hasher);
+  return journal;
+}
+
+Status MoveJournal::WriteState(JournalState state) {
+  std::lock_guard lock(state_mutex_);
+  state.sequence = state_ ? state_->sequence + 1 : 1;
+  const std::vector<uint8_t> block = EncodeStateBlock(state, header_.uuid, *hasher_);
+  const uint64_t at = header_.layout.state_offset + StateBlockOffset(state.sequence);
+  if (Status w = WriteRegion(*io_, at, block); !w) return w;
+  if (Status f = io_->Flush(); !f) return f;
+  state_ = state;
+  return {};
+}
+
+Status MoveJournal::WriteDigests(std::span<const Digest128> digests) {
+  if (Status w = WriteRegion(*io_, header_.layout.digest_table_offset, EncodeDigestTable(digests));
+      !w) {
+    return w;
+  }
+  return io_->Flush();
+}
+
+Result<std::vector<Digest128>> MoveJournal::ReadDigests() {
+  if (!state_) return MakeError("the journal holds no digests yet (the move never started)");
+  Result<AlignedBuffer> bytes =
+      ReadRegion(*io_, header_.layout.digest_table_offset, header_.layout.digest_table_bytes);
+  if (!bytes) return bytes.error();
+  return DecodeDigestTable(bytes->span(), ChunkCount(header_.move), state_->digest_table_checksum,
+                           *hasher_);
+}
+
+Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
+  std::vector<TableUpdate> updates;
+  for (size_t i = 0; i < header_.table.size(); ++i) {
+    const TableUpdateInfo& info = header_.table[i];
+    TableUpdate update;
+    update.offset_bytes = info.offset_bytes;
+    for (bool is_new : {false, true}) {
+      Result<AlignedBuffer> bytes = ReadRegion(
+          *io_, TableDataOffset(header_.layout, header_.table, i, is_new), info.length_bytes);
+      if (!bytes) return bytes.error();
+      std::span<const uint8_t> data(bytes->data(), info.length_bytes);
+      if (hasher_->Hash64(data) != (is_new ? info.new_checksum : info.old_checksum)) {
+        return MakeError(
+            fmt::format("the journal's copy of the {} table bytes at device byte {} is corrupt",
+                        is_new ? "new" : "old", info.offset_bytes));
+      }
+      (is_new ? update.new_bytes : update.old_bytes).assign(data.begin(), data.end());
+    }
+    updates.push_back(std::move(update));
+  }
+  return updates;
+}
+
+uint64_t MoveJournal::SlotOffset(uint64_t index) const {
+  return partalign::SlotOffset(header_.layout, header_.move, index);
+}
+
+}  // namespace partalign

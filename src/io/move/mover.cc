@@ -1,0 +1,329 @@
+#include "io/move/mover.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/random.h>
+#include <sys/stat.h>
+
+#include <atomic>
+#include <cerrno>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "io/device/in_use.h"
+#include "io/device/storage_chain.h"
+#include "io/device/sysfs_identity.h"
+#include "io/move/journal_file.h"
+#include "io/move/kill_switch.h"
+#include "io/move/move_journal.h"
+#include "io/util/xxhash_hasher.h"
+#include "partalign/util/version.h"
+
+namespace partalign {
+namespace {
+
+const XxHasher kHasher;
+std::atomic<uint64_t> g_kill_points_counted{0};
+
+Status LockTarget(const Target& target) {
+  return RetryWhileBusy([&]() -> Status {
+    if (::flock(target.fd.get(), LOCK_EX | LOCK_NB) == 0) return {};
+    if (errno == EWOULDBLOCK) {
+      return Error{fmt::format("'{}' is locked by another program (flock)", target.path),
+                   EWOULDBLOCK};
+    }
+    return ErrnoError(errno, fmt::format("cannot lock '{}'", target.path));
+  });
+}
+
+Status RequireWritable(const Target& target) {
+  const int flags = ::fcntl(target.fd.get(), F_GETFL);
+  if (flags < 0 || (flags & O_ACCMODE) != O_RDWR) {
+    return MakeError(fmt::format("'{}' is not open for writing", target.path));
+  }
+  return {};
+}
+
+Status RefuseUsers(const Target& target) {
+  Result<std::vector<DiskUser>> users = FindDiskUsers(target.path);
+  if (!users) return users.error();
+  if (users->empty()) return {};
+  std::string message = fmt::format("'{}' is in use: ", target.path);
+  for (size_t i = 0; i < users->size(); ++i) message += (i ? "; " : "") + Describe((*users)[i]);
+  return MakeError(message);
+}
+
+Result<JournalUuid> NewUuid() {
+  JournalUuid uuid{};
+  if (::getrandom(uuid.data(), uuid.size(), 0) != static_cast<ssize_t>(uuid.size())) {
+    return ErrnoError(errno, "cannot get random bytes for the journal id");
+  }
+  return uuid;
+}
+
+// The device I/O of one run: the O_DIRECT descriptor, wrapped by the test-only kill switch
+// when PARTALIGN_TEST_KILL_AFTER is set.
+struct RunIo {
+  std::unique_ptr<FdBlockIo> device;
+  std::unique_ptr<FdBlockIo> journal_file;
+  std::unique_ptr<KillSwitch> kill_switch;
+  std::unique_ptr<KillSwitchIo> killable_device;
+  std::unique_ptr<KillSwitchIo> killable_journal;
+
+  BlockIo& device_io() {
+    if (killable_device) return *killable_device;
+    return *device;
+  }
+  BlockIo& journal_io() {
+    if (killable_journal) return *killable_journal;
+    return *journal_file;
+  }
+
+  Status Arm() {
+    // Counting goes on from the moves this process ran before (apply runs one per step).
+    Result<std::unique_ptr<KillSwitch>> armed =
+        KillSwitch::FromEnvironment(g_kill_points_counted.load());
+    if (!armed) return armed.error();
+    kill_switch = std::move(*armed);
+    if (kill_switch) {
+      killable_device = std::make_unique<KillSwitchIo>(*device, *kill_switch);
+      killable_journal = std::make_unique<KillSwitchIo>(*journal_file, *kill_switch);
+    }
+    return {};
+  }
+
+  MoverHooks Hooks(const MoverHooks& hooks) {
+    MoverHooks with = hooks;
+    if (kill_switch) {
+      with.on_phase = [this, inner = hooks.on_phase](const char* phase) {
+        kill_switch->EnterPhase(phase);
+        if (inner) inner(phase);
+      };
+    }
+    return with;
+  }
+
+  ~RunIo() {
+    if (kill_switch) g_kill_points_counted = kill_switch->counted();
+  }
+};
+
+// A move that is over (either way) leaves no journal behind. The registration goes first, so
+// that a registered journal always exists (I8 of docs/mover.md): a crash between the two
+// leaves a finished journal nothing refers to, which resume completes. The other order left a
+// registration whose journal was gone: every later move of the disk was refused, naming a
+// journal that resume could not open.
+void Finish(const std::string& journal_path, const JournalUuid& uuid, MoveOutcome& outcome) {
+  if (Status unregistered = UnregisterJournal(uuid); !unregistered) {
+    outcome.notes.push_back(fmt::format(
+        "the journal registration could not be removed: {}; the journal '{}' is kept, and "
+        "'partalign resume {}' removes both",
+        unregistered.error().message, journal_path, journal_path));
+    return;
+  }
+  if (Status removed = RemoveJournalFile(journal_path); !removed) {
+    outcome.notes.push_back("the journal could not be removed: " + removed.error().message);
+  }
+}
+
+}  // namespace
+
+Result<JournalDevice> DescribeMoveDevice(const Target& target, const std::string& sysfs_root) {
+  JournalDevice device;
+  device.path = target.path;
+  device.is_block_device = target.kind == TargetKind::kBlockDevice;
+  device.size_bytes = target.size_bytes;
+  device.logical_sector_size = target.logical_sector_size;
+  struct stat st {};
+  if (!device.is_block_device) {
+    if (::fstat(target.fd.get(), &st) != 0) {
+      return ErrnoError(errno, fmt::format("cannot stat '{}'", target.path));
+    }
+    device.path = AbsolutePath(target.path);
+    device.file_dev = st.st_dev;
+    device.file_ino = st.st_ino;
+    return device;
+  }
+  device.major = target.major;
+  device.minor = target.minor;
+  Result<Identity> identity = ReadSysfsIdentity(sysfs_root, target.major, target.minor);
+  if (!identity) return identity.error();
+  if (identity->is_partition) {
+    return MakeError(fmt::format(
+        "'{}' is a partition; the mover works on whole disks (and image files), with byte "
+        "offsets from the start of the disk",
+        target.path));
+  }
+  device.serial = identity->serial;
+  device.wwn = identity->wwn;
+  device.backing_file = identity->backing_file;
+  if (!device.backing_file.empty() && ::stat(device.backing_file.c_str(), &st) == 0) {
+    device.file_dev = st.st_dev;
+    device.file_ino = st.st_ino;
+  }
+  return device;
+}
+
+std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal) {
+  return fmt::format(
+      "'{}' has an unfinished move (journal '{}'); run 'partalign resume {}' to complete it or "
+      "'partalign resume --rollback {}' to undo it first",
+      device_path, journal, journal, journal);
+}
+
+Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device) {
+  return FindRegisteredJournals(device);
+}
+
+Status CheckMoveAllowed(const Target& target, const std::string& journal_path) {
+  // The journal's place first: it is the check whose answer does not change by unmounting.
+  if (Status placement = CheckJournalPlacement(journal_path, target); !placement) {
+    return placement;
+  }
+  struct stat st {};
+  if (::lstat(journal_path.c_str(), &st) == 0) {
+    return MakeError(fmt::format(
+        "the journal '{}' already exists; if it belongs to an unfinished move run 'partalign "
+        "resume {}', else choose another path",
+        journal_path, journal_path));
+  }
+  Result<JournalDevice> device = DescribeMoveDevice(target);
+  if (!device) return device.error();
+  if (Status users = RefuseUsers(target); !users) return users;
+  Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device);
+  if (!unfinished) return unfinished.error();
+  if (!unfinished->empty()) {
+    return MakeError(UnfinishedMoveMessage(target.path, unfinished->front().entry.journal_path));
+  }
+  return {};
+}
+
+Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
+                              const MoverHooks& hooks) {
+  if (Status w = RequireWritable(target); !w) return w.error();
+  if (Status locked = LockTarget(target); !locked) return locked.error();
+  if (Status allowed = CheckMoveAllowed(target, request.journal_path); !allowed) {
+    return allowed.error();
+  }
+  if (Status valid =
+          ValidateMove(request.move, target.size_bytes, target.logical_sector_size, request.table);
+      !valid) {
+    return valid.error();
+  }
+  Result<JournalDevice> device = DescribeMoveDevice(target);
+  if (!device) return device.error();
+  Result<JournalUuid> uuid = NewUuid();
+  if (!uuid) return uuid.error();
+
+  JournalHeader header;
+  header.uuid = *uuid;
+  header.created_by = std::string("partalign ") + kVersion;
+  header.device = *device;
+  header.move = request.move;
+  for (const TableUpdate& update : request.table) {
+    header.table.push_back({update.offset_bytes, update.old_bytes.size(),
+                            kHasher.Hash64(update.old_bytes), kHasher.Hash64(update.new_bytes)});
+  }
+  header.layout = ComputeJournalLayout(header.move, header.table);
+
+  RunIo io;
+  Result<std::unique_ptr<FdBlockIo>> device_io =
+      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
+  if (!device_io) return device_io.error();
+  io.device = std::move(*device_io);
+  const std::string journal_path = AbsolutePath(request.journal_path);
+  Result<std::unique_ptr<FdBlockIo>> journal_file =
+      CreateJournalFile(journal_path, header.layout.file_bytes);
+  if (!journal_file) return journal_file.error();
+  io.journal_file = std::move(*journal_file);
+  auto abandon = [&](const Error& error) -> Error {
+    (void)UnregisterJournal(header.uuid);  // first, as in Finish()
+    (void)RemoveJournalFile(journal_path);
+    return MakeError(error.message + "; nothing was written to '" + target.path + "'");
+  };
+  if (Status armed = io.Arm(); !armed) return abandon(armed.error());
+  Result<MoveJournal> journal =
+      MoveJournal::Initialize(io.journal_io(), header, request.table, kHasher);
+  if (!journal) return abandon(journal.error());
+  if (Status registered = RegisterJournal({journal_path, header.uuid, header.device});
+      !registered) {
+    return abandon(registered.error());
+  }
+
+  Result<MoveOutcome> outcome =
+      DriveJournal(io.device_io(), *journal, ResumeMode::kComplete, io.Hooks(hooks));
+  if (!outcome) return outcome;
+  if (outcome->status == MoveStatus::kStopped && !journal->state()) {
+    // Stopped before the first write (the pre-scan failed): nothing to resume.
+    return abandon(MakeError(outcome->message));
+  }
+  if (outcome->status != MoveStatus::kStopped) Finish(journal_path, header.uuid, *outcome);
+  return outcome;
+}
+
+Result<bool> IsJournalRegistered(const std::string& journal_path) {
+  Result<std::vector<RegisteredJournal>> all = ListRegisteredJournals();
+  if (!all) return all.error();
+  const std::string absolute = AbsolutePath(journal_path);
+  for (const RegisteredJournal& j : *all) {
+    if (j.entry.journal_path == absolute) return true;
+  }
+  return false;
+}
+
+Result<JournalSummary> InspectJournal(const std::string& journal_path) {
+  UniqueFd fd(::open(journal_path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd.valid())
+    return ErrnoError(errno, fmt::format("cannot open the journal '{}'", journal_path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
+    return MakeError(fmt::format("'{}' is not a journal file", journal_path));
+  }
+  FdBlockIo io(std::move(fd), journal_path, static_cast<uint64_t>(st.st_size));
+  Result<MoveJournal> journal = MoveJournal::Load(io, kHasher);
+  if (!journal) return journal.error();
+  return JournalSummary{AbsolutePath(journal_path), journal->header(), journal->state()};
+}
+
+Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_path,
+                               ResumeMode mode, const MoverHooks& hooks) {
+  if (Status w = RequireWritable(target); !w) return w.error();
+  if (Status locked = LockTarget(target); !locked) return locked.error();
+  RunIo io;
+  Result<std::unique_ptr<FdBlockIo>> journal_file = OpenJournalFile(journal_path);
+  if (!journal_file) return journal_file.error();
+  io.journal_file = std::move(*journal_file);
+  // The header is read before the kill switch wraps the journal: it only counts writes.
+  Result<MoveJournal> journal = MoveJournal::Load(*io.journal_file, kHasher);
+  if (!journal) return journal.error();
+  Result<JournalDevice> device = DescribeMoveDevice(target);
+  if (!device) return device.error();
+  if (std::optional<std::string> mismatch = DeviceMismatch(journal->header().device, *device)) {
+    return MakeError(*mismatch);
+  }
+  if (Status users = RefuseUsers(target); !users) return users.error();
+  Result<std::unique_ptr<FdBlockIo>> device_io =
+      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
+  if (!device_io) return device_io.error();
+  io.device = std::move(*device_io);
+  if (Status armed = io.Arm(); !armed) return armed.error();
+  // Resuming from a copy of the journal, or after the registry was lost: register it again so
+  // that nothing else touches the disk until the move is over.
+  const std::string absolute = AbsolutePath(journal_path);
+  if (Status registered =
+          RegisterJournal({absolute, journal->header().uuid, journal->header().device});
+      !registered) {
+    return registered.error();
+  }
+  Result<MoveJournal> running = MoveJournal::Load(io.journal_io(), kHasher);
+  if (!running) return running.error();
+  Result<MoveOutcome> outcome = DriveJournal(io.device_io(), *running, mode, io.Hooks(hooks));
+  if (!outcome) return outcome;
+  if (outcome->status != MoveStatus::kStopped) Finish(absolute, running->header().uuid, *outcome);
+  return outcome;
+}
+
+uint64_t KillPointsCounted() { return g_kill_points_counted.load(); }
+
+}  // namespace partalign

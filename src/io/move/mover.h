@@ -1,0 +1,96 @@
+// The journaled data mover, for real devices and image files: what `partalign move`,
+// `partalign resume` and `partalign apply` call. It moves a byte range to a new offset on the
+// same device, crash-safe at every instant, and then writes the caller's partition-table bytes,
+// as one journaled operation: after a crash, ResumeMove() either completes both or rolls both
+// back. Design and proof: docs/mover.md.
+//
+// How apply uses it (a plan whose actions include a data move):
+//   1. Target t = OpenTarget(disk, {.write = true, .exclusive = true});
+//   2. CheckMoveAllowed(t, journal_path)            -> refuse (exit 3) on error
+//   3. compute the table sectors before/after with libfdisk on a scratch copy, as TableUpdates
+//      {offset, old_bytes, new_bytes} (MBR/GPT headers and entry arrays, EBRs)
+//   4. StartMove(t, {{source, dest, length}, updates, journal_path}, hooks)
+//      - Error: nothing was written; kStopped: tell the user to run `partalign resume JOURNAL`;
+//        kCompleted: data moved and verified, new table on disk.
+//   5. tell the kernel (BLKPG) about the new partition start; the mover does not.
+// Before any other write to a disk, apply calls FindUnfinishedJournals(DescribeMoveDevice(t))
+// and refuses if there is one.
+#pragma once
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/device/target.h"
+#include "io/move/journal_registry.h"
+#include "io/move/move_engine.h"
+#include "partalign/move/journal_format.h"
+#include "partalign/move/journal_recovery.h"
+#include "partalign/move/move_plan.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+struct MoveRequest {
+  /// source_bytes, dest_bytes, length_bytes; chunk_bytes may be changed, the batch fields are
+  /// best left at their defaults.
+  MoveGeometry move;
+  /// Written after the data is moved and verified (new), in this order with a flush after each
+  /// range, or on rollback (old) in the reverse order. apply passes the changed ranges of its
+  /// TableTransition in their crash-safe order. May be empty.
+  std::vector<TableUpdate> table;
+  /// Where the journal file goes: a new file, on another disk (CheckMoveAllowed).
+  std::string journal_path;
+};
+
+/// The identity a journal records for `target` (size, sector size, serial/WWN, the backing file
+/// of a loop device, the inode of an image file).
+Result<JournalDevice> DescribeMoveDevice(const Target& target,
+                                         const std::string& sysfs_root = "/sys");
+
+/// Everything that makes a move refuse to start (exit status 3 in the CLI), checked before
+/// anything is written: a journal location that the move could overwrite or a power failure
+/// erase (docs/mover.md, "Where the journal may live"), an existing journal file, a target that
+/// is a partition, anything using the disk (mounts, swap, holders, loop devices on an image),
+/// an unfinished journal registered for the disk. `target` may be open read-only.
+Status CheckMoveAllowed(const Target& target, const std::string& journal_path);
+
+/// "'/dev/sdb' has an unfinished move (journal 'J'); run 'partalign resume J' to complete it or
+/// 'partalign resume --rollback J' to undo it first": why nothing else may write the disk.
+std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal);
+
+/// The unfinished moves registered for this device.
+Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device);
+
+/// Runs a new move to its end. `target` must be open for writing (exclusively for a block
+/// device); the mover takes its flock. An Error means nothing was written and no journal is
+/// left. A kStopped outcome means the device is part-way and the journal (registered) holds a
+/// consistent state: `partalign resume` completes or rolls back.
+Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
+                              const MoverHooks& hooks = {});
+
+struct JournalSummary {
+  std::string path;
+  JournalHeader header;
+  std::optional<JournalState> state;  ///< nullopt: the move never wrote the device
+};
+
+/// Whether a journal file at `journal_path` is in the registry. A journal that is unreadable
+/// and not registered belongs to a move that never started: the header is flushed, then the
+/// journal registered, and only then is the device written.
+Result<bool> IsJournalRegistered(const std::string& journal_path);
+
+/// Reads a journal without changing it (takes no lock).
+Result<JournalSummary> InspectJournal(const std::string& journal_path);
+
+/// Completes or rolls back the move of `journal_path` on `target` (which must be the device the
+/// journal records, open for writing). Removes the journal and its registration when the move
+/// is over either way.
+Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_path,
+                               ResumeMode mode, const MoverHooks& hooks = {});
+
+/// Test builds and scripts: how many kill points the PARTALIGN_TEST_KILL_AFTER switch counted in
+/// this process (0 when it is not set).
+uint64_t KillPointsCounted();
+
+}  // namespace partalign

@@ -1,0 +1,116 @@
+#include "io/table/backup_file.h"
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "io/util/text_file.h"
+#include "io/util/unique_fd.h"
+#include "io/util/xxhash_digest.h"
+
+namespace partalign {
+namespace {
+
+// Backups hold raw table sectors and device identities: readable by root only.
+constexpr mode_t kBackupDirMode = 0700;
+constexpr mode_t kBackupFileMode = 0600;
+
+Status WriteFully(int fd, const std::string& path, const std::string& text) {
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, fmt::format("cannot write '{}'", path));
+    }
+    done += static_cast<size_t>(n);
+  }
+  return {};
+}
+
+Status MakeDirectories(const std::string& dir) {
+  std::error_code ec;
+  std::filesystem::path p(dir);
+  std::filesystem::path so_far;
+  for (const std::filesystem::path& part : p) {
+    so_far /= part;
+    if (std::filesystem::is_directory(so_far, ec)) continue;
+    if (::mkdir(so_far.c_str(), kBackupDirMode) != 0 && errno != EEXIST) {
+      return ErrnoError(errno,
+                        fmt::format("cannot create the backup directory '{}'", so_far.string()));
+    }
+  }
+  if (!std::filesystem::is_directory(dir, ec)) {
+    return MakeError(fmt::format("backup directory '{}' is not a directory", dir));
+  }
+  return {};
+}
+
+}  // namespace
+
+void HashBackupRanges(const TableTransition& transition, TableBackup* backup) {
+  const bool paired = transition.ranges.size() == backup->ranges.size();
+  for (size_t i = 0; i < backup->ranges.size(); ++i) {
+    BackupRange& r = backup->ranges[i];
+    r.xxh64 = Xxh64Hex(r.bytes.data(), r.bytes.size());
+    if (paired && transition.ranges[i].offset_bytes == r.offset_bytes) {
+      const std::vector<uint8_t>& applied = transition.ranges[i].new_bytes;
+      r.applied_xxh64 = Xxh64Hex(applied.data(), applied.size());
+    }
+  }
+}
+
+Result<std::string> WriteBackupFile(const std::string& dir, const std::string& file_name,
+                                    const TableBackup& backup) {
+  if (Status s = MakeDirectories(dir); !s) return s.error();
+  const std::string path = dir + "/" + file_name;
+  const std::string temp = dir + "/." + file_name + ".tmp";
+  const std::string text = BackupToJson(backup).dump(1) + "\n";
+  {
+    UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kBackupFileMode));
+    if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", temp));
+    Status s = WriteFully(fd.get(), temp, text);
+    if (s && ::fsync(fd.get()) != 0) s = ErrnoError(errno, fmt::format("cannot fsync '{}'", temp));
+    if (!s) {
+      ::unlink(temp.c_str());
+      return s.error();
+    }
+  }
+  // RENAME_NOREPLACE: a backup is never overwritten, not even by another backup.
+  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return ErrnoError(err, fmt::format("cannot rename '{}' to '{}'", temp, path));
+  }
+  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (!dir_fd.valid() || ::fsync(dir_fd.get()) != 0) {
+    return ErrnoError(errno, fmt::format("cannot fsync the backup directory '{}'", dir));
+  }
+  return path;
+}
+
+Result<TableBackup> ReadBackupFile(const std::string& path) {
+  Result<std::string> text = ReadWholeFile(path, "backup");
+  if (!text) return text.error();
+  Result<TableBackup> backup = BackupFromJson(*text);
+  if (!backup) {
+    return MakeError(fmt::format("backup '{}': {}", path, backup.error().message));
+  }
+  for (size_t i = 0; i < backup->ranges.size(); ++i) {
+    const BackupRange& r = backup->ranges[i];
+    if (Xxh64Hex(r.bytes.data(), r.bytes.size()) != r.xxh64) {
+      return MakeError(fmt::format(
+          "backup '{}': ranges[{}]: the saved bytes do not match their xxh64 (corrupt file)", path,
+          i));
+    }
+  }
+  return backup;
+}
+
+}  // namespace partalign

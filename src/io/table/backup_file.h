@@ -1,0 +1,30 @@
+// Table backup files on disk: written durably before apply's (or restore's) first write, read
+// back and checked (every range's xxh64) before restore writes anything. The format is the core's
+// (partalign/table/table_backup.h, docs/output.md).
+#pragma once
+
+#include <string>
+
+#include "partalign/table/table_backup.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// Where backups go unless --backup-dir says otherwise.
+inline constexpr const char* kDefaultBackupDir = "/var/lib/partalign/backups";
+
+/// Fills each range's xxh64 (of the saved bytes) and applied_xxh64 (of `transition`'s new
+/// bytes for the same range, when the ranges correspond one to one).
+void HashBackupRanges(const TableTransition& transition, TableBackup* backup);
+
+/// Writes `backup` as `dir`/`file_name` (creating `dir`, mode 0700, if missing) so that it is
+/// on stable storage when this returns: written to a temporary name, fsynced, renamed into
+/// place (never replacing an existing file), and the directory fsynced. Returns the path.
+Result<std::string> WriteBackupFile(const std::string& dir, const std::string& file_name,
+                                    const TableBackup& backup);
+
+/// Reads a backup file and checks it: format, and every range's bytes against its xxh64.
+/// Errors name the file and what is wrong ("ranges[1]: xxh64 mismatch").
+Result<TableBackup> ReadBackupFile(const std::string& path);
+
+}  // namespace partalign

@@ -1,0 +1,203 @@
+#include "io/table/fdisk_table.h"
+
+#include <libfdisk.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+
+#include <fmt/format.h>
+
+#include "io/device/blkid_probe.h"
+#include "io/device/target.h"
+#include "io/util/c_handle.h"
+#include "io/util/xxhash_digest.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
+using FdiskTable = CHandle<fdisk_unref_table, fdisk_table*>;
+using FdiskIter = CHandle<fdisk_free_iter, fdisk_iter*>;
+
+// When there is no table, the fingerprint covers where one would be written.
+constexpr uint64_t kNoLabelFingerprintBytes = kMiB;
+
+// libfdisk reports warnings and asks questions through this callback. It must not throw into
+// C frames; it records and answers "no" to anything it is asked.
+int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
+  auto* warnings = static_cast<std::vector<std::string>*>(data);
+  switch (fdisk_ask_get_type(ask)) {
+    case FDISK_ASKTYPE_WARN:
+    case FDISK_ASKTYPE_WARNX:
+    case FDISK_ASKTYPE_INFO:
+      try {
+        if (const char* text = fdisk_ask_print_get_mesg(ask)) warnings->emplace_back(text);
+      } catch (...) {
+        // Out of memory while recording a message: drop it rather than unwind through C.
+      }
+      return 0;
+    default:
+      return -EINVAL;  // read-only: nothing to answer
+  }
+}
+
+std::string TakeString(char* s) {
+  std::string value = s ? s : "";
+  std::free(s);
+  return value;
+}
+
+LabelType LabelOf(fdisk_context* cxt) {
+  if (!fdisk_has_label(cxt)) return LabelType::kNone;
+  if (fdisk_is_label(cxt, GPT)) return LabelType::kGpt;
+  if (fdisk_is_label(cxt, DOS)) return LabelType::kDos;
+  return LabelType::kOther;
+}
+
+Partition ToPartition(fdisk_partition* pa, LabelType label) {
+  Partition p;
+  p.number = static_cast<uint32_t>(fdisk_partition_get_partno(pa) + 1);
+  p.start_sector = fdisk_partition_get_start(pa);
+  p.size_sectors = fdisk_partition_get_size(pa);
+  if (fdisk_partition_is_container(pa)) {
+    p.kind = PartitionKind::kExtended;
+  } else if (fdisk_partition_is_nested(pa)) {
+    p.kind = PartitionKind::kLogical;
+  }
+  if (fdisk_parttype* type = fdisk_partition_get_type(pa)) {
+    if (label == LabelType::kGpt) {
+      if (const char* guid = fdisk_parttype_get_string(type)) p.type_code = guid;
+    } else {
+      p.type_code = fmt::format("0x{:02x}", fdisk_parttype_get_code(type));
+    }
+    if (const char* name = fdisk_parttype_get_name(type)) p.type_name = name;
+  }
+  if (const char* name = fdisk_partition_get_name(pa)) p.name = name;
+  if (const char* uuid = fdisk_partition_get_uuid(pa)) p.uuid = uuid;
+  if (const char* attrs = fdisk_partition_get_attrs(pa)) p.attributes = attrs;
+  p.bootable = fdisk_partition_is_bootable(pa) == 1;
+  return p;
+}
+
+Status ReadPartitions(fdisk_context* cxt, LabelType label, std::vector<Partition>* out) {
+  fdisk_table* raw = nullptr;
+  if (int rc = fdisk_get_partitions(cxt, &raw); rc < 0) {
+    return ErrnoError(rc, "cannot list partitions");
+  }
+  FdiskTable table(raw);
+  FdiskIter iter(fdisk_new_iter(FDISK_ITER_FORWARD));
+  fdisk_partition* pa = nullptr;
+  while (fdisk_table_next_partition(table.get(), iter.get(), &pa) == 0) {
+    if (!fdisk_partition_has_start(pa) || !fdisk_partition_has_size(pa)) continue;
+    out->push_back(ToPartition(pa, label));
+  }
+  std::sort(out->begin(), out->end(),
+            [](const Partition& a, const Partition& b) { return a.number < b.number; });
+  return {};
+}
+
+Status ReadFreeRegions(fdisk_context* cxt, std::vector<FreeRegion>* out) {
+  fdisk_table* raw = nullptr;
+  if (int rc = fdisk_get_freespaces(cxt, &raw); rc < 0) {
+    return ErrnoError(rc, "cannot list free space");
+  }
+  FdiskTable table(raw);
+  FdiskIter iter(fdisk_new_iter(FDISK_ITER_FORWARD));
+  fdisk_partition* pa = nullptr;
+  while (fdisk_table_next_partition(table.get(), iter.get(), &pa) == 0) {
+    if (!fdisk_partition_has_start(pa) || !fdisk_partition_has_size(pa)) continue;
+    out->push_back({fdisk_partition_get_start(pa), fdisk_partition_get_size(pa)});
+  }
+  return {};
+}
+
+std::vector<TableArea> LocateAreas(fdisk_context* cxt) {
+  std::vector<TableArea> areas;
+  for (int n = 0;; ++n) {
+    const char* name = nullptr;
+    uint64_t offset = 0;
+    size_t size = 0;
+    if (fdisk_locate_disklabel(cxt, n, &name, &offset, &size) != 0) break;
+    areas.push_back({name ? name : "", offset, size});
+  }
+  return areas;
+}
+
+}  // namespace
+
+Result<std::string> FingerprintAreas(int fd, const std::string& path,
+                                     const std::vector<TableArea>& areas) {
+  Xxh64Digest digest;
+  std::vector<char> buffer;
+  for (const TableArea& area : areas) {
+    buffer.resize(area.size_bytes);
+    Result<size_t> got = ReadAt(fd, buffer.data(), buffer.size(), area.offset_bytes, path);
+    if (!got) return got.error();
+    if (*got != area.size_bytes) {
+      return MakeError(
+          fmt::format("'{}' ends inside the {} at byte {}", path, area.name, area.offset_bytes));
+    }
+    digest.Update(buffer.data(), buffer.size());
+  }
+  return digest.Hex();
+}
+
+Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOptions& options) {
+  // Open it ourselves first, for the same errors probe gives (directory, not a device, ...).
+  Result<Target> target = OpenTarget(path);
+  if (!target) return target.error();
+
+  TableRead result;
+  FdiskContext cxt(fdisk_new_context());
+  if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
+  fdisk_set_ask(cxt.get(), RecordAsk, &result.warnings);
+  if (options.sector_size) {
+    auto ss = static_cast<unsigned>(*options.sector_size);
+    if (int rc = fdisk_save_user_sector_size(cxt.get(), ss, ss); rc < 0) {
+      return ErrnoError(rc, fmt::format("cannot use sector size {}", ss));
+    }
+  }
+  if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), /*readonly=*/1); rc < 0) {
+    return ErrnoError(rc, fmt::format("libfdisk cannot read '{}'", path));
+  }
+
+  PartitionTable& table = result.table;
+  table.label = LabelOf(cxt.get());
+  table.sector_size = fdisk_get_sector_size(cxt.get());
+  table.disk_size_sectors = fdisk_get_nsectors(cxt.get());
+  if (table.label == LabelType::kNone) {
+    table.areas.push_back(
+        {"no label", 0, std::min<uint64_t>(kNoLabelFingerprintBytes, target->size_bytes)});
+  } else {
+    table.first_usable_lba = fdisk_get_first_lba(cxt.get());
+    table.last_usable_lba = fdisk_get_last_lba(cxt.get());
+    char* id = nullptr;
+    if (fdisk_get_disklabel_id(cxt.get(), &id) == 0) table.disk_id = TakeString(id);
+    if (Status s = ReadPartitions(cxt.get(), table.label, &table.partitions); !s) {
+      return MakeError(fmt::format("'{}': {}", path, s.error().message));
+    }
+    if (Status s = ReadFreeRegions(cxt.get(), &table.free_regions); !s) {
+      return MakeError(fmt::format("'{}': {}", path, s.error().message));
+    }
+    table.areas = LocateAreas(cxt.get());
+  }
+  Result<std::string> fingerprint = FingerprintAreas(target->fd.get(), path, table.areas);
+  if (!fingerprint) return fingerprint.error();
+  table.fingerprint = *fingerprint;
+
+  if (options.probe_contents) {
+    for (Partition& p : table.partitions) {
+      if (p.kind == PartitionKind::kExtended) continue;
+      Result<PartitionContents> contents =
+          ProbePartitionContents(target->fd.get(), path, p.start_sector * table.sector_size,
+                                 p.size_sectors * table.sector_size);
+      if (!contents) return contents.error();
+      p.contents = std::move(*contents);
+    }
+  }
+  return result;
+}
+
+}  // namespace partalign

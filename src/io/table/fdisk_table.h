@@ -1,0 +1,40 @@
+// Reading a partition table through libfdisk (read-only) into a PartitionTable value: label,
+// usable area, partitions (DOS extended and logical ones included), free regions, the byte
+// ranges that hold the table, their fingerprint, and what libblkid finds in each partition.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/layout/partition_table.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+struct ReadTableOptions {
+  /// Read the table with this logical sector size instead of the device's (image files have
+  /// none of their own: 512 unless set; sfdisk --sector-size / fdisk -b do the same).
+  std::optional<uint64_t> sector_size;
+  /// Probe each partition's contents with libblkid (filesystem, has data).
+  bool probe_contents = true;
+};
+
+struct TableRead {
+  PartitionTable table;
+  /// What libfdisk said while reading ("The backup GPT table is corrupt, but the primary
+  /// appears OK, so that will be used."), one message per entry.
+  std::vector<std::string> warnings;
+};
+
+/// Never writes. A target without a partition table gives label kNone and no partitions; its
+/// fingerprint covers the first MiB, where a table would be written.
+Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOptions& options = {});
+
+/// The fingerprint of the bytes in `areas` of the open file `fd`, as ReadPartitionTable
+/// computes it (apply re-computes it to detect a stale plan).
+Result<std::string> FingerprintAreas(int fd, const std::string& path,
+                                     const std::vector<TableArea>& areas);
+
+}  // namespace partalign

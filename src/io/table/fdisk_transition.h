@@ -1,0 +1,45 @@
+// Computing a TableTransition through libfdisk without touching the disk: the disk's table as
+// an sfdisk dump, with the planned partitions moved, is applied by libfdisk (exactly as sfdisk
+// would apply it) to a scratch copy - a sparse memfd of the disk's size and sector size that
+// holds a copy of the table's sectors. The new table's sectors are then read back from the
+// scratch copy. So the new table is libfdisk's own (header CRCs, backup GPT, EBR chain, boot
+// code kept), and every byte the write will change is known - and backed up - before the first
+// write. docs/apply.md.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "io/table/fdisk_write.h"
+#include "partalign/layout/partition_table.h"
+#include "partalign/table/table_transition.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+struct ComputedTransition {
+  TableTransition transition;
+  PartitionTable old_table;           ///< as read from the disk, with each partition's contents
+  PartitionTable new_table;           ///< as libfdisk wrote it on the scratch copy
+  std::string old_script;             ///< sfdisk dump of the disk's table
+  std::string new_script;             ///< the script libfdisk applied
+  std::vector<std::string> messages;  ///< what libfdisk said while applying it
+};
+
+/// Never writes to `path`. `sector_size` is the disk's logical sector size (image files have
+/// none of their own). Fails on tables other than GPT and DOS, on edits libfdisk rejects, and
+/// when libfdisk wrote anything outside the table areas it reports.
+Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
+                                                  const std::vector<ScriptEdit>& edits);
+
+/// A chain of transitions for a change made in steps (apply's data moves, one per step): step
+/// k starts from the table step k-1 made (on its scratch copy) and applies `steps[k]`. The old
+/// bytes of every range are what the disk will hold when the step runs: its bytes now, with the
+/// changed ranges of the earlier steps written over them. Each step's `old_table` carries the
+/// contents libblkid found in each partition on the disk. Never writes to `path`.
+Result<std::vector<ComputedTransition>> ComputeTransitionChain(
+    const std::string& path, uint64_t sector_size,
+    const std::vector<std::vector<ScriptEdit>>& steps);
+
+}  // namespace partalign

@@ -1,0 +1,145 @@
+#include "io/table/fdisk_write.h"
+
+#include <libfdisk.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "io/util/c_handle.h"
+
+namespace partalign {
+namespace {
+
+using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
+using FdiskScript = CHandle<fdisk_unref_script, fdisk_script*>;
+using FdiskIter = CHandle<fdisk_free_iter, fdisk_iter*>;
+
+struct AskLog {
+  std::vector<std::string> messages;
+};
+
+// Records libfdisk's messages; answers no question (a script never needs one).
+int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
+  auto* log = static_cast<AskLog*>(data);
+  switch (fdisk_ask_get_type(ask)) {
+    case FDISK_ASKTYPE_WARN:
+    case FDISK_ASKTYPE_WARNX:
+    case FDISK_ASKTYPE_INFO:
+      try {
+        if (const char* text = fdisk_ask_print_get_mesg(ask)) log->messages.emplace_back(text);
+      } catch (...) {
+        // Dropping a message is better than unwinding through C frames.
+      }
+      return 0;
+    default:
+      return -EINVAL;
+  }
+}
+
+Result<FdiskContext> OpenContext(const std::string& path, const WriteScriptOptions& options,
+                                 bool read_only, AskLog* log) {
+  FdiskContext cxt(fdisk_new_context());
+  if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
+  fdisk_set_ask(cxt.get(), RecordAsk, log);
+  if (options.sector_size) {
+    auto ss = static_cast<unsigned>(*options.sector_size);
+    if (int rc = fdisk_save_user_sector_size(cxt.get(), ss, ss); rc < 0) {
+      return ErrnoError(rc, fmt::format("cannot use sector size {}", ss));
+    }
+  }
+  if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), read_only ? 1 : 0); rc < 0) {
+    return ErrnoError(rc, fmt::format("libfdisk cannot open '{}'", path));
+  }
+  // sfdisk does the same unless --wipe always (disk-utils/sfdisk.c): a new label keeps the
+  // boot code that shares the first sector with it.
+  if (int rc = fdisk_enable_bootbits_protection(cxt.get(), 1); rc < 0) {
+    return ErrnoError(rc, "cannot protect the boot code");
+  }
+  return cxt;
+}
+
+// Moves the partitions of the script's table (read from a disk) to their new places.
+Status ApplyEdits(fdisk_script* dp, const std::vector<ScriptEdit>& edits, const std::string& path) {
+  fdisk_table* table = fdisk_script_get_table(dp);
+  for (const ScriptEdit& edit : edits) {
+    FdiskIter iter(fdisk_new_iter(FDISK_ITER_FORWARD));
+    if (!iter) return ErrnoError(ENOMEM, "fdisk_new_iter");
+    fdisk_partition* pa = nullptr;
+    bool found = false;
+    while (table && fdisk_table_next_partition(table, iter.get(), &pa) == 0) {
+      if (fdisk_partition_get_partno(pa) + 1 != edit.partition) continue;
+      if (fdisk_partition_set_start(pa, edit.start_sector) < 0 ||
+          fdisk_partition_set_size(pa, edit.size_sectors) < 0) {
+        return MakeError(fmt::format("partition {}: cannot set start {} and size {}",
+                                     edit.partition, edit.start_sector, edit.size_sectors));
+      }
+      found = true;
+      break;
+    }
+    if (!found) {
+      return MakeError(fmt::format("'{}' has no partition {}", path, edit.partition));
+    }
+  }
+  return {};
+}
+
+std::string LastMessage(const AskLog& log) {
+  return log.messages.empty() ? std::string() : ": " + log.messages.back();
+}
+
+}  // namespace
+
+Result<std::vector<std::string>> WriteSfdiskScript(const std::string& path, std::string_view script,
+                                                   const WriteScriptOptions& options) {
+  AskLog log;
+  Result<FdiskContext> cxt = OpenContext(path, options, /*read_only=*/false, &log);
+  if (!cxt) return cxt.error();
+  FdiskScript dp(fdisk_new_script(cxt->get()));
+  if (!dp) return ErrnoError(ENOMEM, "fdisk_new_script");
+
+  // libfdisk reads scripts from a FILE*; fmemopen gives it the string without a temp file.
+  std::string text(script);
+  FILE* in = ::fmemopen(text.data(), text.size(), "r");
+  if (!in) return ErrnoError(errno, "fmemopen");
+  int rc = fdisk_script_read_file(dp.get(), in);
+  std::fclose(in);
+  if (rc < 0) return ErrnoError(rc, fmt::format("invalid sfdisk script{}", LastMessage(log)));
+  if (rc = fdisk_apply_script(cxt->get(), dp.get()); rc < 0) {
+    return ErrnoError(rc, fmt::format("cannot apply the script to '{}'{}", path, LastMessage(log)));
+  }
+  if (rc = fdisk_write_disklabel(cxt->get()); rc < 0) {
+    return ErrnoError(rc, fmt::format("cannot write the table of '{}'", path));
+  }
+  if (rc = fdisk_deassign_device(cxt->get(), /*nosync=*/0); rc < 0) {
+    return ErrnoError(rc, fmt::format("cannot sync '{}'", path));
+  }
+  return log.messages;
+}
+
+Result<std::string> DumpSfdiskScript(const std::string& path, const WriteScriptOptions& options,
+                                     const std::vector<ScriptEdit>& edits) {
+  AskLog log;
+  Result<FdiskContext> cxt = OpenContext(path, options, /*read_only=*/true, &log);
+  if (!cxt) return cxt.error();
+  FdiskScript dp(fdisk_new_script(cxt->get()));
+  if (!dp) return ErrnoError(ENOMEM, "fdisk_new_script");
+  if (int rc = fdisk_script_read_context(dp.get(), cxt->get()); rc < 0) {
+    return ErrnoError(rc, fmt::format("cannot read the table of '{}'{}", path, LastMessage(log)));
+  }
+  if (Status s = ApplyEdits(dp.get(), edits, path); !s) return s.error();
+  char* buffer = nullptr;
+  size_t size = 0;
+  FILE* out = ::open_memstream(&buffer, &size);
+  if (!out) return ErrnoError(errno, "open_memstream");
+  int rc = fdisk_script_write_file(dp.get(), out);
+  std::fclose(out);
+  std::string text(buffer ? buffer : "", size);
+  std::free(buffer);
+  if (rc < 0) return ErrnoError(rc, "cannot format the sfdisk script");
+  return text;
+}
+
+}  // namespace partalign

@@ -1,0 +1,139 @@
+#include "io/tools/fdisk_alignment.h"
+
+#include <libfdisk.h>
+
+#include <cerrno>
+
+#include <fmt/format.h>
+
+#include "io/util/c_handle.h"
+
+namespace partalign {
+namespace {
+
+using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
+using FdiskPartition = CHandle<fdisk_unref_partition, fdisk_partition*>;
+using FdiskTable = CHandle<fdisk_unref_table, fdisk_table*>;
+using FdiskLabelItem = CHandle<fdisk_unref_labelitem, fdisk_labelitem*>;
+
+// libfdisk talks to the user through this callback. Messages are recorded; every question is
+// refused, so that nothing interactive can happen. noexcept: it is called from C frames.
+int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
+  auto* messages = static_cast<std::vector<std::string>*>(data);
+  switch (fdisk_ask_get_type(ask)) {
+    case FDISK_ASKTYPE_INFO:
+    case FDISK_ASKTYPE_WARN:
+    case FDISK_ASKTYPE_WARNX:
+      if (const char* m = fdisk_ask_print_get_mesg(ask); m != nullptr && messages != nullptr) {
+        try {
+          messages->emplace_back(m);
+        } catch (...) {
+          // Out of memory while recording a message: drop it.
+        }
+      }
+      return 0;
+    default:
+      return -EINVAL;
+  }
+}
+
+Result<FdiskContext> OpenReadOnly(const std::string& path, std::vector<std::string>* messages) {
+  FdiskContext cxt(fdisk_new_context());
+  if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
+  fdisk_set_ask(cxt.get(), RecordAsk, messages);
+  if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), /*readonly=*/1); rc < 0) {
+    return ErrnoError(rc, fmt::format("libfdisk cannot open '{}'", path));
+  }
+  return cxt;
+}
+
+// Adds partition 1 with a default start and end to the in-memory label, as an empty sfdisk
+// start field does, and returns its start.
+Result<uint64_t> DefaultFirstStart(fdisk_context* cxt) {
+  FdiskPartition pa(fdisk_new_partition());
+  if (!pa) return ErrnoError(ENOMEM, "fdisk_new_partition");
+  fdisk_partition_set_partno(pa.get(), 0);
+  fdisk_partition_start_follow_default(pa.get(), 1);
+  fdisk_partition_end_follow_default(pa.get(), 1);
+  size_t partno = 0;
+  if (int rc = fdisk_add_partition(cxt, pa.get(), &partno); rc < 0) {
+    return ErrnoError(rc, "libfdisk cannot add a partition with a default start");
+  }
+  fdisk_partition* raw = nullptr;
+  if (int rc = fdisk_get_partition(cxt, partno, &raw); rc < 0) {
+    return ErrnoError(rc, "libfdisk cannot read back the partition");
+  }
+  FdiskPartition added(raw);
+  return static_cast<uint64_t>(fdisk_partition_get_start(added.get()));
+}
+
+}  // namespace
+
+void QueryFdiskAlignment(const std::string& path, LiveAlignment* live) {
+  if (const char* v = nullptr; fdisk_get_library_version(&v) >= 0 && v != nullptr) {
+    if (Result<ToolVersion> parsed = ParseToolVersion(v)) live->libfdisk_version = *parsed;
+  }
+  std::vector<std::string> messages;
+  Result<FdiskContext> cxt = OpenReadOnly(path, &messages);
+  if (!cxt) {
+    live->fdisk_error = cxt.error().message;
+    return;
+  }
+  fdisk_context* c = cxt->get();
+  live->fdisk_sector_size = fdisk_get_sector_size(c);
+  live->fdisk_physical_sector_size = fdisk_get_physector_size(c);
+  live->fdisk_minimum_io_size = fdisk_get_minimal_iosize(c);
+  live->fdisk_optimal_io_size = fdisk_get_optimal_iosize(c);
+  live->fdisk_alignment_offset = fdisk_get_alignment_offset(c);
+  live->fdisk_grain_bytes = fdisk_get_grain_size(c);
+
+  // A DOS label (not DOS-compatible) keeps the topology's first LBA.
+  if (int rc = fdisk_create_disklabel(c, "dos"); rc < 0) {
+    live->fdisk_error = ErrnoError(rc, "libfdisk cannot create an in-memory DOS label").message;
+    return;
+  }
+  live->fdisk_first_lba = fdisk_get_first_lba(c);
+  if (Result<uint64_t> start = DefaultFirstStart(c)) {
+    live->fdisk_first_start_dos = *start;
+  } else {
+    live->fdisk_error = start.error().message;
+  }
+
+  if (int rc = fdisk_create_disklabel(c, "gpt"); rc < 0) {
+    live->fdisk_error = ErrnoError(rc, "libfdisk cannot create an in-memory GPT").message;
+    return;
+  }
+  FdiskLabelItem item(fdisk_new_labelitem());
+  uint64_t first_usable = 0;
+  if (item && fdisk_get_disklabel_item(c, GPT_LABELITEM_FIRSTLBA, item.get()) == 0 &&
+      fdisk_labelitem_get_data_u64(item.get(), &first_usable) == 0) {
+    live->fdisk_gpt_first_usable_lba = first_usable;
+  }
+  if (Result<uint64_t> start = DefaultFirstStart(c)) {
+    live->fdisk_first_start_gpt = *start;
+  } else {
+    live->fdisk_error = start.error().message;
+  }
+}
+
+Result<std::vector<uint64_t>> ReadGptPartitionStarts(const std::string& path) {
+  std::vector<std::string> messages;
+  Result<FdiskContext> cxt = OpenReadOnly(path, &messages);
+  if (!cxt) return cxt.error();
+  std::vector<uint64_t> starts;
+  if (!fdisk_is_labeltype(cxt->get(), FDISK_DISKLABEL_GPT)) return starts;
+  fdisk_table* raw = nullptr;
+  if (int rc = fdisk_get_partitions(cxt->get(), &raw); rc < 0) {
+    return ErrnoError(rc, fmt::format("libfdisk cannot list the partitions of '{}'", path));
+  }
+  FdiskTable table(raw);
+  for (size_t i = 0; i < fdisk_table_get_nents(table.get()); ++i) {
+    fdisk_partition* p = fdisk_table_get_partition(table.get(), i);
+    if (p != nullptr && fdisk_partition_has_start(p)) {
+      starts.push_back(static_cast<uint64_t>(fdisk_partition_get_start(p)));
+    }
+  }
+  return starts;
+}
+
+}  // namespace partalign

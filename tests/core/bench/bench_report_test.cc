@@ -1,0 +1,241 @@
+#include "partalign/bench/bench_report.h"
+
+#include <gtest/gtest.h>
+
+#include "partalign/bench/bench_random.h"
+#include "partalign/bench/bench_stats.h"
+
+namespace partalign {
+namespace {
+
+CellSummary Cell(BenchCell cell, double median, double sigma, uint64_t seed, size_t n = 12) {
+  CellMeasurement m;
+  m.cell = cell;
+  Xoshiro256 rng(seed);
+  for (size_t i = 0; i < n; ++i)
+    m.trial_iops.push_back(median * std::exp(sigma * rng.NextNormal()));
+  for (int i = 0; i < 1000; ++i) m.latency.Record(static_cast<uint64_t>(1e9 / median));
+  m.ios = 1000;
+  m.bytes = 1000 * cell.block_size;
+  m.measured_ns = 1'000'000'000;
+  return Summarize(m);
+}
+
+// A report with a full grid (every cell at `grid_iops`, 4 KiB blocks at 512-byte alignment at
+// `slow_iops`, the aligned 4 KiB cell - random 4 KiB at QD1 - at `qd1_iops`), plus the two
+// non-grid cells.
+BenchReport Report(double grid_iops, double slow_iops, double qd1_iops, uint64_t seed) {
+  BenchReport r;
+  r.target = {"/dev/loop7", "disk", uint64_t{1} << 30, 512, 0, uint64_t{1} << 30};
+  r.settings = {"grid", 10, 1, "io_uring", 12, 0.0105};
+  uint64_t s = seed;
+  for (const BenchCell& c : DefaultCells(false)) {
+    double iops = !c.in_grid ? 5 * grid_iops : IsHeadline(c) ? qd1_iops : grid_iops;
+    if (c.in_grid && c.block_size == 4096 && c.offset_align == 512) iops = slow_iops;
+    r.cells.push_back(Cell(c, iops, 0.02, ++s));
+  }
+  AddAlignmentAnalysis(r);
+  return r;
+}
+
+TEST(SummarizeTest, MedianIntervalAndLatency) {
+  CellMeasurement m;
+  m.cell = {IoPattern::kRandRead, 4096, 4096, 1};
+  m.trial_iops = {100, 300, 200, 250, 150, 120, 280};
+  for (int i = 0; i < 99; ++i) m.latency.Record(10'000);
+  m.latency.Record(1'000'000);
+  m.ios = 100;
+  m.measured_ns = 2'000'000'000;
+  CellSummary s = Summarize(m);
+  EXPECT_EQ(s.trials, 7u);
+  EXPECT_EQ(s.iops, 200);
+  EXPECT_DOUBLE_EQ(s.mib_per_s, 200.0 * 4096 / (1 << 20));
+  EXPECT_EQ(s.iops_ci.low, 100);  // n = 7: [min, max] at 98.4%
+  EXPECT_EQ(s.iops_ci.high, 300);
+  EXPECT_NEAR(s.lat_p50_us, 10, 10 / 128.0);
+  EXPECT_NEAR(s.lat_p99_us, 10, 10 / 128.0);  // the 99th of 100 values is still 10 us
+  EXPECT_DOUBLE_EQ(s.measured_seconds, 2.0);
+}
+
+TEST(AlignmentAnalysisTest, ComparesEachGridCellWithTheAlignedCellOfItsRow) {
+  BenchReport r = Report(20000, 14000, 20000, 1);
+  ASSERT_EQ(r.alignment.size(), 56u);
+  int significant = 0;
+  for (const CellComparison& c : r.alignment) {
+    EXPECT_EQ(c.reference.offset_align, 4096u);
+    EXPECT_EQ(c.reference.block_size, c.subject.block_size);
+    EXPECT_NEAR(c.change.confidence, 1 - 0.05 / 56, 1e-12);
+    significant += c.change.significant;
+  }
+  EXPECT_EQ(significant, 1);
+  const std::string expected_start =
+      "misaligned random reads: significantly slower in 1 of 56 grid cells (largest: random "
+      "4 KiB reads at 512-byte alignment, 30% slower (";
+  EXPECT_EQ(r.summary.substr(0, expected_start.size()), expected_start) << r.summary;
+  EXPECT_EQ(r.summary.substr(r.summary.size() - 3), "%))") << r.summary;
+}
+
+TEST(AlignmentAnalysisTest, UniformGridSaysNoSignificantDifference) {
+  BenchReport r = Report(20000, 20000, 20000, 2);
+  for (const CellComparison& c : r.alignment) EXPECT_FALSE(c.change.significant);
+  EXPECT_EQ(r.summary,
+            "misaligned random reads: no significant difference from aligned ones in any of the "
+            "56 grid cells (simultaneous 95% intervals)");
+}
+
+TEST(MergeRunsTest, ConcatenatesTrialsAndSumsCounts) {
+  BenchReport a = Report(1000, 1000, 1000, 1);
+  BenchReport b = Report(2000, 2000, 2000, 100);
+  Result<BenchReport> m = MergeRuns({a, b});
+  ASSERT_TRUE(m) << m.error().message;
+  ASSERT_EQ(m->cells.size(), a.cells.size());
+  for (size_t i = 0; i < a.cells.size(); ++i) {
+    const CellSummary& c = m->cells[i];
+    EXPECT_EQ(c.trials, a.cells[i].trials + b.cells[i].trials);
+    std::vector<double> all = a.cells[i].trial_iops;
+    all.insert(all.end(), b.cells[i].trial_iops.begin(), b.cells[i].trial_iops.end());
+    EXPECT_EQ(c.trial_iops, all);
+    EXPECT_DOUBLE_EQ(c.iops, Median(all));
+    // Half the trials near 1000x, half near 2000x: the median lies between the two runs', and
+    // the interval covers it.
+    EXPECT_GT(c.iops, a.cells[i].iops);
+    EXPECT_LT(c.iops, b.cells[i].iops);
+    EXPECT_LE(c.iops_ci.low, c.iops);
+    EXPECT_GE(c.iops_ci.high, c.iops);
+    EXPECT_EQ(c.io_count, a.cells[i].io_count + b.cells[i].io_count);
+  }
+  EXPECT_EQ(m->settings.rounds, a.settings.rounds + b.settings.rounds);
+}
+
+TEST(MergeRunsTest, RunsOfOtherCellsAreAnError) {
+  BenchReport a = Report(1000, 1000, 1000, 1);
+  BenchReport b = a;
+  b.cells.pop_back();
+  EXPECT_FALSE(MergeRuns({a, b}));
+  b = a;
+  b.cells[0].cell.block_size *= 2;
+  EXPECT_FALSE(MergeRuns({a, b}));
+  EXPECT_FALSE(MergeRuns({}));
+}
+
+TEST(BenchJsonTest, HasTheDocumentedKeysAndRoundTrips) {
+  BenchReport r = Report(20000, 14000, 18000, 3);
+  nlohmann::json j = BenchJson(r);
+  EXPECT_EQ(j["schema_version"], 1);
+  ASSERT_EQ(j["cells"].size(), 66u);
+  for (const nlohmann::json& c : j["cells"]) {
+    for (const char* key : {"pattern", "block_size", "offset_align", "queue_depth", "iops",
+                            "mib_per_s", "ci95_low", "ci95_high", "lat_p50_us", "lat_p99_us",
+                            "trials", "trial_iops", "io_count", "measured_seconds"}) {
+      EXPECT_TRUE(c.contains(key)) << key;
+    }
+    EXPECT_TRUE(c["iops"].is_number());
+    EXPECT_TRUE(c["trials"].is_number_unsigned());
+    EXPECT_LE(c["ci95_low"].get<double>(), c["iops"].get<double>());
+    EXPECT_GE(c["ci95_high"].get<double>(), c["iops"].get<double>());
+  }
+  EXPECT_EQ(j["alignment"]["family_size"], 56);
+  EXPECT_EQ(j["alignment"]["comparisons"].size(), 56u);
+  EXPECT_EQ(j["target"]["path"], "/dev/loop7");
+  EXPECT_EQ(j["settings"]["engine"], "io_uring");
+
+  Result<BenchReport> back = ParseBenchJson(j, "run.json");
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->cells.size(), r.cells.size());
+  for (size_t i = 0; i < r.cells.size(); ++i) {
+    EXPECT_EQ(back->cells[i].cell, r.cells[i].cell);
+    EXPECT_NEAR(back->cells[i].iops, r.cells[i].iops, 0.01);
+    ASSERT_EQ(back->cells[i].trial_iops.size(), r.cells[i].trial_iops.size());
+  }
+  EXPECT_EQ(back->alignment.size(), 56u);
+  EXPECT_EQ(back->summary, r.summary);
+}
+
+TEST(BenchJsonTest, MalformedDocumentsAreErrorsNotExceptions) {
+  EXPECT_FALSE(ParseBenchJson(nlohmann::json::array(), "a"));
+  EXPECT_FALSE(ParseBenchJson({{"cells", 3}}, "a"));
+  nlohmann::json j = BenchJson(Report(20000, 20000, 20000, 4));
+  j["cells"][3]["block_size"] = "big";
+  Result<BenchReport> r = ParseBenchJson(j, "x.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "'x.json': cells[3]: \"block_size\" is missing or not a non-negative integer");
+  j = BenchJson(Report(20000, 20000, 20000, 4));
+  j["cells"][0].erase("trial_iops");
+  EXPECT_FALSE(ParseBenchJson(j, "x.json"));
+  j = BenchJson(Report(20000, 20000, 20000, 4));
+  j["cells"][0]["pattern"] = "sideways";
+  EXPECT_FALSE(ParseBenchJson(j, "x.json"));
+  j = BenchJson(Report(20000, 20000, 20000, 4));
+  j["settings"]["rounds"] = "twelve";  // optional fields of the wrong type are ignored
+  EXPECT_TRUE(ParseBenchJson(j, "x.json"));
+}
+
+TEST(CompareReportsTest, FindsTheChangedCellAndSaysTheRestIsUnchanged) {
+  BenchReport before = Report(20000, 20000, 20000, 5);
+  BenchReport after = Report(20000, 20000, 23000, 6);  // random 4 KiB QD1 15% faster
+  BenchComparison c = *CompareReports(before, after, "before.json", "after.json");
+  ASSERT_EQ(c.cells.size(), 66u);
+  EXPECT_TRUE(c.unmatched.empty());
+  for (const CellComparison& cmp : c.cells) {
+    const bool changed = IsHeadline(cmp.subject) && cmp.subject.queue_depth == 1;
+    EXPECT_EQ(cmp.change.significant, changed) << Describe(cmp.subject);
+    EXPECT_NEAR(cmp.change.confidence, 1 - 0.05 / 66, 1e-12);
+  }
+  EXPECT_EQ(c.summary.rfind("random 4 KiB reads at QD1 15% faster (", 0), 0u)
+      << "[" << c.summary << "]";
+  EXPECT_NE(c.summary.find("; sequential 1 MiB reads at QD8 unchanged"), std::string::npos)
+      << c.summary;
+  EXPECT_NE(c.summary.find("; random 4 KiB reads at QD32 unchanged"), std::string::npos);
+  EXPECT_NE(c.summary.find("; the other grid cells: no significant difference in all 63"),
+            std::string::npos);
+}
+
+TEST(CompareReportsTest, IdenticalRunsSayNoSignificantDifference) {
+  BenchComparison c =
+      *CompareReports(Report(20000, 20000, 20000, 7), Report(20000, 20000, 20000, 8), "a", "b");
+  EXPECT_EQ(c.summary,
+            "no significant difference in any of the 66 cells (simultaneous 95% intervals)");
+  nlohmann::json j = ComparisonJson(c);
+  EXPECT_EQ(j["family_size"], 66);
+  EXPECT_EQ(j["cells"].size(), 66u);
+  for (const char* key : {"before_iops", "after_iops", "change_pct", "change_low_pct",
+                          "change_high_pct", "significant"}) {
+    EXPECT_TRUE(j["cells"][0].contains(key)) << key;
+  }
+}
+
+TEST(CompareReportsTest, UnmatchedCellsAreListedAndNoOverlapIsAnError) {
+  BenchReport before = Report(20000, 20000, 20000, 9);
+  BenchReport after = before;
+  after.cells.pop_back();
+  BenchComparison c = *CompareReports(before, after, "a", "b");
+  EXPECT_EQ(c.cells.size(), 65u);
+  ASSERT_EQ(c.unmatched.size(), 1u);
+  EXPECT_EQ(c.unmatched[0], "randread bs=4096 align=4096 qd=32 (only in 'a')");
+  after.cells.clear();
+  EXPECT_FALSE(CompareReports(before, after, "a", "b"));
+}
+
+TEST(FormatTest, ChangeAndIops) {
+  EXPECT_EQ(FormatChange({0.123, 0.081, 0.16, 0.95, true}), "+12.3% (+8.1..+16.0%) *");
+  EXPECT_EQ(FormatChange({-0.004, -0.02, 0.012, 0.95, false}), "-0.4% (-2.0..+1.2%)");
+  EXPECT_EQ(FormatIops(950), "950");
+  EXPECT_EQ(FormatIops(1234), "1.23k");
+  EXPECT_EQ(FormatIops(12345), "12.3k");
+  EXPECT_EQ(FormatIops(1.2e6), "1.20M");
+}
+
+TEST(TableRowsTest, OneRowPerCellWithTheVersusColumnOnGridCells) {
+  BenchReport r = Report(20000, 14000, 20000, 10);
+  std::vector<std::vector<std::string>> rows = CellRows(r);
+  ASSERT_EQ(rows.size(), 66u);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), CellColumns().size());
+    const bool compared = r.cells[i].cell.in_grid && r.cells[i].cell.offset_align != 4096;
+    EXPECT_EQ(rows[i].back().empty(), !compared) << i;
+  }
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,71 @@
+// A simulated device for the benchmark's unit tests (fio's engines/null.c idea: an engine that
+// pretends, to test the tool itself). Latencies are drawn from a seeded log-normal
+// distribution; an I/O that crosses a 4 KiB boundary can cost extra; the whole machine can
+// drift. Time is simulated, so the tests are fast and give the same result on every run.
+#pragma once
+
+#include <cmath>
+#include <string>
+
+#include "partalign/bench/bench_engine.h"
+#include "partalign/bench/bench_random.h"
+
+namespace partalign::test {
+
+struct FakeDevice {
+  double base_ns = 50'000;        ///< median latency of an I/O that crosses no boundary
+  double per_kib_ns = 100;        ///< transfer cost per KiB
+  double crossing_penalty = 0.0;  ///< extra fraction for an I/O crossing a 4 KiB boundary
+  double io_sigma = 0.3;          ///< log-normal spread of single I/Os
+  double trial_sigma = 0.03;      ///< log-normal spread of whole trials (machine noise)
+  double drift_per_trial = 0.0;   ///< the machine slows by this fraction every trial
+  uint64_t seed = 1;
+};
+
+class FakeEngine : public BenchEngine {
+ public:
+  explicit FakeEngine(FakeDevice device) : device_(device), rng_(device.seed) {}
+
+  std::string name() const override { return "fake"; }
+
+  Result<TrialResult> RunTrial(const TrialSpec& spec, OffsetGenerator& offsets,
+                               LatencyHistogram& latency) override {
+    if (fail_after_ >= 0 && trials_ >= fail_after_) return MakeError("fake I/O error");
+    const double machine = std::exp(device_.trial_sigma * rng_.NextNormal()) *
+                           std::pow(1.0 + device_.drift_per_trial, static_cast<double>(trials_));
+    ++trials_;
+    TrialResult r;
+    double now = 0;
+    double last = 0;
+    while (now < static_cast<double>(spec.duration_ns)) {
+      const uint64_t offset = offsets.Next();
+      const bool crosses = offset / 4096 != (offset + spec.block_size - 1) / 4096;
+      last = (device_.base_ns + device_.per_kib_ns * static_cast<double>(spec.block_size) / 1024) *
+             (crosses ? 1.0 + device_.crossing_penalty : 1.0) * machine *
+             std::exp(device_.io_sigma * rng_.NextNormal());
+      latency.Record(static_cast<uint64_t>(last));
+      // Queue depth q: q I/Os in parallel, so each adds a q-th of its latency to the clock.
+      now += last / spec.queue_depth;
+      ++r.ios;
+    }
+    r.bytes = r.ios * spec.block_size;
+    r.measured_ns = static_cast<uint64_t>(now);
+    r.wall_ns = static_cast<uint64_t>(now + last * wall_overhead_);
+    return r;
+  }
+
+  /// Makes every trial report this many extra latencies of wall time (drain, overhead).
+  void set_wall_overhead(double latencies) { wall_overhead_ = latencies; }
+  /// Fails the trial with this index and every one after it.
+  void set_fail_after(int trials) { fail_after_ = trials; }
+  int trials() const { return trials_; }
+
+ private:
+  FakeDevice device_;
+  Xoshiro256 rng_;
+  int trials_ = 0;
+  int fail_after_ = -1;
+  double wall_overhead_ = 1.0;
+};
+
+}  // namespace partalign::test

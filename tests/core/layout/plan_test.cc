@@ -1,0 +1,150 @@
+#include "partalign/layout/plan.h"
+
+#include <gtest/gtest.h>
+
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+Plan Example() {
+  Plan plan;
+  plan.disk = {"/dev/sdb", 8ull << 30, 512, "WD-123", ""};
+  plan.topology.logical_sector_size = 512;
+  plan.topology.physical_sector_size = 4096;
+  plan.topology.minimum_io_size = 4096;
+  plan.topology.optimal_io_size = 33553920;
+  plan.topology.size_bytes = 8ull << 30;
+  plan.topology.origin = TopologyOrigin::kKernel;
+  plan.label = LabelType::kGpt;
+  plan.table_fingerprint = "xxh64:0123456789abcdef";
+  plan.alignment = {kMiB, 0};
+  plan.actions = {
+      {1, 63, 20062, 2048, 22047, ActionKind::kMoveData, 20000 * 512, "start 63 is not aligned"},
+      {2, 65535, 106494, 106496, 147455, ActionKind::kTableOnly, 0, "no data"},
+      {3, 147456, 167935, 147456, 167935, ActionKind::kNone, 0, "aligned"},
+  };
+  return plan;
+}
+
+TEST(PlanTest, JsonRoundTripsExactly) {
+  Plan plan = Example();
+  nlohmann::json j = PlanToJson(plan);
+  EXPECT_EQ(j["format"], "partalign-plan");
+  EXPECT_EQ(j["format_version"], 1);
+  EXPECT_EQ(j["actions"][0]["kind"], "move-data");
+  EXPECT_EQ(j["actions"][1]["kind"], "table-only");
+  EXPECT_TRUE(j["disk"]["wwn"].is_null());
+  Result<Plan> back = PlanFromJson(j.dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, plan);
+}
+
+TEST(PlanTest, RejectsBrokenFilesNamingTheKey) {
+  const std::string good = PlanToJson(Example()).dump();
+  struct Case {
+    std::string text;
+    std::string message_part;
+  };
+  auto edit = [&](auto change) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    change(j);
+    return j.dump();
+  };
+  std::vector<Case> cases = {
+      {good.substr(0, good.size() / 2), "not valid JSON"},
+      {"[]", "not a JSON object"},
+      {edit([](nlohmann::json& j) { j["format"] = "sfdisk"; }), "format is 'sfdisk'"},
+      {edit([](nlohmann::json& j) { j["format_version"] = 99; }), "format_version 99"},
+      {edit([](nlohmann::json& j) { j.erase("table_fingerprint"); }), "table_fingerprint: missing"},
+      {edit([](nlohmann::json& j) { j["disk"].erase("size_bytes"); }), "disk.size_bytes: missing"},
+      {edit([](nlohmann::json& j) { j["actions"][1]["new_start_sector"] = "2048"; }),
+       "actions[1].new_start_sector: not a non-negative integer"},
+      {edit([](nlohmann::json& j) { j["actions"][0]["kind"] = "shuffle"; }),
+       "actions[0].kind: unknown value 'shuffle'"},
+      {edit([](nlohmann::json& j) { j["actions"][0]["new_end_sector"] = 5; }), "end before start"},
+      {edit([](nlohmann::json& j) { j["actions"][2]["new_end_sector"] = 1ull << 40; }),
+       "actions[2]: beyond the end of the disk"},
+      {edit([](nlohmann::json& j) { j["grain_bytes"] = 0; }), "grain_bytes: is 0"},
+      {edit([](nlohmann::json& j) { j["label"] = "bsd"; }), "label: unknown value 'bsd'"},
+      {edit([](nlohmann::json& j) { j["topology"]["source"] = "magic"; }), "topology.source"},
+      {edit([](nlohmann::json& j) { j["actions"][0]["partition"] = -1; }),
+       "actions[0].partition: not a non-negative integer"},
+  };
+  for (const Case& c : cases) {
+    Result<Plan> p = PlanFromJson(c.text);
+    ASSERT_FALSE(p) << c.message_part;
+    EXPECT_NE(p.error().message.find(c.message_part), std::string::npos)
+        << "want '" << c.message_part << "', got '" << p.error().message << "'";
+  }
+}
+
+Plan LayoutExample() {
+  Plan plan = Example();
+  plan.label = LabelType::kNone;
+  plan.actions.clear();
+  PlanLayout layout;
+  layout.label = LabelType::kGpt;
+  layout.first_usable_lba = 2048;
+  layout.last_usable_lba = (8ull << 30) / 512 - 34;
+  layout.partitions = {
+      {1, 2048, 1050623, "C12A7328-F81F-11D2-BA4B-00A0C93EC93B", "ESP", "", false},
+      {2, 1050624, 16775167, "0FC63DAF-8483-4772-8E79-3D69D8477DE4", "", "RequiredPartition",
+       false},
+  };
+  plan.layout = layout;
+  return plan;
+}
+
+TEST(PlanTest, PlansWithoutALayoutHaveNoLayoutKey) {
+  EXPECT_FALSE(PlanToJson(Example()).contains("layout"));
+}
+
+TEST(PlanTest, LayoutRoundTripsExactly) {
+  Plan plan = LayoutExample();
+  nlohmann::json j = PlanToJson(plan);
+  EXPECT_EQ(j["layout"]["label"], "gpt");
+  EXPECT_EQ(j["layout"]["partitions"][0]["name"], "ESP");
+  EXPECT_TRUE(j["layout"]["partitions"][0]["attributes"].is_null());
+  EXPECT_TRUE(j["layout"]["partitions"][1]["name"].is_null());
+  EXPECT_TRUE(j["actions"].empty());
+  Result<Plan> back = PlanFromJson(j.dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, plan);
+}
+
+TEST(PlanTest, RejectsBrokenLayoutsNamingTheKey) {
+  const std::string good = PlanToJson(LayoutExample()).dump();
+  auto edit = [&](auto change) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    change(j);
+    return j.dump();
+  };
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {edit([](nlohmann::json& j) { j["layout"] = 5; }), "layout: not an object"},
+      {edit([](nlohmann::json& j) { j["layout"]["label"] = "bsd"; }), "layout.label: 'bsd'"},
+      {edit([](nlohmann::json& j) { j["layout"].erase("partitions"); }),
+       "layout.partitions: missing"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][1].erase("type"); }),
+       "layout.partitions[1].type: missing"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][0]["bootable"] = "no"; }),
+       "layout.partitions[0].bootable: not true or false"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][1]["start_sector"] = 4096; }),
+       "layout.partitions[1]: overlaps"},
+      {edit([](nlohmann::json& j) { j["layout"]["partitions"][0]["start_sector"] = 34; }),
+       "layout.partitions[0]: outside the usable area"},
+      {edit([](nlohmann::json& j) { j["layout"]["last_usable_lba"] = 1ull << 40; }),
+       "layout.first_usable_lba/last_usable_lba"},
+      {edit([](nlohmann::json& j) { j["actions"] = PlanToJson(Example())["actions"]; }),
+       "layout or actions, not both"},
+  };
+  for (const auto& [text, message_part] : cases) {
+    Result<Plan> p = PlanFromJson(text);
+    ASSERT_FALSE(p) << message_part;
+    EXPECT_NE(p.error().message.find(message_part), std::string::npos)
+        << "want '" << message_part << "', got '" << p.error().message << "'";
+  }
+}
+
+}  // namespace
+}  // namespace partalign

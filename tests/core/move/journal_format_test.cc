@@ -1,0 +1,235 @@
+// The journal format: every part round-trips, and every torn, corrupt, truncated or foreign
+// part is rejected - so that resume never trusts a byte that was not written whole.
+#include "partalign/move/journal_format.h"
+
+#include <gtest/gtest.h>
+
+#include "core/move/test_hasher.h"
+
+namespace partalign {
+namespace {
+
+const test::FnvHasher kHasher;
+const JournalUuid kUuid{0xde, 0xad, 0xbe, 0xef, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12};
+
+JournalHeader SampleHeader() {
+  JournalHeader h;
+  h.uuid = kUuid;
+  h.created_by = "partalign test";
+  h.device = {"/dev/loop7", true, 1ull << 30, 512, 7, 7, "", "", "/tmp/x/disk.img", 2049, 1234};
+  h.move = {63 * 512, 2048 * 512, 512ull << 20, 4 << 20, 4, 4};
+  h.table = {{0, 512, 0x1111, 0x2222}, {(1ull << 30) - 16896, 16896, 0x3333, 0x4444}};
+  h.layout = ComputeJournalLayout(h.move, h.table);
+  return h;
+}
+
+TEST(JournalFormatTest, HeaderRoundTrips) {
+  const JournalHeader header = SampleHeader();
+  Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(header, kHasher);
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(bytes->size(), kJournalHeaderBytes);
+  Result<JournalHeader> decoded = DecodeJournalHeader(*bytes, kHasher);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, header);
+  // Self-describing: the JSON is readable with head -c and strings.
+  const std::string text(bytes->begin(), bytes->end());
+  EXPECT_NE(text.find("\"format\": \"partalign-move-journal\""), std::string::npos);
+  EXPECT_NE(text.find("\"direction\": \"towards-end\""), std::string::npos);
+}
+
+TEST(JournalFormatTest, LayoutRegionsAreAlignedAndDisjoint) {
+  const JournalHeader h = SampleHeader();
+  const JournalLayout& l = h.layout;
+  const uint64_t offsets[] = {l.table_data_offset, l.digest_table_offset, l.state_offset,
+                              l.ring_offset,       l.slot_bytes,          l.file_bytes};
+  for (uint64_t o : offsets) EXPECT_EQ(o % kJournalBlockBytes, 0u);
+  EXPECT_EQ(l.table_data_offset, kJournalHeaderBytes);
+  EXPECT_EQ(l.table_data_bytes, 4096u + 4096u + 20480u + 20480u);
+  EXPECT_EQ(l.digest_table_bytes, 4096u);  // 128 digests of 16 bytes, padded
+  EXPECT_EQ(l.slot_count, 16u);
+  EXPECT_EQ(l.file_bytes, l.ring_offset + 16 * (4096 + (4 << 20)));
+  EXPECT_EQ(TableDataOffset(l, h.table, 1, true), l.table_data_offset + 8192 + 20480);
+  // Step i uses slot i mod 16 (4 batches of 4).
+  EXPECT_EQ(SlotOffset(l, h.move, 0), l.ring_offset);
+  EXPECT_EQ(SlotOffset(l, h.move, 17), l.ring_offset + 1 * l.slot_bytes);
+  EXPECT_EQ(SlotOffset(l, h.move, 6), l.ring_offset + 6 * l.slot_bytes);
+}
+
+TEST(JournalFormatTest, DamagedHeadersAreRejected) {
+  Result<std::vector<uint8_t>> good = EncodeJournalHeader(SampleHeader(), kHasher);
+  ASSERT_TRUE(good);
+  struct Damage {
+    const char* what;
+    size_t at;
+    const char* expected;
+  };
+  const Damage damages[] = {
+      {"magic", 0, "bad magic"},    {"version", 8, "version"},     {"json length", 16, "truncated"},
+      {"checksum", 24, "checksum"}, {"json byte", 80, "checksum"},
+  };
+  for (const Damage& d : damages) {
+    std::vector<uint8_t> bytes = *good;
+    bytes[d.at] ^= 0x40;
+    if (d.at == 16) bytes[23] = 0x7f;  // a huge length
+    Result<JournalHeader> decoded = DecodeJournalHeader(bytes, kHasher);
+    ASSERT_FALSE(decoded) << d.what;
+    EXPECT_NE(decoded.error().message.find(d.expected), std::string::npos)
+        << d.what << ": " << decoded.error().message;
+  }
+  Result<JournalHeader> truncated =
+      DecodeJournalHeader(std::span<const uint8_t>(good->data(), 100), kHasher);
+  ASSERT_FALSE(truncated);
+  EXPECT_NE(truncated.error().message.find("truncated"), std::string::npos);
+  EXPECT_FALSE(DecodeJournalHeader(std::span<const uint8_t>(good->data(), 10), kHasher));
+}
+
+TEST(JournalFormatTest, HeaderWithWrongLayoutOrHashIsRejected) {
+  JournalHeader header = SampleHeader();
+  header.layout.ring_offset += 4096;
+  Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(header, kHasher);
+  ASSERT_TRUE(bytes);
+  Result<JournalHeader> decoded = DecodeJournalHeader(*bytes, kHasher);
+  ASSERT_FALSE(decoded);
+  EXPECT_NE(decoded.error().message.find("layout"), std::string::npos);
+
+  class OtherHasher : public test::FnvHasher {
+   public:
+    std::string name() const override { return "other"; }
+  };
+  Result<std::vector<uint8_t>> good = EncodeJournalHeader(SampleHeader(), kHasher);
+  ASSERT_TRUE(good);
+  Result<JournalHeader> other = DecodeJournalHeader(*good, OtherHasher());
+  ASSERT_FALSE(other);
+  EXPECT_NE(other.error().message.find("hash 'fnv-test'"), std::string::npos);
+}
+
+TEST(JournalFormatTest, StateBlocksPickTheNewestValidOne) {
+  JournalState s1{JournalPhase::kMoving, 1, 8, 0, 0, 0xabc};
+  JournalState s2{JournalPhase::kMoving, 2, 12, 0, 0, 0xabc};
+  const std::vector<uint8_t> a = EncodeStateBlock(s1, kUuid, kHasher);
+  const std::vector<uint8_t> b = EncodeStateBlock(s2, kUuid, kHasher);
+  EXPECT_EQ(DecodeStateBlock(a, kUuid, kHasher), s1);
+  EXPECT_EQ(LatestState(a, b, kUuid, kHasher), s2);
+
+  // A torn write of state 3 into block A leaves state 2 in block B.
+  JournalState s3{JournalPhase::kRollingBack, 3, 12, 12, 4, 0xabc};
+  std::vector<uint8_t> torn = EncodeStateBlock(s3, kUuid, kHasher);
+  std::copy(a.begin() + 40, a.begin() + 64, torn.begin() + 40);
+  EXPECT_EQ(DecodeStateBlock(torn, kUuid, kHasher), std::nullopt);
+  EXPECT_EQ(LatestState(torn, b, kUuid, kHasher), s2);
+  EXPECT_EQ(LatestState(EncodeStateBlock(s3, kUuid, kHasher), b, kUuid, kHasher), s3);
+
+  // Zeroes (never written), another journal's state, and a block in the wrong slot: invalid.
+  const std::vector<uint8_t> zero(kJournalBlockBytes, 0);
+  EXPECT_EQ(LatestState(zero, zero, kUuid, kHasher), std::nullopt);
+  JournalUuid other = kUuid;
+  other[0] ^= 1;
+  EXPECT_EQ(DecodeStateBlock(a, other, kHasher), std::nullopt);
+  EXPECT_EQ(LatestState(b, zero, kUuid, kHasher), std::nullopt);
+  // A truncated block.
+  EXPECT_EQ(DecodeStateBlock(std::span<const uint8_t>(a.data(), 50), kUuid, kHasher), std::nullopt);
+  // An unknown phase with a valid checksum.
+  std::vector<uint8_t> bad_phase = a;
+  bad_phase[12] = 99;
+  EXPECT_EQ(DecodeStateBlock(bad_phase, kUuid, kHasher), std::nullopt);
+}
+
+TEST(JournalFormatTest, RecordsAreValidOnlyWhole) {
+  std::vector<uint8_t> data(8192);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
+  const Digest128 digest = kHasher.Hash128(data);
+  std::vector<uint8_t> header(kJournalBlockBytes);
+  EncodeRecordHeader({42, data.size(), digest, false}, kUuid, kHasher, header);
+  EXPECT_TRUE(IsValidRecord(header, data, 42, digest, kUuid, kHasher));
+  std::optional<RecordHeader> decoded = DecodeRecordHeader(header, kUuid, kHasher);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(decoded->chunk, 42u);
+  EXPECT_EQ(decoded->length_bytes, 8192u);
+
+  // Another chunk's record in this slot (an older ring cycle), or another expected digest.
+  EXPECT_FALSE(IsValidRecord(header, data, 43, digest, kUuid, kHasher));
+  EXPECT_FALSE(IsValidRecord(header, data, 42, Digest128{1, 2}, kUuid, kHasher));
+  // Torn data behind an intact header: the last sector did not make it.
+  std::vector<uint8_t> torn = data;
+  std::fill(torn.end() - 512, torn.end(), 0);
+  EXPECT_FALSE(IsValidRecord(header, torn, 42, digest, kUuid, kHasher));
+  // A torn header.
+  std::vector<uint8_t> bad_header = header;
+  bad_header[33] ^= 1;
+  EXPECT_FALSE(IsValidRecord(bad_header, data, 42, digest, kUuid, kHasher));
+  // A truncated record (data shorter than recorded).
+  EXPECT_FALSE(IsValidRecord(header, std::span<const uint8_t>(data.data(), 4096), 42, digest, kUuid,
+                             kHasher));
+  // Another journal's record.
+  JournalUuid other = kUuid;
+  other[15] ^= 1;
+  EXPECT_FALSE(IsValidRecord(header, data, 42, digest, other, kHasher));
+}
+
+TEST(JournalFormatTest, DigestTableRoundTripsAndDetectsDamage) {
+  std::vector<Digest128> digests;
+  for (uint64_t i = 0; i < 300; ++i) digests.push_back({i * 3, ~i});
+  const uint64_t checksum = DigestTableChecksum(digests, kHasher);
+  std::vector<uint8_t> bytes = EncodeDigestTable(digests);
+  EXPECT_EQ(bytes.size() % kJournalBlockBytes, 0u);
+  Result<std::vector<Digest128>> decoded =
+      DecodeDigestTable(bytes, digests.size(), checksum, kHasher);
+  ASSERT_TRUE(decoded);
+  EXPECT_EQ(*decoded, digests);
+  bytes[100] ^= 1;
+  EXPECT_FALSE(DecodeDigestTable(bytes, digests.size(), checksum, kHasher));
+  EXPECT_FALSE(DecodeDigestTable(std::span<const uint8_t>(bytes.data(), 16), digests.size(),
+                                 checksum, kHasher));
+  // The range digest depends on every chunk digest.
+  const Digest128 whole = RangeDigest(digests, kHasher);
+  digests[299].low ^= 1;
+  EXPECT_NE(RangeDigest(digests, kHasher), whole);
+}
+
+TEST(JournalFormatTest, RegistryEntryRoundTrips) {
+  const RegistryEntry entry{"/var/tmp/move.journal", kUuid, SampleHeader().device};
+  Result<RegistryEntry> decoded = DecodeRegistryEntry(EncodeRegistryEntry(entry));
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, entry);
+  EXPECT_FALSE(DecodeRegistryEntry("{\"format\": \"other\"}"));
+  EXPECT_FALSE(DecodeRegistryEntry("not json"));
+  EXPECT_FALSE(DecodeRegistryEntry("{\"format\": \"partalign-journal-registration\"}"));
+}
+
+TEST(JournalFormatTest, DeviceMismatchRecognisesTheSameDisk) {
+  JournalDevice loop{"/dev/loop0", true, 1 << 30, 512, 7, 0, "", "", "/tmp/d.img", 10, 20};
+  JournalDevice reattached = loop;
+  reattached.path = "/dev/loop5";
+  reattached.minor = 5;
+  EXPECT_EQ(DeviceMismatch(loop, reattached), std::nullopt) << "same backing file";
+  JournalDevice other_file = loop;
+  other_file.file_ino = 21;
+  EXPECT_NE(DeviceMismatch(loop, other_file), std::nullopt);
+  JournalDevice resized = loop;
+  resized.size_bytes += 512;
+  EXPECT_NE(DeviceMismatch(loop, resized), std::nullopt);
+  JournalDevice sectors = loop;
+  sectors.logical_sector_size = 4096;
+  EXPECT_NE(DeviceMismatch(loop, sectors), std::nullopt);
+
+  JournalDevice disk{"/dev/sdb", true, 1ull << 40, 512, 8, 16, "WD-123", "", "", 0, 0};
+  JournalDevice renamed = disk;
+  renamed.path = "/dev/sdc";
+  EXPECT_EQ(DeviceMismatch(disk, renamed), std::nullopt) << "same serial";
+  JournalDevice swapped = renamed;
+  swapped.serial = "WD-999";
+  EXPECT_NE(DeviceMismatch(disk, swapped), std::nullopt);
+  JournalDevice anonymous{"/dev/vdb", true, 1ull << 30, 512, 254, 16, "", "", "", 0, 0};
+  JournalDevice anonymous_renamed = anonymous;
+  anonymous_renamed.path = "/dev/vdc";
+  EXPECT_NE(DeviceMismatch(anonymous, anonymous_renamed), std::nullopt) << "no serial: by path";
+
+  JournalDevice image{"/srv/disk.img", false, 1 << 30, 512, 0, 0, "", "", "", 3, 4};
+  EXPECT_NE(DeviceMismatch(image, loop), std::nullopt);
+  JournalDevice copied = image;
+  copied.file_ino = 5;
+  EXPECT_NE(DeviceMismatch(image, copied), std::nullopt);
+}
+
+}  // namespace
+}  // namespace partalign

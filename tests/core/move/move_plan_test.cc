@@ -1,0 +1,183 @@
+// The mover's geometry: chunking, processing order, rollback segments and which chunks need a
+// saved copy - checked against a brute-force search over every pair of chunks.
+#include "partalign/move/move_plan.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <set>
+
+namespace partalign {
+namespace {
+
+constexpr uint64_t kSector = 512;
+
+MoveGeometry Move(uint64_t source, uint64_t dest, uint64_t length, uint64_t chunk,
+                  uint32_t per_batch = 2, uint32_t ring = 2) {
+  return {source, dest, length, chunk, per_batch, ring};
+}
+
+struct Interval {
+  uint64_t begin, end;
+};
+
+Interval SourceOf(const MoveGeometry& m, const Segment& s, uint64_t step) {
+  const ChunkExtent e = ChunkExtentOf(m, ChunkAt(s, step));
+  return {s.source_base + e.position_bytes, s.source_base + e.position_bytes + e.length_bytes};
+}
+
+Interval DestOf(const MoveGeometry& m, const Segment& s, uint64_t step) {
+  const ChunkExtent e = ChunkExtentOf(m, ChunkAt(s, step));
+  return {s.dest_base + e.position_bytes, s.dest_base + e.position_bytes + e.length_bytes};
+}
+
+bool Overlap(Interval a, Interval b) { return a.begin < b.end && b.begin < a.end; }
+
+std::optional<uint64_t> BruteFirstOverwriter(const MoveGeometry& m, const Segment& s,
+                                             uint64_t step) {
+  for (uint64_t w = 0; w < s.chunk_count; ++w) {
+    if (Overlap(DestOf(m, s, w), SourceOf(m, s, step))) return w;
+  }
+  return std::nullopt;
+}
+
+TEST(MovePlanTest, ChunksCoverTheRangeExactlyOnce) {
+  const MoveGeometry m = Move(0, 4096, 10 * 4096 + 512, 4096);
+  ASSERT_EQ(ChunkCount(m), 11u);
+  uint64_t covered = 0;
+  for (uint64_t c = 0; c < ChunkCount(m); ++c) {
+    const ChunkExtent e = ChunkExtentOf(m, c);
+    EXPECT_EQ(e.position_bytes, covered);
+    covered += e.length_bytes;
+  }
+  EXPECT_EQ(covered, m.length_bytes);
+  EXPECT_EQ(ChunkExtentOf(m, 10).length_bytes, 512u);
+}
+
+TEST(MovePlanTest, MovingUpCopiesFromTheTopDown) {
+  const Segment s = ForwardSegment(Move(63 * kSector, 2048 * kSector, 5 * 4096, 4096));
+  EXPECT_TRUE(Descending(s));
+  EXPECT_EQ(ChunkAt(s, 0), 4u);
+  EXPECT_EQ(ChunkAt(s, 4), 0u);
+  const Segment down = ForwardSegment(Move(2048 * kSector, 63 * kSector, 5 * 4096, 4096));
+  EXPECT_FALSE(Descending(down));
+  EXPECT_EQ(ChunkAt(down, 0), 0u);
+}
+
+TEST(MovePlanTest, RollbackMovesTheDoneChunksBackTheOtherWay) {
+  const MoveGeometry up = Move(8 * kSector, 9 * kSector, 10 * 4096, 4096);
+  const Segment back = RollbackSegment(up, 3);  // chunks 9, 8, 7 were moved
+  EXPECT_EQ(back.source_base, up.dest_bytes);
+  EXPECT_EQ(back.dest_base, up.source_bytes);
+  EXPECT_FALSE(Descending(back));
+  EXPECT_EQ(ChunkAt(back, 0), 7u);
+  EXPECT_EQ(ChunkAt(back, 2), 9u);
+  const MoveGeometry down = Move(9 * kSector, 8 * kSector, 10 * 4096, 4096);
+  const Segment back_up = RollbackSegment(down, 3);  // chunks 0, 1, 2 were moved
+  EXPECT_TRUE(Descending(back_up));
+  EXPECT_EQ(ChunkAt(back_up, 0), 2u);
+  EXPECT_EQ(ChunkAt(back_up, 2), 0u);
+}
+
+// The heart of the safety argument: no write ever reaches the source of a chunk processed
+// later (so every chunk is read intact), and FirstOverwriter is what a search over all pairs
+// finds - for forward and rollback segments, shifts below, at and above the chunk size.
+TEST(MovePlanTest, FirstOverwriterMatchesBruteForce) {
+  const uint64_t shifts[] = {512, 3584, 4096, 4608, 8192, 12800, 40960, 200000 / 512 * 512};
+  for (uint64_t shift : shifts) {
+    for (bool up : {true, false}) {
+      for (uint64_t length : {uint64_t{4096}, uint64_t{7 * 4096 + 1024}, uint64_t{16 * 4096}}) {
+        const uint64_t low = 16 * kSector;
+        const MoveGeometry m = up ? Move(low, low + shift, length, 4096, 2, 3)
+                                  : Move(low + shift, low, length, 4096, 2, 3);
+        std::vector<Segment> segments{ForwardSegment(m)};
+        for (uint64_t done : {uint64_t{1}, ChunkCount(m) / 2, ChunkCount(m)}) {
+          segments.push_back(RollbackSegment(m, done));
+        }
+        for (const Segment& s : segments) {
+          for (uint64_t step = 0; step < s.chunk_count; ++step) {
+            const std::optional<uint64_t> brute = BruteFirstOverwriter(m, s, step);
+            EXPECT_EQ(FirstOverwriter(m, s, step), brute)
+                << "shift " << shift << (up ? " up" : " down") << " length " << length << " step "
+                << step;
+            if (brute) {
+              EXPECT_GE(*brute, step) << "a write reaches a source not yet read";
+            }
+          }
+        }
+      }
+    }
+  }
+}
+
+TEST(MovePlanTest, SavedCopiesFollowTheShift) {
+  // Shift below a chunk: every chunk overwrites its own source.
+  const MoveGeometry small = Move(63 * kSector, 64 * kSector, 32 * 4096, 4096, 2, 2);
+  const Segment s = ForwardSegment(small);
+  for (uint64_t i = 0; i < s.chunk_count; ++i) EXPECT_TRUE(NeedsSavedCopy(small, s, i));
+  // Shift beyond ring_batches * chunks_per_batch chunks: the batch is committed before any
+  // write reaches its source, so nothing is copied.
+  const MoveGeometry large = Move(8 * kSector, 8 * kSector + 5 * 4096, 32 * 4096, 4096, 2, 2);
+  const Segment l = ForwardSegment(large);
+  for (uint64_t i = 0; i < l.chunk_count; ++i) EXPECT_FALSE(NeedsSavedCopy(large, l, i));
+  // In between, exactly the chunks whose first overwriter is within the ring window.
+  const MoveGeometry mid = Move(8 * kSector, 8 * kSector + 3 * 4096, 32 * 4096, 4096, 2, 2);
+  const Segment d = ForwardSegment(mid);
+  std::set<bool> seen;
+  for (uint64_t i = 0; i < d.chunk_count; ++i) {
+    const std::optional<uint64_t> w = FirstOverwriter(mid, d, i);
+    const bool expected = w && *w / 2 < i / 2 + 2;
+    EXPECT_EQ(NeedsSavedCopy(mid, d, i), expected) << "step " << i;
+    seen.insert(expected);
+  }
+  EXPECT_EQ(seen.size(), 2u) << "the middle case should need some copies but not all";
+}
+
+TEST(MovePlanTest, ValidationNamesWhatIsWrong) {
+  const uint64_t size = 1 << 20;
+  struct Case {
+    MoveGeometry move;
+    std::vector<TableUpdate> table;
+    const char* expected;  ///< substring of the error, or nullptr when valid
+  };
+  const std::vector<uint8_t> sector(512, 1);
+  const Case cases[] = {
+      {Move(4096, 8192, 65536, 4096), {}, nullptr},
+      {Move(4096, 4096, 65536, 4096), {}, "nothing to move"},
+      {Move(4096, 8192, 0, 4096), {}, "length of the move is 0"},
+      {Move(4100, 8192, 65536, 4096), {}, "source offset 4100 is not a multiple"},
+      {Move(4096, 8192, 1000, 4096), {}, "length 1000"},
+      {Move(4096, size - 4096, 65536, 4096), {}, "destination range"},
+      {Move(size - 4096, 8192, 65536, 4096), {}, "source range"},
+      {Move(4096, 8192, 65536, 6000), {}, "chunk size 6000"},
+      {Move(4096, 8192, 65536, 4096, 1, 1), {}, "at least 2 batches"},
+      {Move(4096, 8192, 65536, 4096), {{0, sector, sector}}, nullptr},
+      // In the vacated part of the source (4096..8191): allowed; in the destination: not.
+      {Move(4096, 8192, 65536, 4096), {{4096, sector, sector}}, nullptr},
+      {Move(4096, 8192, 65536, 4096), {{8192, sector, sector}}, "overlaps the destination"},
+      {Move(4096, 8192, 65536, 4096),
+       {{65536 + 8192 - 512, sector, sector}},
+       "overlaps the destination"},
+      {Move(8192, 4096, 65536, 4096), {{65536 + 4096, sector, sector}}, nullptr},
+      {Move(8192, 4096, 65536, 4096),
+       {{65536 + 4096 - 512, sector, sector}},
+       "overlaps the destination"},
+      {Move(4096, 8192, 65536, 4096), {{0, sector, {}}}, "equally long"},
+      {Move(4096, 8192, 65536, 4096), {{100, sector, sector}}, "not aligned"},
+      {Move(4096, 8192, 65536, 4096), {{0, sector, sector}, {0, sector, sector}}, "overlap"},
+      {Move(4096, 8192, 65536, 4096), {{size, sector, sector}}, "beyond the device"},
+  };
+  for (const Case& c : cases) {
+    Status status = ValidateMove(c.move, size, 512, c.table);
+    if (c.expected == nullptr) {
+      EXPECT_TRUE(status) << status.error().message;
+    } else {
+      ASSERT_FALSE(status) << c.expected;
+      EXPECT_NE(status.error().message.find(c.expected), std::string::npos)
+          << status.error().message;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,148 @@
+#include "partalign/table/plan_check.h"
+
+#include <gtest/gtest.h>
+
+#include <functional>
+
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+Partition Part(uint32_t number, uint64_t start, uint64_t size) {
+  Partition p;
+  p.number = number;
+  p.start_sector = start;
+  p.size_sectors = size;
+  p.type_code = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
+  p.uuid = "11111111-2222-3333-4444-55555555555" + std::to_string(number);
+  p.name = "p" + std::to_string(number);
+  return p;
+}
+
+struct World {
+  Plan plan;
+  DeviceInfo device;
+  PartitionTable table;
+};
+
+World Matching() {
+  World w;
+  w.device.identity.path = "/dev/sdb";
+  w.device.identity.serial = "WD-123";
+  w.device.topology = {512, 4096, 4096, 0, 0, 8ull << 30, TopologyOrigin::kKernel};
+  w.table.label = LabelType::kGpt;
+  w.table.fingerprint = "xxh64:00000000000000aa";
+  w.table.first_usable_lba = 34;
+  w.table.last_usable_lba = 16777182;
+  w.table.disk_id = "3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11";
+  w.table.partitions = {Part(1, 63, 20000), Part(2, 40000, 20480)};
+  w.plan.disk = IdentityOf(w.device);
+  w.plan.topology = w.device.topology;
+  w.plan.label = LabelType::kGpt;
+  w.plan.table_fingerprint = w.table.fingerprint;
+  w.plan.alignment = {kMiB, 0};
+  w.plan.actions = {{1, 63, 20062, 2048, 20062, ActionKind::kTableOnly, 0, "no data"},
+                    {2, 40000, 60479, 40000, 60479, ActionKind::kNone, 0, "aligned"}};
+  return w;
+}
+
+TEST(PlanCheckTest, MatchingDiskHasNoMismatches) {
+  World w = Matching();
+  EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
+  // The path is not identity: the same disk under another name.
+  w.device.identity.path = "/dev/disk/by-id/wwn-0x5000";
+  EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
+}
+
+TEST(PlanCheckTest, EachDifferenceIsNamed) {
+  struct Case {
+    std::function<void(World&)> change;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](World& w) { w.device.topology.size_bytes = 4ull << 30; },
+       "size: plan 8589934592 bytes, disk 4294967296 bytes"},
+      {[](World& w) { w.device.topology.logical_sector_size = 4096; },
+       "logical sector size: plan 512, disk 4096"},
+      {[](World& w) { w.device.identity.serial = "WD-999"; },
+       "serial: plan 'WD-123', disk 'WD-999'"},
+      {[](World& w) { w.device.identity.serial.clear(); }, "serial: plan 'WD-123', disk none"},
+      {[](World& w) { w.device.identity.wwn = "0x5000"; }, "WWN: plan none, disk '0x5000'"},
+      {[](World& w) { w.table.fingerprint = "xxh64:00000000000000bb"; },
+       "table fingerprint: plan xxh64:00000000000000aa, disk xxh64:00000000000000bb (the table "
+       "changed since the plan was made)"},
+      {[](World& w) { w.table.label = LabelType::kDos; }, "partition table: plan gpt, disk dos"},
+      {[](World& w) { w.device.topology.physical_sector_size = 512; },
+       "topology: physical sector size: plan 4096, disk 512"},
+      {[](World& w) { w.device.topology.optimal_io_size = 33553920; },
+       "topology: optimal I/O size: plan 0, disk 33553920"},
+      {[](World& w) { w.table.partitions[0].start_sector = 64; },
+       "partition 1: plan sectors 63-20062, disk sectors 64-20063"},
+      {[](World& w) { w.table.partitions.pop_back(); },
+       "partition 2: in the plan, not on the disk"},
+  };
+  for (const Case& c : cases) {
+    World w = Matching();
+    c.change(w);
+    std::vector<std::string> m = PlanMismatches(w.plan, w.device, w.table);
+    ASSERT_FALSE(m.empty()) << c.message;
+    EXPECT_EQ(m.front(), c.message);
+  }
+}
+
+TEST(PlanCheckTest, AssumedTopologyNamesTheAssumeSpec) {
+  World w = Matching();
+  w.plan.topology.optimal_io_size = 33553920;
+  w.plan.topology.origin = TopologyOrigin::kAssumed;
+  std::vector<std::string> m = PlanMismatches(w.plan, w.device, w.table);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[1],
+            "topology: the plan was made with an assumed topology; to apply it to this disk "
+            "anyway, assume the same: --assume "
+            "'log=512,phys=4096,min-io=4096,opt-io=33553920,align-offset=0'");
+  w.device.topology = w.plan.topology;  // apply --assume with the same values
+  EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
+}
+
+TEST(PlanCheckTest, TableVersusPlanEntryByEntry) {
+  World w = Matching();
+  PartitionTable after = w.table;
+  after.partitions[0].start_sector = 2048;
+  after.partitions[0].size_sectors = 18015;
+  EXPECT_TRUE(TableVersusPlan(w.plan, w.table, after).empty());
+
+  struct Case {
+    std::function<void(PartitionTable&)> change;
+    std::string message;
+  };
+  const std::vector<Case> cases = {
+      {[](PartitionTable& t) { t.partitions[0].start_sector = 63; },
+       "partition 1: sectors 63-18077, plan 2048-20062"},
+      {[](PartitionTable& t) { t.partitions[1].size_sectors = 1; },
+       "partition 2: sectors 40000-40000, plan 40000-60479"},
+      {[](PartitionTable& t) { t.partitions[1].uuid = "X"; },
+       "partition 2: UUID '11111111-2222-3333-4444-555555555552' before, 'X' after"},
+      {[](PartitionTable& t) { t.partitions[0].name = "renamed"; },
+       "partition 1: name 'p1' before, 'renamed' after"},
+      {[](PartitionTable& t) { t.partitions[0].bootable = true; },
+       "partition 1: boot flag clear before, set after"},
+      {[](PartitionTable& t) { t.partitions.pop_back(); }, "partition 2: missing after the change"},
+      {[](PartitionTable& t) { t.partitions.push_back(Part(3, 70000, 10)); },
+       "partition 3: new after the change"},
+      {[](PartitionTable& t) { t.disk_id = "other"; },
+       "disk identifier: 3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11 before, other after"},
+      {[](PartitionTable& t) { t.first_usable_lba = 2048; },
+       "usable sectors: 34-16777182 before, 2048-16777182 after"},
+  };
+  for (const Case& c : cases) {
+    PartitionTable changed = after;
+    c.change(changed);
+    std::vector<std::string> m = TableVersusPlan(w.plan, w.table, changed);
+    ASSERT_EQ(m.size(), 1u) << c.message;
+    EXPECT_EQ(m[0], c.message);
+  }
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,91 @@
+#include "partalign/topology/topology_check.h"
+
+#include <gtest/gtest.h>
+
+#include "support/test_topology.h"
+
+#include <algorithm>
+
+namespace partalign {
+namespace {
+
+Topology Make(uint64_t log, uint64_t phys, uint64_t min_io, uint64_t opt_io, uint64_t align) {
+  return test::MakeTopology(log, phys, min_io, opt_io, align);
+}
+
+std::vector<std::string> Codes(const Topology& t) {
+  std::vector<std::string> codes;
+  for (const TopologyFinding& f : CheckTopology(t)) codes.push_back(f.code);
+  return codes;
+}
+
+bool Has(const std::vector<std::string>& codes, const std::string& code) {
+  return std::find(codes.begin(), codes.end(), code) != codes.end();
+}
+
+TEST(TopologyCheckTest, SaneTopologiesRaiseNothing) {
+  EXPECT_TRUE(Codes(Make(512, 512, 512, 0, 0)).empty());
+  EXPECT_TRUE(Codes(Make(512, 4096, 4096, 0, 0)).empty());
+  EXPECT_TRUE(Codes(Make(4096, 4096, 4096, 0, 0)).empty());
+  EXPECT_TRUE(Codes(Make(512, 4096, 4096, 1048576, 0)).empty());
+  EXPECT_TRUE(Codes(Make(512, 512, 65536, 131072, 0)).empty());
+  EXPECT_TRUE(Codes(Make(512, 512, 512, 4194304, 0)).empty());
+}
+
+TEST(TopologyCheckTest, JMicronBridgeValueNamesTheGrainPartedUses) {
+  std::vector<TopologyFinding> f = CheckTopology(Make(512, 4096, 4096, 33553920, 0));
+  std::vector<std::string> codes = Codes(Make(512, 4096, 4096, 33553920, 0));
+  ASSERT_TRUE(Has(codes, "opt-io-bridge-0xffff"));
+  EXPECT_TRUE(Has(codes, "opt-io-not-multiple-of-phys"));
+  EXPECT_FALSE(Has(codes, "opt-io-not-multiple-of-min-io"));  // min = phys: said once
+  EXPECT_FALSE(Has(codes, "opt-io-not-mib-compatible"));      // said by the bridge finding
+  EXPECT_NE(f[0].message.find("33553920"), std::string::npos);
+  EXPECT_NE(f[0].message.find("65535 sectors"), std::string::npos) << f[0].message;
+}
+
+TEST(TopologyCheckTest, BridgeValueOnA512nDiskIsStillFlagged) {
+  std::vector<std::string> codes = Codes(Make(512, 512, 512, 33553920, 0));
+  EXPECT_TRUE(Has(codes, "opt-io-bridge-0xffff"));
+  EXPECT_FALSE(Has(codes, "opt-io-not-multiple-of-phys"));  // 33553920 = 65535 x 512
+}
+
+TEST(TopologyCheckTest, EachRuleFiresOnItsOwn) {
+  EXPECT_TRUE(Has(Codes(Make(512, 4096, 4096, 6144, 0)), "opt-io-not-multiple-of-phys"));
+  EXPECT_TRUE(Has(Codes(Make(512, 512, 65536, 98304, 0)), "opt-io-not-multiple-of-min-io"));
+  EXPECT_TRUE(Has(Codes(Make(512, 512, 196608, 0, 0)), "min-io-not-power-of-two"));
+  EXPECT_TRUE(Has(Codes(Make(512, 4096, 4096, 0, 3584)), "alignment-offset"));
+  EXPECT_TRUE(Has(Codes(Make(4096, 512, 4096, 0, 0)), "phys-smaller-than-log"));
+  EXPECT_TRUE(Has(Codes(Make(512, 4096, 512, 0, 0)), "min-io-smaller-than-phys"));
+  EXPECT_TRUE(Has(Codes(Make(2048, 2048, 2048, 0, 0)), "unusual-logical-sector-size"));
+  EXPECT_TRUE(Has(Codes(Make(512, 4096, 65536, 196608, 0)), "opt-io-not-mib-compatible"));
+}
+
+TEST(TopologyCheckTest, AlignmentOffsetMessageGivesTheFirstAlignedLba) {
+  std::vector<TopologyFinding> f = CheckTopology(Make(512, 4096, 4096, 0, 3584));
+  ASSERT_EQ(f.size(), 1u);
+  EXPECT_NE(f[0].message.find("LBA 7"), std::string::npos) << f[0].message;
+}
+
+TEST(CheckDeviceTest, MisalignedStackAndForeignSectorSizeAreReported) {
+  DeviceInfo d;
+  d.topology = Make(512, 512, 512, 0, 0);
+  d.identity.sysfs_alignment_offset = -1;
+  d.table.label = LabelType::kGpt;
+  d.table.written_for_sector_size = 4096;
+  d.table.written_for_reason = "GPT header found at byte 4096";
+  std::vector<std::string> codes;
+  for (const TopologyFinding& f : CheckDevice(d)) codes.push_back(f.code);
+  EXPECT_TRUE(Has(codes, "misaligned-stack"));
+  EXPECT_TRUE(Has(codes, "table-sector-size-mismatch"));
+}
+
+TEST(CheckDeviceTest, MatchingTableSectorSizeIsQuiet) {
+  DeviceInfo d;
+  d.topology = Make(512, 512, 512, 0, 0);
+  d.table.label = LabelType::kGpt;
+  d.table.written_for_sector_size = 512;
+  EXPECT_TRUE(CheckDevice(d).empty());
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,47 @@
+#include "partalign/util/json_reader.h"
+
+#include <gtest/gtest.h>
+
+namespace partalign {
+namespace {
+
+TEST(JsonReaderTest, ReadsTypedFieldsAndNamesTheFirstBadKey) {
+  nlohmann::json j = {{"n", 5}, {"s", "x"}, {"b", true}, {"o", {{"k", 1}}}, {"null", nullptr}};
+  FieldReader r(j, "root.");
+  EXPECT_EQ(r.Uint("n"), 5u);
+  EXPECT_EQ(r.String("s"), "x");
+  EXPECT_TRUE(r.Bool("b"));
+  EXPECT_NE(r.Object("o"), nullptr);
+  EXPECT_EQ(r.Object("absent", /*required=*/false), nullptr);
+  EXPECT_EQ(r.OptionalUint("null"), std::nullopt);
+  EXPECT_EQ(r.String("absent", /*required=*/false), "");
+  EXPECT_FALSE(r.error());
+  r.Bool("n");
+  r.Uint("s");  // a second failure does not replace the first
+  ASSERT_TRUE(r.error());
+  EXPECT_EQ(*r.error(), "root.n: not true or false");
+  FieldReader missing(j, "");
+  missing.Object("absent");
+  EXPECT_EQ(*missing.error(), "absent: missing");
+}
+
+TEST(JsonReaderTest, FormatDocumentHeader) {
+  EXPECT_TRUE(ParseFormatDocument(R"({"format":"f","format_version":1})", "f", 1));
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {R"({"format":"f")", "not valid JSON (truncated or corrupt?)"},
+      {"[1]", "not a JSON object"},
+      {R"({"format_version":1})", "format: missing"},
+      {R"({"format":"g","format_version":1})", "format is 'g', not 'f'"},
+      {R"({"format":"f","format_version":-1})", "format_version: not a non-negative integer"},
+      {R"({"format":"f","format_version":2})",
+       "format_version 2 is not supported (this partalign reads 1)"},
+  };
+  for (const auto& [text, message] : cases) {
+    Result<nlohmann::json> doc = ParseFormatDocument(text, "f", 1);
+    ASSERT_FALSE(doc) << text;
+    EXPECT_EQ(doc.error().message, message);
+  }
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,146 @@
+// ProbePartitionContents against filesystems made by the real mkfs tools: type, block size
+// and the size read from the superblock (libblkid 2.38 has no FSSIZE), for the whole
+// partition and for a filesystem smaller than its partition. Image files, no root.
+#include "io/device/blkid_probe.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <gtest/gtest.h>
+
+#include "io/util/unique_fd.h"
+#include "partalign/util/units.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace partalign {
+namespace {
+
+using test::CommandResult;
+using test::RunCommand;
+
+constexpr uint64_t kPartitionBytes = 320 * kMiB;  // xfs needs 300 MiB
+
+// The first number after `key` in `text` ("Block count:   65536", "dblocks = 81920").
+uint64_t NumberAfter(const std::string& text, const std::string& key) {
+  size_t at = text.find(key);
+  if (at == std::string::npos) return 0;
+  at = text.find_first_of("0123456789", at + key.size());
+  return at == std::string::npos ? 0 : std::stoull(text.substr(at));
+}
+
+// The number that ends right before `key` ("327663 sectors total").
+uint64_t NumberBefore(const std::string& text, const std::string& key) {
+  size_t end = text.find(key);
+  if (end == std::string::npos) return 0;
+  size_t begin = text.find_last_not_of("0123456789", end - 1) + 1;
+  return begin < end ? std::stoull(text.substr(begin, end - begin)) : 0;
+}
+
+// What each filesystem's own tool says its size is: the oracle for the superblock reader.
+uint64_t OracleSize(const std::string& type, const std::string& image) {
+  if (type == "ext4" || type == "ext2") {
+    std::string out = RunCommand({"dumpe2fs", "-h", image}).out;
+    return NumberAfter(out, "Block count:") * NumberAfter(out, "Block size:");
+  }
+  if (type == "vfat") {
+    // "       512 bytes per logical sector" ... "    327663 sectors total"
+    std::string out = RunCommand({"fsck.fat", "-v", "-n", image}).out;
+    return NumberBefore(out, " bytes per logical sector") * NumberBefore(out, " sectors total");
+  }
+  if (type == "xfs") {
+    std::string out =
+        RunCommand({"xfs_db", "-r", "-c", "sb 0", "-c", "p dblocks blocksize", image}).out;
+    return NumberAfter(out, "dblocks =") * NumberAfter(out, "blocksize =");
+  }
+  return 0;
+}
+
+// A partition of kPartitionBytes formatted with `mkfs` ("{}" stands for it; a size argument
+// makes the filesystem smaller than the partition), then probed.
+struct Made {
+  std::string type;
+  std::vector<std::string> mkfs;
+  uint64_t requested = 0;  // the size asked of mkfs when no tool reports it (swap, btrfs)
+};
+
+PartitionContents MakeAndProbe(const test::TempDir& dir, const Made& made, uint64_t* oracle) {
+  const std::string image = dir.File(made.type + ".img");
+  test::CreateSparseFile(image, kPartitionBytes);
+  std::vector<std::string> argv = made.mkfs;
+  for (std::string& a : argv) {
+    if (a == "{}") a = image;
+  }
+  CommandResult r = RunCommand(argv);
+  EXPECT_EQ(r.exit_code, 0) << test::Describe(argv, r);
+  *oracle = made.requested ? made.requested : OracleSize(made.type, image);
+  UniqueFd fd(::open(image.c_str(), O_RDONLY | O_CLOEXEC));
+  Result<PartitionContents> c = ProbePartitionContents(fd.get(), image, 0, kPartitionBytes);
+  EXPECT_TRUE(c) << c.error().message;
+  return c ? *c : PartitionContents{};
+}
+
+TEST(BlkidProbeTest, FilesystemSizesComeFromTheSuperblock) {
+  test::TempDir dir;
+  const uint64_t half = kPartitionBytes / 2;
+  const std::string half_k = std::to_string(half / kKiB);
+  for (const Made& m : std::initializer_list<Made>{
+           {"ext4", {"mkfs.ext4", "-q", "-F", "-b", "4096", "{}"}},
+           {"ext2", {"mkfs.ext2", "-q", "-F", "-b", "1024", "{}", half_k}},
+           {"vfat", {"mkfs.vfat", "{}", half_k}},
+           {"swap", {"mkswap", "{}", half_k}, half},
+           {"xfs", {"mkfs.xfs", "-q", "-f", "-K", "{}"}},
+           {"btrfs", {"mkfs.btrfs", "-q", "-f", "-K", "-b", std::to_string(half), "{}"}, half},
+       }) {
+    uint64_t oracle = 0;
+    PartitionContents c = MakeAndProbe(dir, m, &oracle);
+    EXPECT_EQ(c.fs_type, m.type);
+    EXPECT_TRUE(c.has_data) << m.type;
+    ASSERT_TRUE(c.fs_size_bytes) << m.type;
+    EXPECT_GT(oracle, 0u) << m.type;
+    EXPECT_EQ(*c.fs_size_bytes, oracle) << m.type;
+  }
+}
+
+TEST(BlkidProbeTest, ExtInsideAnImageAtAnOffset) {
+  // A 2048-byte-block ext4 of 64 MiB copied 1 MiB into an image: found where the partition
+  // starts, with its block size and size.
+  test::TempDir dir;
+  const std::string fs = dir.File("ext4.fs");
+  test::CreateSparseFile(fs, 64 * kMiB);
+  ASSERT_EQ(RunCommand({"mkfs.ext4", "-q", "-F", "-b", "2048", fs}).exit_code, 0);
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, 80 * kMiB);
+  CommandResult r = RunCommand(
+      {"dd", "if=" + fs, "of=" + image, "bs=1M", "seek=1", "conv=notrunc,sparse", "status=none"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  UniqueFd fd(::open(image.c_str(), O_RDONLY | O_CLOEXEC));
+  Result<PartitionContents> c = ProbePartitionContents(fd.get(), image, kMiB, 72 * kMiB);
+  ASSERT_TRUE(c) << c.error().message;
+  EXPECT_EQ(c->fs_type, "ext4");
+  EXPECT_EQ(c->fs_block_size, 2048u);
+  EXPECT_EQ(c->fs_size_bytes, 64 * kMiB);
+}
+
+TEST(BlkidProbeTest, DataIsFoundInTheFirstMiBEvenInASparseImage) {
+  test::TempDir dir;
+  const std::string image = dir.File("sparse.img");
+  test::CreateSparseFile(image, 64 * kMiB);
+  UniqueFd fd(::open(image.c_str(), O_RDWR | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+  auto probe = [&](uint64_t offset) {
+    Result<PartitionContents> c = ProbePartitionContents(fd.get(), image, offset, 8 * kMiB);
+    EXPECT_TRUE(c) << c.error().message;
+    return c ? c->has_data : true;
+  };
+  EXPECT_FALSE(probe(0));
+  // One byte 900 KiB into the range: inside the first MiB, so it counts.
+  ASSERT_EQ(::pwrite(fd.get(), "x", 1, 900 * kKiB), 1);
+  EXPECT_TRUE(probe(0));
+  // A range whose first MiB is a hole although data follows later: no data at its start.
+  ASSERT_EQ(::pwrite(fd.get(), "y", 1, 16 * kMiB + 2 * kMiB), 1);
+  EXPECT_FALSE(probe(16 * kMiB));
+}
+
+}  // namespace
+}  // namespace partalign

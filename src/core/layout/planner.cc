@@ -311,6 +311,351 @@ std::string KeepReason(const Partition& p, uint64_t keep, uint64_t ss) {
                      Sectors(keep), FormatSize(keep * ss));
 }
 
+// The search's frame: the grid, the usable area, the label's rules.
+Result<Context> MakeContext(const PartitionTable& table, const Alignment& alignment,
+                            const PlanOptions& options) {
+  const uint64_t ss = table.sector_size;
+  if (ss == 0 || alignment.grain_bytes == 0 || alignment.grain_bytes % ss != 0 ||
+      alignment.offset_bytes % ss != 0) {
+    return MakeError(fmt::format(
+        "the alignment (grain {} bytes, offset {} bytes) is not a whole number of {}-byte "
+        "sectors",
+        alignment.grain_bytes, alignment.offset_bytes, ss));
+  }
+  Context cx{table};
+  cx.grid = {alignment.grain_bytes / ss, alignment.offset_bytes / ss};
+  cx.dos = table.label == LabelType::kDos;
+  if (cx.dos) {
+    // Sector 0 holds the MBR; libfdisk accepts explicit starts from 1 and caps the area at
+    // 2^32 - 1 (get_disk_ranges()).
+    cx.lo = 1;
+    cx.hi = std::min(table.last_usable_lba, kMbrMaxSector);
+    cx.dos_first_lba =
+        std::max<uint64_t>(options.dos_logical_gap_sectors.value_or(table.first_usable_lba), 1);
+  } else {
+    cx.lo = table.first_usable_lba;
+    cx.hi = table.last_usable_lba;
+  }
+  if (Status s = CheckLayout(table, cx.lo, cx.hi); !s) return s.error();
+  return cx;
+}
+
+// The search's items in disk order: the partitions, with the logical ones between the start
+// and the end of the extended partition.
+struct Items {
+  std::vector<Item> list;
+  std::optional<size_t> ext_index;  // the extended partition, if any
+  bool has_logicals = false;
+};
+
+Item DataItem(const Context& cx, size_t i, bool logical, bool first_logical) {
+  const Partition& p = cx.table.partitions[i];
+  Item it;
+  it.part = i;
+  it.logical = logical;
+  it.first_logical = first_logical;
+  it.start = p.start_sector;
+  it.end = p.end_sector();
+  it.size = p.size_sectors;
+  it.keep = ProtectedSectors(p, cx.table.sector_size, cx.grid.grain);
+  it.data = p.contents.has_data;
+  it.anchored = IsEndAnchored(p.contents);
+  return it;
+}
+
+// Where the next data partition starts today, minus the gap in front of it.
+void SetNextLimits(const Context& cx, std::vector<Item>& items) {
+  for (size_t i = 0; i < items.size(); ++i) {
+    if (items[i].type != ItemType::kData) continue;
+    for (size_t j = i + 1; j < items.size(); ++j) {
+      if (items[j].type == ItemType::kExtStart) {
+        items[i].next_limit = items[j].start;
+        break;
+      }
+      if (items[j].type != ItemType::kData) continue;
+      uint64_t gap = items[j].logical && !items[j].first_logical ? cx.dos_first_lba : 0;
+      if (items[j].start > gap) items[i].next_limit = items[j].start - gap;
+      break;
+    }
+  }
+}
+
+Items ItemsInDiskOrder(const Context& cx) {
+  const PartitionTable& table = cx.table;
+  Items out;
+  std::vector<size_t> top;
+  std::vector<size_t> logicals;
+  for (size_t i = 0; i < table.partitions.size(); ++i) {
+    const Partition& p = table.partitions[i];
+    if (p.kind == PartitionKind::kLogical) {
+      logicals.push_back(i);
+    } else {
+      top.push_back(i);
+      if (p.kind == PartitionKind::kExtended) out.ext_index = i;
+    }
+  }
+  out.has_logicals = !logicals.empty();
+  auto by_start = [&](size_t a, size_t b) {
+    return table.partitions[a].start_sector < table.partitions[b].start_sector;
+  };
+  std::sort(top.begin(), top.end(), by_start);
+  std::sort(logicals.begin(), logicals.end(), by_start);
+  for (size_t i : top) {
+    if (table.partitions[i].kind != PartitionKind::kExtended) {
+      out.list.push_back(DataItem(cx, i, false, false));
+      continue;
+    }
+    const Partition& ext = table.partitions[i];
+    Item start{ItemType::kExtStart, i};
+    start.start = ext.start_sector;
+    start.end = ext.end_sector();
+    start.size = ext.size_sectors;
+    out.list.push_back(start);
+    for (size_t k = 0; k < logicals.size(); ++k) {
+      Item it = DataItem(cx, logicals[k], true, k == 0);
+      it.ext_part = i;
+      out.list.push_back(it);
+    }
+    Item end = start;
+    end.type = ItemType::kExtEnd;
+    out.list.push_back(end);
+  }
+  SetNextLimits(cx, out.list);
+  return out;
+}
+
+// The search: one layer of partial plans per item, then the cheapest final plan followed back
+// to the first item. One decision per item.
+Result<std::vector<Decision>> Search(const Context& cx, const Items& items) {
+  std::vector<std::vector<State>> layers;
+  State initial;
+  initial.next_free = cx.lo;
+  initial.f_eff = cx.dos_first_lba;
+  layers.push_back({initial});
+  for (const Item& it : items.list) {
+    std::vector<State> next;
+    const std::vector<State>& prev = layers.back();
+    for (size_t k = 0; k < prev.size(); ++k) {
+      const State& st = prev[k];
+      const int parent = static_cast<int>(k);
+      switch (it.type) {
+        case ItemType::kData:
+          ExpandData(cx, it, st, parent, &next);
+          break;
+        case ItemType::kExtStart: {
+          State s = st;
+          s.parent = parent;
+          s.ext_lo = std::max(st.next_free, cx.lo);
+          next.push_back(s);
+          break;
+        }
+        case ItemType::kExtEnd:
+          ExpandExtEnd(cx, it, items.has_logicals, st, parent, &next);
+          break;
+      }
+    }
+    if (next.empty()) {
+      return MakeError(
+          "no placement keeps every partition and its data (this is a bug: the "
+          "table as it is should always remain possible)");
+    }
+    layers.push_back(Prune(std::move(next)));
+  }
+
+  const std::vector<State>& last = layers.back();
+  int index = static_cast<int>(
+      std::min_element(last.begin(), last.end(),
+                       [](const State& a, const State& b) { return a.cost < b.cost; }) -
+      last.begin());
+  std::vector<Decision> decisions(items.list.size());
+  for (size_t layer = items.list.size(); layer > 0; --layer) {
+    const State& s = layers[layer][static_cast<size_t>(index)];
+    decisions[layer - 1] = s.decision;
+    index = s.parent;
+  }
+  return decisions;
+}
+
+// The chosen layout: new extents per partition, and the neighbours of each.
+struct NewLayout {
+  std::map<size_t, std::pair<uint64_t, uint64_t>> extent;  // partition index -> start, end
+  std::map<size_t, uint64_t> gap_before;
+  std::vector<std::pair<size_t, bool>> order;  // (partition index, is an EBR-bearing logical)
+  std::optional<size_t> ext_index;
+};
+
+NewLayout NewExtents(const Items& items, const std::vector<Decision>& decisions) {
+  NewLayout out;
+  out.ext_index = items.ext_index;
+  for (size_t i = 0; i < items.list.size(); ++i) {
+    const Item& it = items.list[i];
+    const Decision& d = decisions[i];
+    if (it.type == ItemType::kData) {
+      out.extent[it.part] = {d.start, d.end};
+      out.gap_before[it.part] = d.gap;
+      if (it.first_logical) out.extent[*items.ext_index].first = d.ext_start;
+      out.order.push_back({it.part, it.logical});
+    } else if (it.type == ItemType::kExtEnd) {
+      if (!items.has_logicals) {
+        out.extent[it.part] = {d.start, d.end};
+      } else {
+        out.extent[it.part].second = d.end;
+      }
+    }
+  }
+  return out;
+}
+
+// "end E -> E' (grows by N sectors)" and the like; empty when the end stays.
+std::string EndChangeText(const Partition& p, const PlanAction& a) {
+  if (a.new_end_sector == a.old_end_sector) return {};
+  const uint64_t old_size = p.size_sectors;
+  const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
+  if (new_size > old_size) {
+    return fmt::format("end {} -> {} (grows by {})", a.old_end_sector, a.new_end_sector,
+                       Sectors(new_size - old_size));
+  }
+  if (new_size < old_size) {
+    return fmt::format("end {} -> {} (shrinks by {}, {})", a.old_end_sector, a.new_end_sector,
+                       Sectors(old_size - new_size),
+                       p.contents.has_data ? "all past the filesystem's end" : "it holds no data");
+  }
+  return fmt::format("end {} -> {}", a.old_end_sector, a.new_end_sector);
+}
+
+// Why partition `i` (start still misaligned in `layout`) cannot be aligned: what blocks each
+// direction, against the new layout of its neighbours.
+std::string ImpossibleReason(const Context& cx, const NewLayout& layout, size_t i) {
+  const PartitionTable& table = cx.table;
+  const Partition& p = table.partitions[i];
+  const uint64_t ss = table.sector_size;
+  size_t pos = 0;
+  while (layout.order[pos].first != i) ++pos;
+  const uint64_t keep = ProtectedSectors(p, ss, cx.grid.grain);
+  uint64_t lower = cx.lo;
+  std::string lower_name = fmt::format("the first usable sector {}", cx.lo);
+  if (p.kind == PartitionKind::kLogical && pos > 0 && !layout.order[pos - 1].second) {
+    // The first logical partition: only its EBR (the extended start) lies before it.
+    const uint64_t ext_start = layout.extent.at(*layout.ext_index).first;
+    lower = ext_start + 1;
+    lower_name = fmt::format("the extended partition's first sector {} (its EBR)", ext_start);
+  } else if (pos > 0) {
+    const size_t prev = layout.order[pos - 1].first;
+    const uint64_t gap = layout.gap_before.at(i);
+    lower = layout.extent.at(prev).second + 1 + gap;
+    lower_name = fmt::format("partition {} (ends at {}){}", table.partitions[prev].number,
+                             layout.extent.at(prev).second,
+                             gap > 1 ? fmt::format(" plus the {} libfdisk keeps for this "
+                                                   "partition's EBR",
+                                                   Sectors(gap))
+                                     : "");
+  }
+  uint64_t upper = cx.hi;
+  std::string upper_name = fmt::format("the usable area, which ends at {}", cx.hi);
+  if (pos + 1 < layout.order.size()) {
+    const size_t next = layout.order[pos + 1].first;
+    upper = layout.extent.at(next).first - 1 - layout.gap_before.at(next);
+    upper_name = fmt::format("partition {}, which starts at {}", table.partitions[next].number,
+                             layout.extent.at(next).first);
+  }
+  std::vector<std::string> why;
+  std::optional<uint64_t> down = cx.grid.Down(p.start_sector);
+  if (!down || *down < cx.lo) {
+    why.push_back(
+        fmt::format("no aligned start lies between the first usable sector {} and "
+                    "{}",
+                    cx.lo, p.start_sector));
+  } else if (*down < lower) {
+    why.push_back(fmt::format("moving down to {} would overlap {} by {}", *down, lower_name,
+                              Sectors(lower - *down)));
+  }
+  const uint64_t up = cx.grid.Up(p.start_sector);
+  if (up + keep - 1 > upper) {
+    why.push_back(fmt::format("moving up to {} needs sectors {}-{}, {} past {}", up, up,
+                              up + keep - 1, Sectors(up + keep - 1 - upper), upper_name));
+  }
+  if (why.empty()) {
+    why.push_back("aligning it would push other partitions out of alignment or off the disk");
+  }
+  return fmt::format("start {} cannot be aligned: {}; {}", p.start_sector, fmt::join(why, "; "),
+                     KeepReason(p, keep, ss));
+}
+
+// What happens to partition `i` in the chosen layout, and why.
+PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) {
+  const PartitionTable& table = cx.table;
+  const Partition& p = table.partitions[i];
+  const uint64_t ss = table.sector_size;
+  PlanAction a;
+  a.partition = p.number;
+  a.old_start_sector = p.start_sector;
+  a.old_end_sector = p.end_sector();
+  a.new_start_sector = layout.extent.at(i).first;
+  a.new_end_sector = layout.extent.at(i).second;
+  const bool moved = a.new_start_sector != a.old_start_sector;
+  const bool end_changed = a.new_end_sector != a.old_end_sector;
+  const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
+  const std::string end_text = EndChangeText(p, a);
+  if (p.kind == PartitionKind::kExtended) {
+    a.kind = moved || end_changed ? ActionKind::kTableOnly : ActionKind::kNone;
+    std::vector<std::string> parts;
+    if (moved)
+      parts.push_back(fmt::format("start {} -> {}", a.old_start_sector, a.new_start_sector));
+    if (end_changed) parts.push_back(end_text);
+    a.reason = parts.empty() ? "extended partition: still holds its logical partitions"
+                             : fmt::format(
+                                   "extended partition: {}, to hold its logical partitions (it "
+                                   "holds only the EBR chain)",
+                                   fmt::join(parts, ", "));
+    return a;
+  }
+  const bool aligned = cx.grid.IsAligned(a.new_start_sector);
+  const bool was_aligned = cx.grid.IsAligned(a.old_start_sector);
+  const bool end_aligned = cx.grid.IsAligned(a.new_end_sector + 1);
+  if (!aligned) {
+    a.kind = ActionKind::kImpossible;
+    a.reason = ImpossibleReason(cx, layout, i);
+    return a;
+  }
+  if (!moved && !end_changed) {
+    a.kind = ActionKind::kNone;
+    a.reason = end_aligned
+                   ? "aligned"
+                   : fmt::format(
+                         "start aligned; end {} is not on a boundary but "
+                         "cannot move ({})",
+                         a.old_end_sector,
+                         IsEndAnchored(p.contents) ? p.contents.fs_type + " keeps metadata there"
+                                                   : "no free space after it to grow into");
+    return a;
+  }
+  std::vector<std::string> parts;
+  if (moved) {
+    const bool up = a.new_start_sector > a.old_start_sector;
+    parts.push_back(fmt::format("start {} -> {} ({} {}){}", a.old_start_sector, a.new_start_sector,
+                                up ? "up" : "down",
+                                Sectors(Distance(a.new_start_sector, a.old_start_sector)),
+                                was_aligned ? ", pushed by the partition before it" : ""));
+  }
+  if (end_changed) {
+    parts.push_back(end_text +
+                    (end_aligned && !moved ? " so that the next aligned start follows" : ""));
+  }
+  if (moved && p.contents.has_data) {
+    a.kind = ActionKind::kMoveData;
+    a.bytes_to_move = std::min(p.size_sectors, new_size) * ss;
+    const bool up = a.new_start_sector > a.old_start_sector;
+    parts.push_back(fmt::format("{} of {} to copy {}", FormatSize(a.bytes_to_move),
+                                p.contents.fs_type.empty() ? "data" : p.contents.fs_type,
+                                up ? "up" : "down"));
+  } else {
+    a.kind = ActionKind::kTableOnly;
+    if (moved) parts.push_back("no data in it: only the table entry changes");
+  }
+  a.reason = fmt::format("{}", fmt::join(parts, "; "));
+  return a;
+}
+
 }  // namespace
 
 bool IsEndAnchored(const PartitionContents& contents) {
@@ -335,313 +680,21 @@ uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t gra
 Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
                                                const Alignment& alignment,
                                                const PlanOptions& options) {
-  const uint64_t ss = table.sector_size;
   if (table.label != LabelType::kGpt && table.label != LabelType::kDos) {
     if (table.label == LabelType::kNone && table.partitions.empty())
       return std::vector<PlanAction>{};
     return MakeError(fmt::format("cannot plan a '{}' partition table (only GPT and DOS)",
                                  ToString(table.label)));
   }
-  if (ss == 0 || alignment.grain_bytes == 0 || alignment.grain_bytes % ss != 0 ||
-      alignment.offset_bytes % ss != 0) {
-    return MakeError(fmt::format(
-        "the alignment (grain {} bytes, offset {} bytes) is not a whole number of {}-byte "
-        "sectors",
-        alignment.grain_bytes, alignment.offset_bytes, ss));
-  }
-  Context cx{table};
-  cx.grid = {alignment.grain_bytes / ss, alignment.offset_bytes / ss};
-  cx.dos = table.label == LabelType::kDos;
-  if (cx.dos) {
-    // Sector 0 holds the MBR; libfdisk accepts explicit starts from 1 and caps the area at
-    // 2^32 - 1 (get_disk_ranges()).
-    cx.lo = 1;
-    cx.hi = std::min(table.last_usable_lba, kMbrMaxSector);
-    cx.dos_first_lba =
-        std::max<uint64_t>(options.dos_logical_gap_sectors.value_or(table.first_usable_lba), 1);
-  } else {
-    cx.lo = table.first_usable_lba;
-    cx.hi = table.last_usable_lba;
-  }
-  if (Status s = CheckLayout(table, cx.lo, cx.hi); !s) return s.error();
-
-  // The items in disk order.
-  std::vector<size_t> top;
-  std::vector<size_t> logicals;
-  std::optional<size_t> ext_index;
-  for (size_t i = 0; i < table.partitions.size(); ++i) {
-    const Partition& p = table.partitions[i];
-    if (p.kind == PartitionKind::kLogical) {
-      logicals.push_back(i);
-    } else {
-      top.push_back(i);
-      if (p.kind == PartitionKind::kExtended) ext_index = i;
-    }
-  }
-  auto by_start = [&](size_t a, size_t b) {
-    return table.partitions[a].start_sector < table.partitions[b].start_sector;
-  };
-  std::sort(top.begin(), top.end(), by_start);
-  std::sort(logicals.begin(), logicals.end(), by_start);
-  std::vector<Item> items;
-  auto data_item = [&](size_t i, bool logical, bool first_logical) {
-    const Partition& p = table.partitions[i];
-    Item it;
-    it.part = i;
-    it.logical = logical;
-    it.first_logical = first_logical;
-    it.start = p.start_sector;
-    it.end = p.end_sector();
-    it.size = p.size_sectors;
-    it.keep = ProtectedSectors(p, ss, cx.grid.grain);
-    it.data = p.contents.has_data;
-    it.anchored = IsEndAnchored(p.contents);
-    return it;
-  };
-  for (size_t i : top) {
-    if (table.partitions[i].kind != PartitionKind::kExtended) {
-      items.push_back(data_item(i, false, false));
-      continue;
-    }
-    const Partition& ext = table.partitions[i];
-    Item start{ItemType::kExtStart, i};
-    start.start = ext.start_sector;
-    start.end = ext.end_sector();
-    start.size = ext.size_sectors;
-    items.push_back(start);
-    for (size_t k = 0; k < logicals.size(); ++k) {
-      Item it = data_item(logicals[k], true, k == 0);
-      it.ext_part = i;
-      items.push_back(it);
-    }
-    Item end = start;
-    end.type = ItemType::kExtEnd;
-    items.push_back(end);
-  }
-  // Where the next data partition starts today, minus the gap in front of it.
-  for (size_t i = 0; i < items.size(); ++i) {
-    if (items[i].type != ItemType::kData) continue;
-    for (size_t j = i + 1; j < items.size(); ++j) {
-      if (items[j].type == ItemType::kExtStart) {
-        items[i].next_limit = items[j].start;
-        break;
-      }
-      if (items[j].type != ItemType::kData) continue;
-      uint64_t gap = items[j].logical && !items[j].first_logical ? cx.dos_first_lba : 0;
-      if (items[j].start > gap) items[i].next_limit = items[j].start - gap;
-      break;
-    }
-  }
-
-  // The search: one layer of partial plans per item.
-  std::vector<std::vector<State>> layers;
-  State initial;
-  initial.next_free = cx.lo;
-  initial.f_eff = cx.dos_first_lba;
-  layers.push_back({initial});
-  for (const Item& it : items) {
-    std::vector<State> next;
-    const std::vector<State>& prev = layers.back();
-    for (size_t k = 0; k < prev.size(); ++k) {
-      const State& st = prev[k];
-      const int parent = static_cast<int>(k);
-      switch (it.type) {
-        case ItemType::kData:
-          ExpandData(cx, it, st, parent, &next);
-          break;
-        case ItemType::kExtStart: {
-          State s = st;
-          s.parent = parent;
-          s.ext_lo = std::max(st.next_free, cx.lo);
-          next.push_back(s);
-          break;
-        }
-        case ItemType::kExtEnd:
-          ExpandExtEnd(cx, it, !logicals.empty(), st, parent, &next);
-          break;
-      }
-    }
-    if (next.empty()) {
-      return MakeError(
-          "no placement keeps every partition and its data (this is a bug: the "
-          "table as it is should always remain possible)");
-    }
-    layers.push_back(Prune(std::move(next)));
-  }
-
-  // Follow the cheapest final plan back to the first item.
-  const std::vector<State>& last = layers.back();
-  int index = static_cast<int>(
-      std::min_element(last.begin(), last.end(),
-                       [](const State& a, const State& b) { return a.cost < b.cost; }) -
-      last.begin());
-  std::vector<Decision> decisions(items.size());
-  for (size_t layer = items.size(); layer > 0; --layer) {
-    const State& s = layers[layer][static_cast<size_t>(index)];
-    decisions[layer - 1] = s.decision;
-    index = s.parent;
-  }
-
-  // New extents per partition.
-  std::map<size_t, std::pair<uint64_t, uint64_t>> extent;
-  std::map<size_t, uint64_t> gap_before;
-  for (size_t i = 0; i < items.size(); ++i) {
-    const Item& it = items[i];
-    const Decision& d = decisions[i];
-    if (it.type == ItemType::kData) {
-      extent[it.part] = {d.start, d.end};
-      gap_before[it.part] = d.gap;
-      if (it.first_logical) extent[*ext_index].first = d.ext_start;
-    } else if (it.type == ItemType::kExtEnd) {
-      if (logicals.empty()) {
-        extent[it.part] = {d.start, d.end};
-      } else {
-        extent[it.part].second = d.end;
-      }
-    }
-  }
-
-  // Neighbours in the new layout, for the reasons of what cannot be aligned.
-  std::vector<std::pair<size_t, bool>> order;  // (partition index, is an EBR-bearing logical)
-  for (const Item& it : items) {
-    if (it.type == ItemType::kData) order.push_back({it.part, it.logical});
-  }
-
+  Result<Context> cx = MakeContext(table, alignment, options);
+  if (!cx) return cx.error();
+  const Items items = ItemsInDiskOrder(*cx);
+  Result<std::vector<Decision>> decisions = Search(*cx, items);
+  if (!decisions) return decisions.error();
+  const NewLayout layout = NewExtents(items, *decisions);
   std::vector<PlanAction> actions;
   for (size_t i = 0; i < table.partitions.size(); ++i) {
-    const Partition& p = table.partitions[i];
-    PlanAction a;
-    a.partition = p.number;
-    a.old_start_sector = p.start_sector;
-    a.old_end_sector = p.end_sector();
-    a.new_start_sector = extent[i].first;
-    a.new_end_sector = extent[i].second;
-    const bool moved = a.new_start_sector != a.old_start_sector;
-    const bool end_changed = a.new_end_sector != a.old_end_sector;
-    const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
-    std::string end_text;
-    if (end_changed) {
-      uint64_t old_size = p.size_sectors;
-      end_text = new_size > old_size ? fmt::format("end {} -> {} (grows by {})", a.old_end_sector,
-                                                   a.new_end_sector, Sectors(new_size - old_size))
-                 : new_size < old_size
-                     ? fmt::format("end {} -> {} (shrinks by {}, {})", a.old_end_sector,
-                                   a.new_end_sector, Sectors(old_size - new_size),
-                                   p.contents.has_data ? "all past the filesystem's end"
-                                                       : "it holds no data")
-                     : fmt::format("end {} -> {}", a.old_end_sector, a.new_end_sector);
-    }
-    if (p.kind == PartitionKind::kExtended) {
-      a.kind = moved || end_changed ? ActionKind::kTableOnly : ActionKind::kNone;
-      std::vector<std::string> parts;
-      if (moved)
-        parts.push_back(fmt::format("start {} -> {}", a.old_start_sector, a.new_start_sector));
-      if (end_changed) parts.push_back(end_text);
-      a.reason = parts.empty() ? "extended partition: still holds its logical partitions"
-                               : fmt::format(
-                                     "extended partition: {}, to hold its logical partitions (it "
-                                     "holds only the EBR chain)",
-                                     fmt::join(parts, ", "));
-      actions.push_back(std::move(a));
-      continue;
-    }
-    const bool aligned = cx.grid.IsAligned(a.new_start_sector);
-    const bool was_aligned = cx.grid.IsAligned(a.old_start_sector);
-    const bool end_aligned = cx.grid.IsAligned(a.new_end_sector + 1);
-    if (!aligned) {
-      a.kind = ActionKind::kImpossible;
-      // Name what blocks each direction, against the new layout of the neighbours.
-      size_t pos = 0;
-      while (order[pos].first != i) ++pos;
-      const uint64_t keep = ProtectedSectors(p, ss, cx.grid.grain);
-      uint64_t lower = cx.lo;
-      std::string lower_name = fmt::format("the first usable sector {}", cx.lo);
-      if (p.kind == PartitionKind::kLogical && pos > 0 && !order[pos - 1].second) {
-        // The first logical partition: only its EBR (the extended start) lies before it.
-        lower = extent[*ext_index].first + 1;
-        lower_name = fmt::format("the extended partition's first sector {} (its EBR)",
-                                 extent[*ext_index].first);
-      } else if (pos > 0) {
-        const size_t prev = order[pos - 1].first;
-        lower = extent[prev].second + 1 + gap_before[i];
-        lower_name = fmt::format(
-            "partition {} (ends at {}){}", table.partitions[prev].number, extent[prev].second,
-            gap_before[i] > 1 ? fmt::format(" plus the {} libfdisk keeps for this "
-                                            "partition's EBR",
-                                            Sectors(gap_before[i]))
-                              : "");
-      }
-      uint64_t upper = cx.hi;
-      std::string upper_name = fmt::format("the usable area, which ends at {}", cx.hi);
-      if (pos + 1 < order.size()) {
-        const size_t next = order[pos + 1].first;
-        uint64_t next_gap = gap_before[next];
-        upper = extent[next].first - 1 - next_gap;
-        upper_name = fmt::format("partition {}, which starts at {}", table.partitions[next].number,
-                                 extent[next].first);
-      }
-      std::vector<std::string> why;
-      std::optional<uint64_t> down = cx.grid.Down(p.start_sector);
-      if (!down || *down < cx.lo) {
-        why.push_back(
-            fmt::format("no aligned start lies between the first usable sector {} and "
-                        "{}",
-                        cx.lo, p.start_sector));
-      } else if (*down < lower) {
-        why.push_back(fmt::format("moving down to {} would overlap {} by {}", *down, lower_name,
-                                  Sectors(lower - *down)));
-      }
-      const uint64_t up = cx.grid.Up(p.start_sector);
-      if (up + keep - 1 > upper) {
-        why.push_back(fmt::format("moving up to {} needs sectors {}-{}, {} past {}", up, up,
-                                  up + keep - 1, Sectors(up + keep - 1 - upper), upper_name));
-      }
-      if (why.empty()) {
-        why.push_back("aligning it would push other partitions out of alignment or off the disk");
-      }
-      a.reason = fmt::format("start {} cannot be aligned: {}; {}", p.start_sector,
-                             fmt::join(why, "; "), KeepReason(p, keep, ss));
-      actions.push_back(std::move(a));
-      continue;
-    }
-    if (!moved && !end_changed) {
-      a.kind = ActionKind::kNone;
-      a.reason = end_aligned
-                     ? "aligned"
-                     : fmt::format(
-                           "start aligned; end {} is not on a boundary but "
-                           "cannot move ({})",
-                           a.old_end_sector,
-                           IsEndAnchored(p.contents) ? p.contents.fs_type + " keeps metadata there"
-                                                     : "no free space after it to grow into");
-      actions.push_back(std::move(a));
-      continue;
-    }
-    std::vector<std::string> parts;
-    if (moved) {
-      const bool up = a.new_start_sector > a.old_start_sector;
-      parts.push_back(fmt::format("start {} -> {} ({} {}){}", a.old_start_sector,
-                                  a.new_start_sector, up ? "up" : "down",
-                                  Sectors(Distance(a.new_start_sector, a.old_start_sector)),
-                                  was_aligned ? ", pushed by the partition before it" : ""));
-    }
-    if (end_changed) {
-      parts.push_back(end_text +
-                      (end_aligned && !moved ? " so that the next aligned start follows" : ""));
-    }
-    if (moved && p.contents.has_data) {
-      a.kind = ActionKind::kMoveData;
-      a.bytes_to_move = std::min(p.size_sectors, new_size) * ss;
-      const bool up = a.new_start_sector > a.old_start_sector;
-      parts.push_back(fmt::format("{} of {} to copy {}", FormatSize(a.bytes_to_move),
-                                  p.contents.fs_type.empty() ? "data" : p.contents.fs_type,
-                                  up ? "up" : "down"));
-    } else {
-      a.kind = ActionKind::kTableOnly;
-      if (moved) parts.push_back("no data in it: only the table entry changes");
-    }
-    a.reason = fmt::format("{}", fmt::join(parts, "; "));
-    actions.push_back(std::move(a));
+    actions.push_back(DescribeAction(*cx, layout, i));
   }
   return actions;
 }

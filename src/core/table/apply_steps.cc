@@ -86,150 +86,77 @@ struct PendingChange {
   bool done() const { return next == targets.size(); }
 };
 
-}  // namespace
-
-Result<std::vector<ApplyStep>> OrderApplySteps(const Plan& plan, const PartitionTable& table) {
-  const uint64_t sector_size = table.sector_size;
-  Layout layout;
-  for (const Partition& p : table.partitions) {
-    layout[p.number] = {p.kind, p.start_sector, p.end_sector(), p.contents.has_data};
-  }
-  std::map<uint32_t, const PlanAction*> moves;   // still to be done, by partition number
-  std::map<uint32_t, PendingChange> table_only;  // still to be placed
-  // Moves in the order they are considered: lowest on the disk first.
-  std::vector<const PlanAction*> by_start;
-  for (const PlanAction& a : plan.actions) {
-    if (a.kind != ActionKind::kMoveData && a.kind != ActionKind::kTableOnly) continue;
-    auto it = layout.find(a.partition);
-    if (it == layout.end()) {
-      return MakeError(fmt::format("partition {} of the plan is not in the table", a.partition));
+// The ordering's state while it builds the steps: the table at the current instant, what is
+// still to do, and the steps so far.
+class StepOrder {
+ public:
+  explicit StepOrder(const PartitionTable& table) : sector_size_(table.sector_size) {
+    for (const Partition& p : table.partitions) {
+      layout_[p.number] = {p.kind, p.start_sector, p.end_sector(), p.contents.has_data};
     }
-    const TableEdit final_place{a.partition, a.new_start_sector, a.new_end_sector};
-    if (a.kind == ActionKind::kMoveData) {
-      if (a.bytes_to_move == 0 || a.old_start_sector == a.new_start_sector) {
+  }
+
+  // Sorts the plan's actions into moves (lowest on the disk first) and table-only changes.
+  Status Collect(const Plan& plan) {
+    for (const PlanAction& a : plan.actions) {
+      if (a.kind != ActionKind::kMoveData && a.kind != ActionKind::kTableOnly) continue;
+      auto it = layout_.find(a.partition);
+      if (it == layout_.end()) {
+        return MakeError(fmt::format("partition {} of the plan is not in the table", a.partition));
+      }
+      if (a.kind == ActionKind::kMoveData) {
+        if (a.bytes_to_move == 0 || a.old_start_sector == a.new_start_sector) {
+          return MakeError(fmt::format(
+              "partition {}: a move-data action must move bytes to another start", a.partition));
+        }
+        it->second.holds_data = true;
+        moves_[a.partition] = &a;
+        by_start_.push_back(&a);
+        continue;
+      }
+      table_only_[a.partition] = TableOnlyChange(it->second, a);
+    }
+    if (moves_.empty()) return MakeError("the plan moves no data");
+    std::sort(by_start_.begin(), by_start_.end(), [](const PlanAction* a, const PlanAction* b) {
+      return a->old_start_sector < b->old_start_sector;
+    });
+    return {};
+  }
+
+  // One step per move: each time the lowest move that may go now; fails naming what blocks
+  // every remaining move when none may.
+  Status PlaceMoves() {
+    PlaceFreeTableOnly();
+    while (!moves_.empty()) {
+      std::vector<std::string> blocked;
+      const PlanAction* next = nullptr;
+      for (const PlanAction* m : by_start_) {
+        if (!moves_.count(m->partition)) continue;
+        if (std::optional<std::string> obstacle = TryMove(*m)) {
+          blocked.push_back(std::move(*obstacle));
+          continue;
+        }
+        next = m;
+        break;
+      }
+      if (!next) {
         return MakeError(fmt::format(
-            "partition {}: a move-data action must move bytes to another start", a.partition));
+            "no order of the data moves keeps every partition's data and the table valid at "
+            "every step ({}); the moves need each other's place",
+            fmt::join(blocked, "; ")));
       }
-      it->second.holds_data = true;
-      moves[a.partition] = &a;
-      by_start.push_back(&a);
-      continue;
     }
-    PendingChange change;
-    const Extent& old = it->second;
-    const uint64_t low = std::min(old.start, a.new_start_sector);
-    const uint64_t high = std::max(old.end, a.new_end_sector);
-    if (old.kind == PartitionKind::kExtended &&
-        (low != a.new_start_sector || high != a.new_end_sector) &&
-        (low != old.start || high != old.end)) {
-      // Holds its logical partitions wherever they are while they move.
-      change.targets.push_back({a.partition, low, high});
-    }
-    change.targets.push_back(final_place);
-    table_only[a.partition] = std::move(change);
+    return {};
   }
-  if (moves.empty()) return MakeError("the plan moves no data");
-  std::sort(by_start.begin(), by_start.end(), [](const PlanAction* a, const PlanAction* b) {
-    return a->old_start_sector < b->old_start_sector;
-  });
 
-  std::vector<ApplyStep> steps;
-  std::map<uint32_t, TableEdit> edits;  // changes that fit now, not yet written by a step
-  auto take = [&](Layout& into, uint32_t n) {
-    PendingChange& change = table_only.at(n);
-    const TableEdit& t = change.target();
-    MoveTo(into, n, t.start_sector, t.end_sector);
-    edits[n] = t;
-    ++change.next;
-  };
-  auto forget_done = [&] {
-    for (auto it = table_only.begin(); it != table_only.end();) {
-      it = it->second.done() ? table_only.erase(it) : std::next(it);
-    }
-  };
-  // Every table-only change that fits the table as it is, one after the other.
-  auto place_free_table_only = [&] {
-    for (bool progress = true; progress;) {
-      progress = false;
-      for (auto& [n, change] : table_only) {
-        if (change.done()) continue;
-        Layout trial = layout;
-        MoveTo(trial, n, change.target().start_sector, change.target().end_sector);
-        if (Violations(trial).empty()) {
-          take(layout, n);
-          progress = true;
-        }
-      }
-    }
-    forget_done();
-  };
-
-  place_free_table_only();
-  while (!moves.empty()) {
-    std::vector<std::string> blocked;
-    bool chosen = false;
-    for (const PlanAction* m : by_start) {
-      if (!moves.count(m->partition)) continue;
-      if (std::optional<uint32_t> data = DataInTheWay(layout, *m, sector_size)) {
-        blocked.push_back(fmt::format("partition {} would overwrite the data of partition {}",
-                                      m->partition, *data));
-        continue;
-      }
-      // The table after this move must be valid: table-only partitions in the way change with
-      // it (they hold no data where they change); anything else in the way blocks it.
-      Layout trial = layout;
-      MoveTo(trial, m->partition, m->new_start_sector, m->new_end_sector);
-      const std::map<uint32_t, PendingChange> saved_changes = table_only;
-      const std::map<uint32_t, TableEdit> saved_edits = edits;
-      std::optional<std::string> obstacle;
-      for (std::vector<std::pair<uint32_t, uint32_t>> v = Violations(trial); !v.empty();
-           v = Violations(trial)) {
-        std::set<uint32_t> movable;
-        for (const auto& [a, b] : v) {
-          for (uint32_t n : {a, b}) {
-            auto it = table_only.find(n);
-            if (it != table_only.end() && !it->second.done()) movable.insert(n);
-          }
-        }
-        if (movable.empty()) {
-          obstacle = fmt::format("partition {} does not fit next to partition {} yet",
-                                 v.front().first, v.front().second);
-          break;
-        }
-        for (uint32_t n : movable) take(trial, n);
-      }
-      if (obstacle) {
-        table_only = saved_changes;
-        edits = saved_edits;
-        blocked.push_back(fmt::format("moving partition {}: {}", m->partition, *obstacle));
-        continue;
-      }
-      layout = std::move(trial);
-      edits[m->partition] = {m->partition, m->new_start_sector, m->new_end_sector};
-      moves.erase(m->partition);
-      forget_done();
-      place_free_table_only();
-      ApplyStep step{m->partition, {}};
-      for (const auto& [n, e] : edits) step.edits.push_back(e);
-      steps.push_back(std::move(step));
-      edits.clear();
-      chosen = true;
-      break;
-    }
-    if (!chosen) {
-      return MakeError(fmt::format(
-          "no order of the data moves keeps every partition's data and the table valid at "
-          "every step ({}); the moves need each other's place",
-          fmt::join(blocked, "; ")));
-    }
-  }
-  if (!table_only.empty()) {
-    // Table-only changes that only fit together: they go with the last step.
-    Layout trial = layout;
+  // Table-only changes that only fit together: they go with the last step.
+  Status AttachLeftovers() {
+    if (table_only_.empty()) return {};
+    Layout trial = layout_;
     std::map<uint32_t, TableEdit> last;
-    for (const TableEdit& e : steps.back().edits) last[e.partition] = e;
+    for (const TableEdit& e : steps_.back().edits) last[e.partition] = e;
     std::vector<uint32_t> left;
-    for (auto& [n, change] : table_only) {
+    for (auto& [n, change] : table_only_) {
       const TableEdit& t = change.targets.back();
       MoveTo(trial, n, t.start_sector, t.end_sector);
       last[n] = t;
@@ -241,10 +168,121 @@ Result<std::vector<ApplyStep>> OrderApplySteps(const Plan& plan, const Partition
                       "after the data moves",
                       fmt::join(left, ", ")));
     }
-    steps.back().edits.clear();
-    for (const auto& [n, e] : last) steps.back().edits.push_back(e);
+    steps_.back().edits.clear();
+    for (const auto& [n, e] : last) steps_.back().edits.push_back(e);
+    return {};
   }
-  return steps;
+
+  std::vector<ApplyStep> TakeSteps() { return std::move(steps_); }
+
+ private:
+  // The places a table-only change goes through: a DOS extended partition whose start and end
+  // both change first takes the union of its old and new extent, so that it holds its logical
+  // partitions wherever they are while they move.
+  static PendingChange TableOnlyChange(const Extent& old, const PlanAction& a) {
+    PendingChange change;
+    const uint64_t low = std::min(old.start, a.new_start_sector);
+    const uint64_t high = std::max(old.end, a.new_end_sector);
+    if (old.kind == PartitionKind::kExtended &&
+        (low != a.new_start_sector || high != a.new_end_sector) &&
+        (low != old.start || high != old.end)) {
+      change.targets.push_back({a.partition, low, high});
+    }
+    change.targets.push_back({a.partition, a.new_start_sector, a.new_end_sector});
+    return change;
+  }
+
+  // Takes the next place of table-only change `n` in `into`, to be written by the next step.
+  void Take(Layout& into, uint32_t n) {
+    PendingChange& change = table_only_.at(n);
+    const TableEdit& t = change.target();
+    MoveTo(into, n, t.start_sector, t.end_sector);
+    edits_[n] = t;
+    ++change.next;
+  }
+
+  void ForgetDone() {
+    for (auto it = table_only_.begin(); it != table_only_.end();) {
+      it = it->second.done() ? table_only_.erase(it) : std::next(it);
+    }
+  }
+
+  // Every table-only change that fits the table as it is, one after the other.
+  void PlaceFreeTableOnly() {
+    for (bool progress = true; progress;) {
+      progress = false;
+      for (auto& [n, change] : table_only_) {
+        if (change.done()) continue;
+        Layout trial = layout_;
+        MoveTo(trial, n, change.target().start_sector, change.target().end_sector);
+        if (Violations(trial).empty()) {
+          Take(layout_, n);
+          progress = true;
+        }
+      }
+    }
+    ForgetDone();
+  }
+
+  // Makes move `m` the next step if it may go now; else says what blocks it and changes
+  // nothing. The table after the move must be valid: table-only partitions in the way change
+  // with it (they hold no data where they change); anything else in the way blocks it.
+  std::optional<std::string> TryMove(const PlanAction& m) {
+    if (std::optional<uint32_t> data = DataInTheWay(layout_, m, sector_size_)) {
+      return fmt::format("partition {} would overwrite the data of partition {}", m.partition,
+                         *data);
+    }
+    Layout trial = layout_;
+    MoveTo(trial, m.partition, m.new_start_sector, m.new_end_sector);
+    const std::map<uint32_t, PendingChange> saved_changes = table_only_;
+    const std::map<uint32_t, TableEdit> saved_edits = edits_;
+    for (std::vector<std::pair<uint32_t, uint32_t>> v = Violations(trial); !v.empty();
+         v = Violations(trial)) {
+      std::set<uint32_t> movable;
+      for (const auto& [a, b] : v) {
+        for (uint32_t n : {a, b}) {
+          auto it = table_only_.find(n);
+          if (it != table_only_.end() && !it->second.done()) movable.insert(n);
+        }
+      }
+      if (movable.empty()) {
+        table_only_ = saved_changes;
+        edits_ = saved_edits;
+        return fmt::format(
+            "moving partition {}: partition {} does not fit next to partition {} yet", m.partition,
+            v.front().first, v.front().second);
+      }
+      for (uint32_t n : movable) Take(trial, n);
+    }
+    layout_ = std::move(trial);
+    edits_[m.partition] = {m.partition, m.new_start_sector, m.new_end_sector};
+    moves_.erase(m.partition);
+    ForgetDone();
+    PlaceFreeTableOnly();
+    ApplyStep step{m.partition, {}};
+    for (const auto& [n, e] : edits_) step.edits.push_back(e);
+    steps_.push_back(std::move(step));
+    edits_.clear();
+    return std::nullopt;
+  }
+
+  const uint64_t sector_size_;
+  Layout layout_;                                 // the table at the current instant
+  std::map<uint32_t, const PlanAction*> moves_;   // still to be done, by partition number
+  std::vector<const PlanAction*> by_start_;       // every move, lowest on the disk first
+  std::map<uint32_t, PendingChange> table_only_;  // still to be placed
+  std::map<uint32_t, TableEdit> edits_;           // fit now, not yet written by a step
+  std::vector<ApplyStep> steps_;
+};
+
+}  // namespace
+
+Result<std::vector<ApplyStep>> OrderApplySteps(const Plan& plan, const PartitionTable& table) {
+  StepOrder order(table);
+  if (Status s = order.Collect(plan); !s) return s.error();
+  if (Status s = order.PlaceMoves(); !s) return s.error();
+  if (Status s = order.AttachLeftovers(); !s) return s.error();
+  return order.TakeSteps();
 }
 
 Plan StepPlan(const Plan& plan, const ApplyStep& step, const PartitionTable& before) {

@@ -11,6 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "partalign/tools/installers/installer_version.h"
 #include "partalign/tools/parted_model.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/topology/device.h"
@@ -122,6 +123,8 @@ struct ExplainReport {
   DeviceInfo device;
   std::vector<TopologyFinding> findings;
   std::vector<ToolPrediction> predictions;
+  /// YaST, Anaconda, Calamares and Ubuntu's installer (installers/installer_report.h).
+  std::vector<ToolPrediction> installer_predictions;
   std::string sentence;
   std::vector<std::string> why;
   std::optional<CrossCheck> cross_check;
@@ -129,17 +132,26 @@ struct ExplainReport {
   LabelType label = LabelType::kGpt;  ///< the label the sentence compares (--label)
 };
 
-ExplainReport BuildExplainReport(const DeviceInfo& device, const ToolVersions& versions,
-                                 const std::vector<uint64_t>& existing_gpt_starts = {},
-                                 LabelType label = LabelType::kGpt);
+ExplainReport BuildExplainReport(
+    const DeviceInfo& device, const ToolVersions& versions,
+    const std::vector<uint64_t>& existing_gpt_starts = {}, LabelType label = LabelType::kGpt,
+    const InstallerVersions& installers = NewestKnownInstallerVersions());
 
 /// The `explain --json` document: schema_version, partalign_version, topology (as probe),
-/// sentence, why, predictions, cross_check (null when not run).
+/// sentence, why, predictions, installer_predictions (same shape), cross_check (null when not
+/// run).
 nlohmann::json ExplainJson(const ExplainReport& report);
+
+/// One prediction as JSON (tool, version, era, grain_sectors, ..., error).
+nlohmann::json PredictionJson(const ToolPrediction& prediction);
 
 /// One row of the human table: TOOL, VERSION, GRAIN, OFFSET, FIRST-GPT, FIRST-DOS,
 /// WARNS-AT-1MIB.
 std::vector<std::vector<std::string>> ExplainTableRows(const ExplainReport& report);
+
+/// The same rows for any list of predictions (the installers' table).
+std::vector<std::vector<std::string>> PredictionRows(
+    const std::vector<ToolPrediction>& predictions);
 
 /// The lines after the table: each tool's rule chain (indented), then the cross-check.
 std::vector<std::string> ExplainDetailLines(const ExplainReport& report);

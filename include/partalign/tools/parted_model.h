@@ -108,6 +108,29 @@ struct AlignCheckOutcome {
 AlignCheckOutcome PredictAlignCheck(const PartedModel& model, PartedMode mode, int partition,
                                     int64_t start_sector);
 
+/// libparted's ped_alignment_align_up/down/nearest() inside the sectors [first, last]
+/// (cs/natmath.c): the aligned sector at or after / at or before / nearest `sector` (a tie goes
+/// to the lower one), moved by whole grains into the range; nullopt when none lies in it.
+/// blivet (pyparted) places partitions with these.
+std::optional<int64_t> PedAlignUp(const SectorAlignment& align, int64_t first, int64_t last,
+                                  int64_t sector);
+std::optional<int64_t> PedAlignDown(const SectorAlignment& align, int64_t first, int64_t last,
+                                    int64_t sector);
+std::optional<int64_t> PedAlignNearest(const SectorAlignment& align, int64_t first, int64_t last,
+                                       int64_t sector);
+
+/// ped_alignment_is_aligned() with a geometry: `sector` lies in [first, last] and
+/// (sector - offset) % grain == 0.
+bool PedIsAligned(const SectorAlignment& align, int64_t first, int64_t last, int64_t sector);
+
+/// The free region of a fresh label, as ped_disk_get_free_space_regions lists it: GPT after the
+/// entry array up to the backup array, msdos after the first track (63 sectors).
+struct PartedRegion {
+  int64_t first = 0;
+  int64_t last = -1;
+};
+PartedRegion PartedFreshFreeRegion(const PartedModel& model, LabelType label);
+
 /// parted's name for a label: "gpt", "msdos".
 std::string_view PartedLabelName(LabelType label);
 

@@ -62,12 +62,23 @@ const std::vector<ToolEra>& Eras(Tool tool);
 /// The era `version` falls in, or an error for versions older than the first modelled era.
 Result<ToolEra> EraOf(Tool tool, const ToolVersion& version);
 
+/// The era of `eras` (oldest first) that `version` falls in; `project` names it in the error.
+Result<ToolEra> FindEra(const std::vector<ToolEra>& eras, std::string_view project,
+                        const ToolVersion& version);
+
+/// Splits one `NAME=X.Y` override: the index of NAME in `names` and the version, which must be
+/// digits and dots only. `what` ("tool") and `example` ("2.38.1") word the errors.
+Result<std::pair<size_t, ToolVersion>> ParseVersionOverride(
+    std::string_view item, const std::vector<std::string_view>& names, std::string_view what,
+    std::string_view example);
+
 /// The newest version partalign knows the behaviour of (the default when a tool is not
 /// installed).
 ToolVersion NewestKnownVersion(Tool tool);
 
 /// Where a version used for a prediction came from.
-enum class VersionSource { kInstalled, kUserOverride, kNewestKnown };
+/// kUserOverride is `--tool-version`, kInstallerOverride `--installer-version`.
+enum class VersionSource { kInstalled, kUserOverride, kNewestKnown, kInstallerOverride };
 
 std::string_view ToString(VersionSource source);
 

@@ -7,6 +7,7 @@
 #include <fmt/ranges.h>
 
 #include "partalign/tools/gdisk_model.h"
+#include "partalign/tools/installers/installer_report.h"
 #include "partalign/tools/libfdisk_model.h"
 #include "partalign/tools/repart_model.h"
 #include "partalign/topology/alignment.h"
@@ -458,41 +459,48 @@ CrossCheck CompareWithModels(const LiveAlignment& live, const Topology& seen) {
 }
 
 ExplainReport BuildExplainReport(const DeviceInfo& device, const ToolVersions& versions,
-                                 const std::vector<uint64_t>& existing_gpt_starts,
-                                 LabelType label) {
+                                 const std::vector<uint64_t>& existing_gpt_starts, LabelType label,
+                                 const InstallerVersions& installers) {
   ExplainReport r;
   r.device = device;
   r.label = label;
   r.findings = CheckDevice(device);
   r.predictions = PredictAll(device.topology, versions, existing_gpt_starts);
+  r.installer_predictions = PredictInstallers(device.topology, installers, versions.parted.version);
   r.sentence = DisagreementSentence(r.predictions, device.topology, label);
   r.why = DisagreementReasons(r.predictions);
   return r;
 }
 
+nlohmann::json PredictionJson(const ToolPrediction& p) {
+  nlohmann::json j;
+  j["tool"] = p.tool;
+  j["version"] = p.version ? nlohmann::json(p.version->ToString()) : nlohmann::json(nullptr);
+  j["version_source"] = ToString(p.version_source);
+  j["era"] = p.era;
+  j["grain_sectors"] = OrNull(p.grain_sectors);
+  j["offset_sectors"] = OrNull(p.offset_sectors);
+  j["first_start_gpt"] = OrNull(p.first_start_gpt);
+  j["first_start_dos"] = OrNull(p.first_start_dos);
+  j["second_start_gpt"] = OrNull(p.second_start_gpt);
+  j["second_start_dos"] = OrNull(p.second_start_dos);
+  j["warns_at_1mib"] = OrNull(p.warns_at_1mib);
+  j["warning_at_1mib"] = OrNull(p.warning_at_1mib);
+  j["align_check_at_1mib"] = OrNull(p.align_check_at_1mib);
+  j["warnings"] = p.warnings;
+  j["reasons"] = p.reasons;
+  j["gpt_error"] = p.gpt_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.gpt_error);
+  j["dos_error"] = p.dos_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.dos_error);
+  j["error"] = p.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.error);
+  return j;
+}
+
 nlohmann::json ExplainJson(const ExplainReport& r) {
   nlohmann::json predictions = nlohmann::json::array();
-  for (const ToolPrediction& p : r.predictions) {
-    nlohmann::json j;
-    j["tool"] = p.tool;
-    j["version"] = p.version ? nlohmann::json(p.version->ToString()) : nlohmann::json(nullptr);
-    j["version_source"] = ToString(p.version_source);
-    j["era"] = p.era;
-    j["grain_sectors"] = OrNull(p.grain_sectors);
-    j["offset_sectors"] = OrNull(p.offset_sectors);
-    j["first_start_gpt"] = OrNull(p.first_start_gpt);
-    j["first_start_dos"] = OrNull(p.first_start_dos);
-    j["second_start_gpt"] = OrNull(p.second_start_gpt);
-    j["second_start_dos"] = OrNull(p.second_start_dos);
-    j["warns_at_1mib"] = OrNull(p.warns_at_1mib);
-    j["warning_at_1mib"] = OrNull(p.warning_at_1mib);
-    j["align_check_at_1mib"] = OrNull(p.align_check_at_1mib);
-    j["warnings"] = p.warnings;
-    j["reasons"] = p.reasons;
-    j["gpt_error"] = p.gpt_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.gpt_error);
-    j["dos_error"] = p.dos_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.dos_error);
-    j["error"] = p.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.error);
-    predictions.push_back(std::move(j));
+  for (const ToolPrediction& p : r.predictions) predictions.push_back(PredictionJson(p));
+  nlohmann::json installer_predictions = nlohmann::json::array();
+  for (const ToolPrediction& p : r.installer_predictions) {
+    installer_predictions.push_back(PredictionJson(p));
   }
   nlohmann::json topology = TopologyJson(r.device, r.findings);
   if (r.hypothetical) topology["device"] = nullptr;
@@ -522,14 +530,19 @@ nlohmann::json ExplainJson(const ExplainReport& r) {
           {"sentence", r.sentence},
           {"why", r.why},
           {"predictions", predictions},
+          {"installer_predictions", installer_predictions},
           {"cross_check", cross}};
 }
 
 std::vector<std::vector<std::string>> ExplainTableRows(const ExplainReport& r) {
+  return PredictionRows(r.predictions);
+}
+
+std::vector<std::vector<std::string>> PredictionRows(const std::vector<ToolPrediction>& all) {
   std::vector<std::vector<std::string>> rows;
-  for (const ToolPrediction& p : r.predictions) {
+  for (const ToolPrediction& p : all) {
     std::string version = p.version ? p.version->ToString() : "-";
-    if (p.version_source == VersionSource::kNewestKnown && p.project) version += "*";
+    if (p.version_source == VersionSource::kNewestKnown && p.version) version += "*";
     std::string warns = p.warns_at_1mib ? (*p.warns_at_1mib ? "yes" : "no") : "-";
     if (!p.error.empty()) {
       rows.push_back({p.tool, version, "-", "-", "-", "-", "-"});

@@ -595,6 +595,35 @@ MkpartOutcome PredictMkpart(const PartedModel& m, PartedMode mode, LabelType lab
   return out;
 }
 
+std::optional<int64_t> PedAlignUp(const SectorAlignment& a, int64_t first, int64_t last,
+                                  int64_t sector) {
+  int64_t s = AlignedUp(a, {first, last}, sector);
+  return s == -1 ? std::nullopt : std::optional<int64_t>(s);
+}
+
+std::optional<int64_t> PedAlignDown(const SectorAlignment& a, int64_t first, int64_t last,
+                                    int64_t sector) {
+  int64_t s = AlignedDown(a, {first, last}, sector);
+  return s == -1 ? std::nullopt : std::optional<int64_t>(s);
+}
+
+std::optional<int64_t> PedAlignNearest(const SectorAlignment& a, int64_t first, int64_t last,
+                                       int64_t sector) {
+  int64_t s = AlignedNearest(a, {first, last}, sector);
+  return s == -1 ? std::nullopt : std::optional<int64_t>(s);
+}
+
+bool PedIsAligned(const SectorAlignment& a, int64_t first, int64_t last, int64_t sector) {
+  if (sector < first || sector > last) return false;
+  return (sector - a.offset_sectors) % a.grain_sectors == 0;
+}
+
+PartedRegion PartedFreshFreeRegion(const PartedModel& m, LabelType label) {
+  std::vector<Range> regions = FreshRegions(m.device, label);
+  const Range& free = regions[1];
+  return {free.start, free.end};
+}
+
 AlignCheckOutcome PredictAlignCheck(const PartedModel& m, PartedMode mode, int partition,
                                     int64_t start_sector) {
   const SectorAlignment& a = m.For(mode);

@@ -4,6 +4,7 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 namespace partalign {
 namespace {
@@ -201,13 +202,17 @@ const std::vector<ToolEra>& Eras(Tool tool) {
   return kParted;
 }
 
-Result<ToolEra> EraOf(Tool tool, const ToolVersion& version) {
-  const std::vector<ToolEra>& eras = Eras(tool);
+Result<ToolEra> FindEra(const std::vector<ToolEra>& eras, std::string_view project,
+                        const ToolVersion& version) {
   for (const ToolEra& era : eras) {
     if (version >= era.since && (!era.before || version < *era.before)) return era;
   }
-  return MakeError(fmt::format("{} {} is older than the oldest modelled version {}", ToString(tool),
+  return MakeError(fmt::format("{} {} is older than the oldest modelled version {}", project,
                                version.ToString(), eras.front().since.ToString()));
+}
+
+Result<ToolEra> EraOf(Tool tool, const ToolVersion& version) {
+  return FindEra(Eras(tool), ToString(tool), version);
 }
 
 ToolVersion NewestKnownVersion(Tool tool) {
@@ -232,6 +237,8 @@ std::string_view ToString(VersionSource source) {
       return "--tool-version";
     case VersionSource::kNewestKnown:
       return "newest known";
+    case VersionSource::kInstallerOverride:
+      return "--installer-version";
   }
   return "unknown";
 }
@@ -262,28 +269,36 @@ ToolVersions NewestKnownVersions() {
   return v;
 }
 
-Result<std::pair<Tool, ToolVersion>> ParseToolVersionOverride(std::string_view item) {
+Result<std::pair<size_t, ToolVersion>> ParseVersionOverride(
+    std::string_view item, const std::vector<std::string_view>& names, std::string_view what,
+    std::string_view example) {
   size_t eq = item.find('=');
   if (eq == std::string_view::npos) {
-    return MakeError(fmt::format("'{}' is not TOOL=VERSION", item));
+    return MakeError(fmt::format("'{}' is not {}=VERSION", item, what == "tool" ? "TOOL" : "NAME"));
   }
   std::string_view name = item.substr(0, eq);
   std::string_view text = item.substr(eq + 1);
-  const Alias* alias = nullptr;
-  for (const Alias& a : kAliases) {
-    if (a.name == name) alias = &a;
-  }
-  if (alias == nullptr) {
-    std::string names;
-    for (const Alias& a : kAliases) names += (names.empty() ? "" : ", ") + std::string(a.name);
-    return MakeError(fmt::format("unknown tool '{}' (known: {})", name, names));
+  size_t index = 0;
+  while (index < names.size() && names[index] != name) ++index;
+  if (index == names.size()) {
+    return MakeError(
+        fmt::format("unknown {} '{}' (known: {})", what, name, fmt::join(names, ", ")));
   }
   Result<ToolVersion> version = ParseToolVersion(text);
   if (!version || text.find_first_not_of("0123456789.") != std::string_view::npos) {
-    return MakeError(fmt::format("'{}' is not a version (expected e.g. 2.38.1)", text));
+    return MakeError(fmt::format("'{}' is not a version (expected e.g. {})", text, example));
   }
-  if (Result<ToolEra> era = EraOf(alias->tool, *version); !era) return era.error();
-  return std::make_pair(alias->tool, *version);
+  return std::make_pair(index, *version);
+}
+
+Result<std::pair<Tool, ToolVersion>> ParseToolVersionOverride(std::string_view item) {
+  std::vector<std::string_view> names;
+  for (const Alias& a : kAliases) names.push_back(a.name);
+  Result<std::pair<size_t, ToolVersion>> o = ParseVersionOverride(item, names, "tool", "2.38.1");
+  if (!o) return o.error();
+  const Tool tool = kAliases[o->first].tool;
+  if (Result<ToolEra> era = EraOf(tool, o->second); !era) return era.error();
+  return std::make_pair(tool, o->second);
 }
 
 }  // namespace partalign

@@ -1,0 +1,86 @@
+// What Calamares and its partitioning library KPMcore do: KPMcore's sector alignment (2048
+// sectors; 1 MiB in logical sectors from 25.12), its isAligned() check, which logs "Partition
+// ... is not properly aligned" for every partition of a scanned disk, and where Calamares'
+// automatic partitioning starts (1 MiB on BIOS, 2 MiB on UEFI, 16 MiB on ARM, whatever the
+// topology). Restated from src/core/partitionalignment.cpp, partitiontable.cpp and
+// plugins/sfdisk/sfdiskbackend.cpp of KDE/kpmcore and
+// src/modules/partition/core/PartitionActions.cpp of calamares/calamares; no upstream code is
+// copied.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/tools/tool_version.h"
+#include "partalign/topology/device.h"
+#include "partalign/topology/topology.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// PartitionAlignment::sectorAlignment(): 2048 sectors, divided by logical/512 from 25.12.
+uint64_t KpmcoreSectorAlignment(const ToolVersion& version, uint64_t logical_sector_size);
+
+/// One partition as KPMcore scans it.
+struct KpmcorePartition {
+  uint32_t number = 0;
+  uint64_t first_sector = 0;
+  uint64_t last_sector = 0;
+  bool logical = false;
+  bool extended = false;
+};
+
+/// What KPMcore's sfdisk backend decides about a scanned msdos table before 24.08
+/// (PartitionTable::isSectorBased): true ("msdos_sectorbased") when no fewer partitions start on
+/// a multiple of the sector alignment than on a cylinder (255 x 63 sectors); always true for
+/// other labels and from 24.08.
+bool KpmcoreIsSectorBased(const ToolVersion& version, LabelType label, uint64_t logical_sector_size,
+                          const std::vector<KpmcorePartition>& partitions);
+
+/// PartitionAlignment::isAligned() for one partition, with the warnings it logs.
+struct KpmcoreCheck {
+  bool aligned = true;
+  int64_t first_delta = 0;
+  int64_t last_delta = 0;
+  std::vector<std::string> messages;
+};
+
+/// `sector_based` is KpmcoreIsSectorBased() for the table (before 24.08 a cylinder table
+/// measures a start at the first track, 63, and logical partitions from the track).
+/// `node` names the partition in the message ("/dev/sda1").
+KpmcoreCheck KpmcoreIsAligned(const ToolVersion& version, uint64_t logical_sector_size,
+                              LabelType label, bool sector_based, const KpmcorePartition& partition,
+                              const std::string& node);
+
+/// Calamares' firmware: the gap its automatic partitioning leaves before the first partition.
+enum class CalamaresFirmware { kBios, kEfi, kArm };
+
+/// doAutopartition(): the first sector (1 MiB on BIOS, 2 MiB on UEFI, 16 MiB on ARM, in
+/// logical sectors); the partitions follow one another with sizes in bytes / logical sector.
+uint64_t CalamaresFirstSector(CalamaresFirmware firmware, uint64_t logical_sector_size);
+
+/// A partition size as Calamares' PartitionLayout gives it: bytes / logical sector, no rounding
+/// to any grain (CreateLayoutsTests::testFixedSizePartition).
+uint64_t CalamaresSizeSectors(uint64_t size_bytes, uint64_t logical_sector_size);
+
+/// Calamares with KPMcore on a fresh disk: GPT on UEFI, msdos on BIOS (its defaults).
+struct KpmcorePrediction {
+  ToolVersion version;
+  ToolEra era;
+  uint64_t alignment_sectors = 0;
+  uint64_t first_start_efi = 0;   ///< GPT, the EFI system partition
+  uint64_t first_start_bios = 0;  ///< msdos
+  uint64_t second_start_efi = 0;
+  uint64_t second_start_bios = 0;
+  /// KPMcore's own warning for a partition starting at 1 MiB (none when 1 MiB is aligned).
+  std::optional<std::string> warning_at_1mib;
+  std::vector<std::string> reasons;
+  std::string key_reason;
+};
+
+Result<KpmcorePrediction> PredictKpmcore(const Topology& topology, const ToolVersion& version,
+                                         uint64_t first_size_bytes);
+
+}  // namespace partalign

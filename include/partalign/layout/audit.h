@@ -31,6 +31,7 @@ enum class Criterion {
   kFdiskPhysicalBoundary,  ///< `fdisk -l` prints no physical-boundary warning
   kGdiskVerifyStart,       ///< `sgdisk -v` has no caution about the start
   kGdiskVerifyEnd,         ///< `sgdisk -v` has no caution about the end
+  kKpmcoreIsAligned,       ///< KPMcore (Calamares) logs no "not properly aligned" when scanning
 };
 
 inline constexpr Criterion kAllCriteria[] = {
@@ -44,9 +45,10 @@ inline constexpr Criterion kAllCriteria[] = {
     Criterion::kFdiskPhysicalBoundary,
     Criterion::kGdiskVerifyStart,
     Criterion::kGdiskVerifyEnd,
+    Criterion::kKpmcoreIsAligned,
 };
 
-/// The JSON key ("grain", "physical_sector", ..., "gdisk_verify_end").
+/// The JSON key ("grain", "physical_sector", ..., "gdisk_verify_end", "kpmcore_is_aligned").
 std::string_view CriterionKey(Criterion criterion);
 
 /// True for the criteria that decide `aligned`: grain, physical sector, minimum I/O and

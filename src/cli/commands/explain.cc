@@ -1,7 +1,7 @@
 // partalign explain TARGET: what parted, fdisk/sfdisk, gdisk/sgdisk and systemd-repart will do
 // on this disk (grain, offset, first partition on a fresh GPT and DOS label, warnings), why,
-// and a live cross-check of the models against the libparted and libfdisk linked into
-// partalign. Never writes.
+// what the installers (YaST, Anaconda, Calamares, Ubuntu) will do, and a live cross-check of
+// the models against the libparted and libfdisk linked into partalign. Never writes.
 #include <fmt/format.h>
 
 #include <ostream>
@@ -14,6 +14,7 @@
 #include "io/tools/tool_versions.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/tools/explain_report.h"
+#include "partalign/tools/installers/installer_report.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -24,15 +25,18 @@ struct ExplainCommand {
   std::string size;
   std::string label = "gpt";
   std::vector<std::string> tool_versions;
+  std::vector<std::string> installer_versions;
   bool no_cross_check = false;
 };
 
-Result<ToolVersions> ResolveVersions(const std::vector<std::string>& overrides) {
-  ToolVersions versions = DetectToolVersions();
+// Applies `--tool-version` or `--installer-version` items to `versions`.
+template <typename Versions, typename Parse>
+Result<Versions> ApplyOverrides(Versions versions, const std::vector<std::string>& overrides,
+                                std::string_view option, VersionSource source, Parse parse) {
   for (const std::string& item : overrides) {
-    Result<std::pair<Tool, ToolVersion>> o = ParseToolVersionOverride(item);
-    if (!o) return MakeError(fmt::format("--tool-version: {}", o.error().message));
-    versions.For(o->first) = ResolvedVersion{o->second, VersionSource::kUserOverride};
+    auto o = parse(item);
+    if (!o) return MakeError(fmt::format("{}: {}", option, o.error().message));
+    versions.For(o->first) = ResolvedVersion{o->second, source};
   }
   return versions;
 }
@@ -102,6 +106,26 @@ void PrintHuman(const ExplainReport& r, const std::string& profile, std::ostream
   for (std::vector<std::string>& row : ExplainTableRows(r)) table.AddRow(std::move(row));
   out << table.Render() << '\n';
   for (const std::string& line : ExplainDetailLines(r)) out << line << '\n';
+  out << "\ninstallers (their partitioners do not run here; modelled from their sources):\n";
+  for (const std::string& line :
+       InstallerSummaryLines(r.installer_predictions, r.device.topology)) {
+    out << "  " << line << '\n';
+  }
+  out << '\n';
+  TextTable installers({{"INSTALLER"},
+                        {"VERSION"},
+                        {"GRAIN", true},
+                        {"OFFSET", true},
+                        {"FIRST-GPT", true},
+                        {"FIRST-DOS", true},
+                        {"WARNS-AT-1MIB"}});
+  for (std::vector<std::string>& row : PredictionRows(r.installer_predictions)) {
+    installers.AddRow(std::move(row));
+  }
+  out << installers.Render() << '\n';
+  for (const std::string& line : InstallerDetailLines(r.installer_predictions)) {
+    out << line << '\n';
+  }
 }
 
 ExitCode RunExplain(const ExplainCommand& command, Streams io) {
@@ -127,9 +151,18 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   LabelType label = command.label == "dos" ? LabelType::kDos : LabelType::kGpt;
-  Result<ToolVersions> versions = ResolveVersions(command.tool_versions);
+  Result<ToolVersions> versions =
+      ApplyOverrides(DetectToolVersions(), command.tool_versions, "--tool-version",
+                     VersionSource::kUserOverride, ParseToolVersionOverride);
   if (!versions) {
     PrintError(io.err, versions.error().message);
+    return ExitCode::kFailure;
+  }
+  Result<InstallerVersions> installers = ApplyOverrides(
+      NewestKnownInstallerVersions(), command.installer_versions, "--installer-version",
+      VersionSource::kInstallerOverride, ParseInstallerVersionOverride);
+  if (!installers) {
+    PrintError(io.err, installers.error().message);
     return ExitCode::kFailure;
   }
   Result<DeviceInfo> device = LoadDevice(command, *options);
@@ -143,7 +176,7 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
       existing = *starts;
     }
   }
-  ExplainReport report = BuildExplainReport(*device, *versions, existing, label);
+  ExplainReport report = BuildExplainReport(*device, *versions, existing, label, *installers);
   report.hypothetical = command.target.target.empty();
   if (!report.hypothetical && !command.no_cross_check) {
     report.cross_check = RunCrossCheck(command, *device, *options);
@@ -168,7 +201,8 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
 void AddExplainCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ExplainCommand>();
   CLI::App* sub = app.add_subcommand(
-      "explain", "what parted, fdisk, gdisk and systemd-repart will do on a disk, and why");
+      "explain",
+      "what parted, fdisk, gdisk, systemd-repart and the installers will do on a disk, and why");
   AddTargetOptions(sub, &command->target, /*target_required=*/false);
   sub->add_option("--size", command->size,
                   "disk size; without TARGET, explain a hypothetical disk of this size");
@@ -177,6 +211,11 @@ void AddExplainCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_option("--tool-version", command->tool_versions,
                   "predict another version: TOOL=X.Y (parted, sfdisk, sgdisk, systemd-repart); "
                   "repeatable")
+      ->expected(1)
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  sub->add_option("--installer-version", command->installer_versions,
+                  "predict another installer version: NAME=X.Y (yast/libstorage-ng, "
+                  "anaconda/blivet, calamares/kpmcore, ubuntu/curtin); repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--no-cross-check", command->no_cross_check,

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "partalign/tools/installers/installer_report.h"
 #include "partalign/tools/tool_verdicts.h"
 #include "partalign/topology/probe_report.h"
 #include "partalign/util/json_util.h"
@@ -79,6 +80,8 @@ std::string CriterionLabel(Criterion criterion, const AuditReport& r) {
       return "gdisk verify (start)";
     case Criterion::kGdiskVerifyEnd:
       return "gdisk verify (end)";
+    case Criterion::kKpmcoreIsAligned:
+      return "KPMcore (Calamares)";
   }
   return "";
 }
@@ -131,6 +134,9 @@ std::vector<CheckResult> CheckPartition(const Partition& p, const Topology& t,
   checks.push_back(FromVerdict(
       Criterion::kGdiskVerifyEnd,
       GdiskVerifyEnd(t, p.number, p.end_sector(), report.gdisk_test_alignment_sectors)));
+  // The only installer that checks existing partitions (installers/installer_report.h).
+  checks.push_back(FromVerdict(Criterion::kKpmcoreIsAligned,
+                               KpmcoreVerdict(t, p.number, start, p.end_sector())));
   return checks;
 }
 
@@ -184,6 +190,8 @@ std::string_view CriterionKey(Criterion criterion) {
       return "gdisk_verify_start";
     case Criterion::kGdiskVerifyEnd:
       return "gdisk_verify_end";
+    case Criterion::kKpmcoreIsAligned:
+      return "kpmcore_is_aligned";
   }
   return "";
 }
@@ -309,8 +317,9 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
 }
 
 std::vector<std::string> AuditColumns() {
-  return {"NR",     "START",    "END",    "SIZE",   "FS",    "GRAIN",   "PHY",     "MIN-IO",
-          "OPT-IO", "FS-BLOCK", "END-AL", "PARTED", "FDISK", "GDISK-S", "GDISK-E", "ALIGNED"};
+  return {"NR",    "START",   "END",     "SIZE",     "FS",     "GRAIN",
+          "PHY",   "MIN-IO",  "OPT-IO",  "FS-BLOCK", "END-AL", "PARTED",
+          "FDISK", "GDISK-S", "GDISK-E", "KPMCORE",  "ALIGNED"};
 }
 
 std::vector<std::vector<std::string>> AuditRows(const AuditReport& report) {

@@ -173,6 +173,30 @@ TEST(ExplainCommandTest, ExistingGptFeedsGdisksInference) {
   EXPECT_NE(reasons.find("alignment of 1 sectors"), std::string::npos) << reasons;
 }
 
+TEST(ExplainCommandTest, TheBridgeNamesWhatEachInstallerWillDo) {
+  CommandResult r = RunPartalign({"explain", "--assume", "usb-jmicron-0xffff", "--size", "2TB"});
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  for (const char* want :
+       {"YaST (libstorage-ng 4.5.338): first partition at 65535 (GPT), not on a physical sector "
+        "boundary",
+        "Anaconda (blivet 3.14.0): first partition at 65535 (GPT)",
+        "Calamares (kpmcore 26.4.3): first partition at 4096 (UEFI, GPT) / 2048 (BIOS, msdos)",
+        "Ubuntu's installer (curtin 24.0.0): first partition at 2048 (GPT) / 2048 (msdos)",
+        "INSTALLER"}) {
+    EXPECT_NE(r.out.find(want), std::string::npos) << want << "\n" << r.out;
+  }
+  nlohmann::json j =
+      ExplainJson({"--assume", "usb-jmicron-0xffff", "--size", "2TB", "--installer-version",
+                   "calamares=25.8", "--installer-version", "anaconda=3.1"});
+  ASSERT_EQ(j["installer_predictions"].size(), 4u);
+  const nlohmann::json& calamares = j["installer_predictions"][2];
+  EXPECT_EQ(calamares["tool"], "calamares");
+  EXPECT_EQ(calamares["version_source"], "--installer-version");
+  EXPECT_EQ(calamares["era"], "kpmcore 24.08-25.08");
+  EXPECT_EQ(j["installer_predictions"][1]["era"], "blivet 1.16-3.1");
+  EXPECT_EQ(j["installer_predictions"][0]["grain_sectors"], 65535);
+}
+
 void ExpectOneLineError(const std::vector<std::string>& args, const std::string& part) {
   CommandResult r = RunPartalign(args);
   EXPECT_EQ(r.exit_code, 1) << test::Describe(args, r);
@@ -185,6 +209,10 @@ TEST(ExplainCommandTest, BadInputIsAOneLineError) {
   ExpectOneLineError({"explain", "--size", "1TB", "--tool-version", "parted=1.8"},
                      "older than the oldest modelled version");
   ExpectOneLineError({"explain", "--size", "1TB", "--tool-version", "mkfs=1"}, "unknown tool");
+  ExpectOneLineError({"explain", "--size", "1TB", "--installer-version", "yast=2.0"},
+                     "older than the oldest modelled version");
+  ExpectOneLineError({"explain", "--size", "1TB", "--installer-version", "d-i=1"},
+                     "unknown installer");
   ExpectOneLineError({"explain", "--size", "lots"}, "--size");
   ExpectOneLineError({"explain", "--size", "1TB", "--assume", "size=2TB"}, "disagree");
   ExpectOneLineError({"explain", "--size", "1TB", "--label", "sun"}, "--label");

@@ -13,6 +13,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   # C libraries of the I/O edge
   libblkid-dev libfdisk-dev libparted-dev libmount-dev libsmartcols-dev liburing-dev libxxhash-dev
+  # the LUKS payload offset of the stack walk (src/io/stack/luks_header.cc)
+  libcryptsetup-dev
   # header-only libraries of the core and CLI
   nlohmann-json3-dev libcli11-dev libfmt-dev
   # tests
@@ -23,6 +25,9 @@ packages=(
   xfsprogs btrfs-progs
   # scripts/bench-vs-fio reads partalign's and fio's JSON
   jq
+  # the stack tests' oracles and fixtures: pvcreate/vgcreate/lvcreate/pvs/lvs and cryptsetup
+  # (tests/io/stack, tests/cli/commands/*stack*)
+  lvm2 cryptsetup-bin
 )
 
 export DEBIAN_FRONTEND=noninteractive
@@ -32,8 +37,22 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  apt-get update -qq
+  apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-apt-get update -qq
-apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# `mdadm --examine` is the oracle for the MD superblocks the stack tests write. The mdadm package
+# depends on udev, and installing udev adds udevadm, which changes what parted does on machines
+# without a udev daemon like this one (environment.md): so the Debian package is unpacked, not
+# installed, and only its mdadm binary is kept (tests/io/stack/md_reader_test.cc looks here).
+mdadm_bin=/opt/partalign-test-tools/sbin/mdadm
+if [ ! -x "$mdadm_bin" ]; then
+  echo "install-deps: unpacking mdadm into ${mdadm_bin%/sbin/mdadm}"
+  work=$(mktemp -d)
+  (cd "$work" && apt-get download -qq mdadm 2>/dev/null || { apt-get update -qq && apt-get download -qq mdadm; })
+  dpkg-deb -x "$work"/mdadm_*.deb "$work/root"
+  install -D -m 0755 "$work/root/sbin/mdadm" "$mdadm_bin"
+  rm -rf "$work"
+fi

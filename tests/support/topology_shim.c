@@ -57,10 +57,22 @@
  *       direct caller (e.g. libblkid's ioctl prober).  Only for file
  *       descriptors whose st_rdev is the target block device.
  *
+ *   ioctl() on a partition of the target (loopNp1, a node made with BLKPG):
+ *       BLKPBSZGET/BLKIOMIN/BLKIOOPT answer the disk's faked values, as the
+ *       kernel does; BLKALIGNOFF the partition's own offset, computed from its
+ *       start like the kernel's queue_limit_alignment_offset() (cryptsetup).
+ *   fopen()/fopen64() of /sys/dev/block/MAJ:MIN/{queue/minimum_io_size,
+ *       queue/optimal_io_size, queue/physical_block_size, alignment_offset}
+ *       of the target, and alignment_offset of its partitions: lvm2 reads the
+ *       topology from sysfs, not libblkid (lib/device/dev-type.c); the faked
+ *       value comes back as an in-memory file (fmemopen).
+ *
  * Limits: meant for single-threaded command-line tools (the probe table has
  * no lock).  Programs that do not call through the PLT (static binaries,
- * RTLD_DEEPBIND) are not affected.  Partition nodes of the target (loopNp1)
- * are different devices and are NOT faked.
+ * RTLD_DEEPBIND) are not affected.  libblkid's getters are faked for the
+ * target only, not for its partition nodes; sysfs is faked only for readers
+ * that use fopen() (not open()+read(): libblkid itself, partalign's own
+ * sysfs reads).
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -74,6 +86,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <linux/fs.h>
@@ -220,6 +233,54 @@ static int is_target_fd(int fd)
     return cfg.active && fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) && st.st_rdev == cfg.rdev;
 }
 
+/* Reads one decimal number from a sysfs file with the real fopen (not ours). */
+static int read_sysfs_number(const char *path, long long *out);
+
+/*
+ * A partition node of the target (loop3p1): sysfs lists it under the target, with its start in
+ * 512-byte sectors.  Returns 1 and the start when `dev` is one.
+ */
+static int partition_of_target(dev_t dev, long long *start_sectors)
+{
+    char path[128];
+    long long is_partition = 0;
+    if (!cfg.active || dev == cfg.rdev)
+        return 0;
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u/partition", major(dev), minor(dev));
+    if (!read_sysfs_number(path, &is_partition) || !is_partition)
+        return 0;
+    /* "../dev" of the partition's directory is the whole disk's "MAJ:MIN". */
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u/../dev", major(dev), minor(dev));
+    REAL(FILE *, fopen, (const char *, const char *));
+    FILE *f = real_fopen ? real_fopen(path, "re") : NULL;
+    unsigned maj = 0, min = 0;
+    int ok = f && fscanf(f, "%u:%u", &maj, &min) == 2;
+    if (f)
+        fclose(f);
+    if (!ok || makedev(maj, min) != cfg.rdev)
+        return 0;
+    snprintf(path, sizeof path, "/sys/dev/block/%u:%u/start", major(dev), minor(dev));
+    return read_sysfs_number(path, start_sectors);
+}
+
+/*
+ * The alignment offset the kernel reports for a partition starting at `start_sectors` of the
+ * target, computed from the faked limits (queue_limit_alignment_offset(), block/blk-settings.c).
+ * `real` is what the kernel said, used for any limit that is not faked.
+ */
+static long long partition_alignment_offset(long long start_sectors, long long real_phys,
+                                            long long real_min_io, long long real_offset)
+{
+    long long phys = cfg.phys.set ? cfg.phys.value : real_phys;
+    long long min_io = cfg.min_io.set ? cfg.min_io.value : real_min_io;
+    long long offset = cfg.align_off.set ? cfg.align_off.value : real_offset;
+    long long granularity = phys > min_io ? phys : min_io;
+    if (granularity <= 0 || offset < 0)
+        return offset < 0 ? -1 : 0;
+    long long phase = (start_sectors * 512) % granularity;
+    return (granularity + offset % granularity - phase) % granularity;
+}
+
 /* The real kernel value of one topology ioctl (used for shim-owned objects). */
 static long long kernel_value(int fd, unsigned long req);
 
@@ -255,8 +316,26 @@ SHIM_EXPORT int ioctl(int fd, unsigned long request, ...)
     default:
         return rc;
     }
-    if (!is_target_fd(fd))
+    if (!is_target_fd(fd)) {
+        /* A partition of the target answers the disk's limits and its own offset (what
+         * cryptsetup's device_topology_alignment() reads on /dev/loop3p1). */
+        struct stat st;
+        long long start = 0;
+        if (fstat(fd, &st) != 0 || !S_ISBLK(st.st_mode) || !partition_of_target(st.st_rdev, &start))
+            return rc;
+        if (request == BLKALIGNOFF) {
+            int *p = arg;
+            long long v = partition_alignment_offset(start, kernel_value(fd, BLKPBSZGET),
+                                                     kernel_value(fd, BLKIOMIN), *p);
+            shim_log("ioctl %s (partition at %lld) real=%d -> %lld", what, start, *p, v);
+            *p = (int)v;
+        } else if (fv->set) {
+            unsigned int *p = arg;
+            shim_log("ioctl %s (partition) real=%u -> %lld", what, *p, fv->value);
+            *p = (unsigned int)fv->value;
+        }
         return rc;
+    }
     if (request == BLKALIGNOFF) {   /* int, may be -1 */
         int *p = arg;
         shim_log("ioctl %s real=%d -> %lld", what, *p, fv->set ? fv->value : (long long)*p);
@@ -455,4 +534,104 @@ SHIM_EXPORT uint64_t blkid_topology_get_diskseq(blkid_topology tp)
     if (synth_of(tp))
         return 0;
     return real_blkid_topology_get_diskseq ? real_blkid_topology_get_diskseq(tp) : 0;
+}
+
+/* ------------------------------------------------------------ sysfs (lvm2) */
+
+static int read_sysfs_number(const char *path, long long *out)
+{
+    REAL(FILE *, fopen, (const char *, const char *));
+    FILE *f = real_fopen ? real_fopen(path, "re") : NULL;
+    if (!f)
+        return 0;
+    int ok = fscanf(f, "%lld", out) == 1;
+    fclose(f);
+    return ok;
+}
+
+/*
+ * lvm2 reads the topology from sysfs, not libblkid (lib/device/dev-type.c
+ * _dev_sysfs_block_attribute(): fopen("/sys//dev/block/7:3/queue/optimal_io_size")), and for
+ * a partition falls back to the whole disk's queue/ files; it reads the partition's own
+ * alignment_offset.  The faked values are handed out as in-memory files.
+ */
+static FILE *fake_sysfs(const char *path, const char *mode)
+{
+    if (!cfg.active || !path || strncmp(path, "/sys/", 5) != 0 || (mode && mode[0] != 'r'))
+        return NULL;
+    const char *p = path + 4;
+    while (*p == '/')
+        p++;
+    if (strncmp(p, "dev/block/", 10) != 0)
+        return NULL;
+    unsigned maj = 0, min = 0;
+    int used = 0;
+    if (sscanf(p + 10, "%u:%u/%n", &maj, &min, &used) != 2 || used == 0)
+        return NULL;
+    const char *attr = p + 10 + used;
+    dev_t dev = makedev(maj, min);
+    long long value = 0, start = 0;
+    if (dev == cfg.rdev) {
+        struct fake_value *fv = NULL;
+        if (!strcmp(attr, "queue/minimum_io_size"))
+            fv = &cfg.min_io;
+        else if (!strcmp(attr, "queue/optimal_io_size"))
+            fv = &cfg.opt_io;
+        else if (!strcmp(attr, "queue/physical_block_size"))
+            fv = &cfg.phys;
+        else if (!strcmp(attr, "alignment_offset"))
+            fv = &cfg.align_off;
+        if (!fv || !fv->set)
+            return NULL;
+        value = fv->value;
+    } else if (!strcmp(attr, "alignment_offset") && partition_of_target(dev, &start)) {
+        char disk[96];
+        long long real_phys = 0, real_min = 0, real_off = 0;
+        snprintf(disk, sizeof disk, "/sys/dev/block/%u:%u/queue/physical_block_size",
+                 major(cfg.rdev), minor(cfg.rdev));
+        read_sysfs_number(disk, &real_phys);
+        snprintf(disk, sizeof disk, "/sys/dev/block/%u:%u/queue/minimum_io_size",
+                 major(cfg.rdev), minor(cfg.rdev));
+        read_sysfs_number(disk, &real_min);
+        snprintf(disk, sizeof disk, "/sys/dev/block/%u:%u/alignment_offset", major(cfg.rdev),
+                 minor(cfg.rdev));
+        read_sysfs_number(disk, &real_off);
+        value = partition_alignment_offset(start, real_phys, real_min, real_off);
+    } else {
+        return NULL;
+    }
+    /* fmemopen() reads from the buffer it is given: keep one per open file (a few bytes each,
+     * for the lifetime of a short command-line tool). */
+    char *text = malloc(32);
+    if (!text)
+        return NULL;
+    int n = snprintf(text, 32, "%lld\n", value);
+    shim_log("fopen %s -> %lld", path, value);
+    return fmemopen(text, (size_t)n, "r");
+}
+
+SHIM_EXPORT FILE *fopen(const char *path, const char *mode)
+{
+    FILE *fake = fake_sysfs(path, mode);
+    if (fake)
+        return fake;
+    REAL(FILE *, fopen, (const char *, const char *));
+    if (!real_fopen) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    return real_fopen(path, mode);
+}
+
+SHIM_EXPORT FILE *fopen64(const char *path, const char *mode)
+{
+    FILE *fake = fake_sysfs(path, mode);
+    if (fake)
+        return fake;
+    REAL(FILE *, fopen64, (const char *, const char *));
+    if (!real_fopen64) {
+        errno = ENOSYS;
+        return NULL;
+    }
+    return real_fopen64(path, mode);
 }

@@ -1,9 +1,11 @@
 // partalign audit: for every partition, each alignment criterion met or not with its
-// arithmetic, and what parted, fdisk and gdisk would say about it (docs/audit-plan.md).
+// arithmetic, what parted, fdisk and gdisk would say about it (docs/audit-plan.md), and the
+// storage stack inside it, layer by layer (docs/stack.md).
 // Computing (AuditTable) is separate from rendering (AuditJson, AuditRows, AuditDetails).
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -12,6 +14,8 @@
 #include <nlohmann/json.hpp>
 
 #include "partalign/layout/partition_table.h"
+#include "partalign/stack/stack_layer.h"
+#include "partalign/tools/tool_version.h"
 #include "partalign/topology/alignment.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology.h"
@@ -77,7 +81,10 @@ struct PartitionAudit {
   uint64_t size_bytes = 0;
   PartitionContents contents;
   std::vector<CheckResult> checks;  ///< one per kAllCriteria entry, in that order
-  bool aligned = true;              ///< every applicable required check is ok
+  /// What lies inside (LUKS, LVM2, MD, a filesystem), checked (docs/stack.md).
+  StackWalk stack;
+  /// Every applicable required check is ok and every layer of the stack is aligned.
+  bool aligned = true;
 
   const CheckResult& Check(Criterion criterion) const;
 };
@@ -85,6 +92,14 @@ struct PartitionAudit {
 struct AuditOptions {
   /// --grain; nullopt means 1 MiB.
   std::optional<uint64_t> grain_bytes;
+  /// The stacks read inside the partitions, by partition number (unchecked: AuditTable checks
+  /// them). A partition without an entry has an empty stack.
+  std::map<uint32_t, StackWalk> stacks;
+  /// The stack of a disk without a partition table (a whole-disk PV, LUKS, MD member or
+  /// filesystem); ignored when the table has a label.
+  std::optional<StackWalk> whole_disk;
+  /// The lvm2 whose pvcreate a PV's pe_start is compared with.
+  std::optional<ToolVersion> lvm2_version;
 };
 
 struct AuditReport {
@@ -100,9 +115,12 @@ struct AuditReport {
   /// Data partitions (primary and logical) in table order. A DOS extended partition is a
   /// container for the EBR chain and holds no data: it is not audited.
   std::vector<PartitionAudit> partitions;
+  /// A disk without a partition table that holds a stack (docs/stack.md), checked.
+  std::optional<StackWalk> whole_disk;
 
   size_t misaligned_count() const;
-  bool all_aligned() const { return misaligned_count() == 0; }
+  /// Every partition and the whole-disk stack are aligned.
+  bool all_aligned() const;
 };
 
 /// Audits every data partition of `table` on `topology` (the topology table.sector_size must
@@ -125,7 +143,8 @@ std::vector<std::string> AuditColumns();
 std::vector<std::vector<std::string>> AuditRows(const AuditReport& report);
 
 /// For each misaligned partition (and each failing informational check of the others), the
-/// lines explaining it: "partition 1: grain 1 MiB: start 63 x 512 = 32256 bytes, ...".
+/// lines explaining it: "partition 1: grain 1 MiB: start 63 x 512 = 32256 bytes, ...", then
+/// each non-empty stack as an indented tree.
 std::vector<std::string> AuditDetails(const AuditReport& report);
 
 }  // namespace partalign

@@ -1,11 +1,13 @@
 // partalign audit TARGET: every partition against each alignment criterion, with the
-// arithmetic, and what parted, fdisk and gdisk say about it. Exit 0: all aligned; 2: at least
-// one partition is misaligned; 1: error.
+// arithmetic, what parted, fdisk and gdisk say about it, and the stack inside it (LUKS, LVM2,
+// MD, filesystem stripes). Exit 0: all aligned; 2: at least one partition or layer is
+// misaligned; 1: error.
 #include <fmt/format.h>
 
 #include <ostream>
 
 #include "cli/commands.h"
+#include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
 #include "io/util/smartcols_table.h"
@@ -32,7 +34,16 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   const PartitionTable& table = disk->table.table;
-  AuditReport report = AuditTable(table, disk->device.topology, {.grain_bytes = *grain});
+  Result<DiskStacks> stacks = ReadDiskStacks(*disk, command.target.target);
+  if (!stacks) {
+    PrintError(io.err, stacks.error().message);
+    return ExitCode::kFailure;
+  }
+  AuditReport report = AuditTable(table, disk->device.topology,
+                                  {.grain_bytes = *grain,
+                                   .stacks = std::move(stacks->partitions),
+                                   .whole_disk = std::move(stacks->whole_disk),
+                                   .lvm2_version = stacks->lvm2_version});
   const ExitCode verdict = report.all_aligned() ? ExitCode::kOk : ExitCode::kMisaligned;
   if (command.target.json) {
     io.out << AuditJson(report, disk->device, disk->findings, table.fingerprint).dump(2) << '\n';

@@ -1,7 +1,8 @@
 // partalign explain TARGET: what parted, fdisk/sfdisk, gdisk/sgdisk and systemd-repart will do
 // on this disk (grain, offset, first partition on a fresh GPT and DOS label, warnings), why,
-// what the installers (YaST, Anaconda, Calamares, Ubuntu) will do, and a live cross-check of
-// the models against the libparted and libfdisk linked into partalign. Never writes.
+// what the installers (YaST, Anaconda, Calamares, Ubuntu) will do, a live cross-check of the
+// models against the libparted and libfdisk linked into partalign, and where pvcreate and
+// cryptsetup put their data (docs/stack.md). Never writes.
 #include <fmt/format.h>
 
 #include <ostream>
@@ -11,8 +12,10 @@
 #include "io/device/device_probe.h"
 #include "io/tools/fdisk_alignment.h"
 #include "io/tools/parted_alignment.h"
+#include "io/tools/stack_tool_versions.h"
 #include "io/tools/tool_versions.h"
 #include "io/util/smartcols_table.h"
+#include "partalign/stack/stack_predictions.h"
 #include "partalign/tools/explain_report.h"
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/util/units.h"
@@ -88,6 +91,19 @@ std::string TopologyLine(const ExplainReport& r) {
       ToString(t.origin));
 }
 
+void PrintStackSection(const std::vector<StackToolPrediction>& stack, std::ostream& out) {
+  out << "\ninside a partition (docs/stack.md):\n";
+  TextTable table({{"TOOL"},
+                   {"VERSION"},
+                   {"DISK-DATA", true},
+                   {"ALIGNED"},
+                   {"IN-PARTITION", true},
+                   {"ALIGNED"}});
+  for (std::vector<std::string>& row : StackPredictionRows(stack)) table.AddRow(std::move(row));
+  out << table.Render();
+  for (const std::string& line : StackPredictionLines(stack)) out << line << '\n';
+}
+
 void PrintHuman(const ExplainReport& r, const std::string& profile, std::ostream& out) {
   out << r.sentence << '\n';
   out << "why:\n";
@@ -151,11 +167,23 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   LabelType label = command.label == "dos" ? LabelType::kDos : LabelType::kGpt;
+  // lvm2 and cryptsetup have eras of their own (partalign/tools/stack_tool_version.h).
+  std::vector<std::string> partitioner_items, stack_items;
+  for (const std::string& item : command.tool_versions) {
+    (IsStackToolOverride(item) ? stack_items : partitioner_items).push_back(item);
+  }
   Result<ToolVersions> versions =
-      ApplyOverrides(DetectToolVersions(), command.tool_versions, "--tool-version",
+      ApplyOverrides(DetectToolVersions(), partitioner_items, "--tool-version",
                      VersionSource::kUserOverride, ParseToolVersionOverride);
   if (!versions) {
     PrintError(io.err, versions.error().message);
+    return ExitCode::kFailure;
+  }
+  Result<StackToolVersions> stack_versions =
+      ApplyOverrides(DetectStackToolVersions(), stack_items, "--tool-version",
+                     VersionSource::kUserOverride, ParseStackToolVersionOverride);
+  if (!stack_versions) {
+    PrintError(io.err, stack_versions.error().message);
     return ExitCode::kFailure;
   }
   Result<InstallerVersions> installers = ApplyOverrides(
@@ -188,10 +216,15 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
       }
     }
   }
+  const std::vector<StackToolPrediction> stack =
+      PredictStackTools(device->topology, *stack_versions);
   if (command.target.json) {
-    io.out << ExplainJson(report).dump(2) << '\n';
+    nlohmann::json j = ExplainJson(report);
+    j["stack_predictions"] = StackPredictionsJson(stack);
+    io.out << j.dump(2) << '\n';
   } else {
     PrintHuman(report, options->assume.profile, io.out);
+    PrintStackSection(stack, io.out);
   }
   return ExitCode::kOk;
 }
@@ -209,8 +242,8 @@ void AddExplainCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_option("--label", command->label, "label the headline compares: gpt (default) or dos")
       ->check(CLI::IsMember({"gpt", "dos"}));
   sub->add_option("--tool-version", command->tool_versions,
-                  "predict another version: TOOL=X.Y (parted, sfdisk, sgdisk, systemd-repart); "
-                  "repeatable")
+                  "predict another version: TOOL=X.Y (parted, sfdisk, sgdisk, systemd-repart, "
+                  "lvm2, cryptsetup); repeatable")
       ->expected(1)
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--installer-version", command->installer_versions,

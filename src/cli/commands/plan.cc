@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "cli/commands.h"
+#include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
 #include "io/util/smartcols_table.h"
@@ -18,6 +19,8 @@
 #include "partalign/layout/layout_spec.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/layout/planner.h"
+#include "partalign/stack/stack_advice.h"
+#include "partalign/stack/stack_check.h"
 #include "partalign/topology/alignment.h"
 
 namespace partalign {
@@ -73,6 +76,40 @@ void PrintText(const Plan& plan, const PartitionTable& table, Streams io) {
   for (const std::string& line : DiskMap(plan, table)) io.out << line << '\n';
 }
 
+// What the plan cannot fix inside the partitions' stacks, and what its moves fix
+// (docs/stack.md): one line per misaligned layer, with the command that would fix it.
+Result<std::vector<std::string>> StackAdviceFor(const Plan& plan, const LoadedDisk& disk,
+                                                const std::string& path) {
+  Result<DiskStacks> stacks = ReadDiskStacks(disk, path);
+  if (!stacks) return stacks.error();
+  const Topology& t = disk.device.topology;
+  const uint64_t ss = disk.table.table.sector_size;
+  const StackCheckOptions options{plan.alignment.grain_bytes, stacks->lvm2_version};
+  std::vector<StackAdvice> advice;
+  for (auto& [number, walk] : stacks->partitions) {
+    const Partition* p = disk.table.table.Find(number);
+    if (p == nullptr) continue;
+    CheckStack(&walk, t, p->start_sector * ss, options);
+    std::optional<uint64_t> new_start;
+    for (const PlanAction& a : plan.actions) {
+      if (a.partition == number && a.new_start_sector != a.old_start_sector &&
+          a.kind != ActionKind::kImpossible) {
+        new_start = a.new_start_sector * ss;
+      }
+    }
+    std::vector<StackAdvice> more =
+        AdviseStack(walk, t, number, p->start_sector * ss, new_start, plan.alignment.grain_bytes);
+    advice.insert(advice.end(), more.begin(), more.end());
+  }
+  if (stacks->whole_disk) {
+    CheckStack(&*stacks->whole_disk, t, 0, options);
+    std::vector<StackAdvice> more =
+        AdviseStack(*stacks->whole_disk, t, 0, 0, std::nullopt, plan.alignment.grain_bytes);
+    advice.insert(advice.end(), more.begin(), more.end());
+  }
+  return StackAdviceLines(advice);
+}
+
 ExitCode RunPlan(const PlanCommand& command, Streams io) {
   std::string format = command.format;
   if (command.target.json) {
@@ -109,11 +146,24 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, plan.error().message));
     return ExitCode::kFailure;
   }
+  std::vector<std::string> advice;
+  if (!spec && (format == "text" || format == "markdown")) {
+    Result<std::vector<std::string>> lines = StackAdviceFor(*plan, *disk, command.target.target);
+    if (!lines) {
+      PrintError(io.err, lines.error().message);
+      return ExitCode::kFailure;
+    }
+    advice = std::move(*lines);
+  }
   std::string rendered;
   if (format == "json") {
     rendered = PlanToJson(*plan).dump(2) + "\n";
   } else if (format == "markdown") {
     rendered = RenderPlanMarkdown(*plan, table);
+    if (!advice.empty()) {
+      rendered += "\n## Inside the partitions\n\n";
+      for (const std::string& line : advice) rendered += "- " + line + "\n";
+    }
   } else if (format == "sfdisk") {
     Result<std::string> script = RenderSfdiskScript(*plan, table);
     if (!script) {
@@ -130,6 +180,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (format == "text") {
     PrintText(*plan, table, io);
+    if (!advice.empty()) {
+      io.out << "\ninside the partitions:\n";
+      for (const std::string& line : advice) io.out << line << '\n';
+    }
     if (!command.output.empty()) {
       io.out << fmt::format("\nplan file written to '{}'; nothing was written to '{}'\n",
                             command.output, command.target.target);

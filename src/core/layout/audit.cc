@@ -5,6 +5,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "partalign/stack/stack_check.h"
+#include "partalign/stack/stack_render.h"
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/tools/tool_verdicts.h"
 #include "partalign/topology/probe_report.h"
@@ -213,6 +215,10 @@ size_t AuditReport::misaligned_count() const {
                                            [](const PartitionAudit& p) { return !p.aligned; }));
 }
 
+bool AuditReport::all_aligned() const {
+  return misaligned_count() == 0 && (!whole_disk || whole_disk->aligned());
+}
+
 AuditReport AuditTable(const PartitionTable& table, const Topology& topology,
                        const AuditOptions& options) {
   AuditReport report;
@@ -237,10 +243,20 @@ AuditReport AuditTable(const PartitionTable& table, const Topology& topology,
     audit.size_bytes = p.size_sectors * table.sector_size;
     audit.contents = p.contents;
     audit.checks = CheckPartition(p, topology, report);
-    audit.aligned = std::all_of(audit.checks.begin(), audit.checks.end(), [](const auto& c) {
-      return !IsRequired(c.criterion) || !c.applicable || c.ok;
-    });
+    const StackCheckOptions stack_options{report.grain_bytes, options.lvm2_version};
+    if (auto it = options.stacks.find(p.number); it != options.stacks.end()) {
+      audit.stack = it->second;
+      CheckStack(&audit.stack, topology, p.start_sector * table.sector_size, stack_options);
+    }
+    audit.aligned = audit.stack.aligned() &&
+                    std::all_of(audit.checks.begin(), audit.checks.end(), [](const auto& c) {
+                      return !IsRequired(c.criterion) || !c.applicable || c.ok;
+                    });
     report.partitions.push_back(std::move(audit));
+  }
+  if (table.label == LabelType::kNone && options.whole_disk && !options.whole_disk->empty()) {
+    report.whole_disk = options.whole_disk;
+    CheckStack(&*report.whole_disk, topology, 0, {report.grain_bytes, options.lvm2_version});
   }
   return report;
 }
@@ -248,6 +264,10 @@ AuditReport AuditTable(const PartitionTable& table, const Topology& topology,
 std::string AuditSummary(const AuditReport& report) {
   const size_t total = report.partitions.size();
   const std::string required = RequiredText(report);
+  if (report.whole_disk) {
+    return fmt::format("No partition table; the whole-disk stack is {} (required: {}).",
+                       report.whole_disk->aligned() ? "aligned" : "misaligned", required);
+  }
   if (total == 0) return fmt::format("No partitions to audit (required: {}).", required);
   const size_t bad = report.misaligned_count();
   if (bad == 0) {
@@ -256,7 +276,12 @@ std::string AuditSummary(const AuditReport& report) {
   }
   std::vector<std::string> numbers;
   for (const PartitionAudit& p : report.partitions) {
-    if (!p.aligned) numbers.push_back(std::to_string(p.number));
+    if (p.aligned) continue;
+    // Misaligned only inside: the partition's own start passes every required check.
+    const bool inside = std::all_of(p.checks.begin(), p.checks.end(), [](const auto& c) {
+      return !IsRequired(c.criterion) || !c.applicable || c.ok;
+    });
+    numbers.push_back(std::to_string(p.number) + (inside ? " inside" : ""));
   }
   return fmt::format("{} of {} partition{} misaligned ({}) (required: {}).", bad, total,
                      total == 1 ? " is" : "s are", fmt::join(numbers, ", "), required);
@@ -287,7 +312,15 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
                           {"has_data", fs.has_data},
                           {"checks", checks},
                           {"details", details},
+                          {"stack", StackJson(p.stack)},
+                          {"stack_errors", p.stack.errors},
                           {"aligned", p.aligned}});
+  }
+  nlohmann::json whole_disk = nullptr;
+  if (report.whole_disk) {
+    whole_disk = {{"stack", StackJson(*report.whole_disk)},
+                  {"stack_errors", report.whole_disk->errors},
+                  {"aligned", report.whole_disk->aligned()}};
   }
   nlohmann::json required = nlohmann::json::array();
   for (Criterion c : kAllCriteria) {
@@ -308,6 +341,7 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
           {"gdisk_test_alignment_sectors", report.gdisk_test_alignment_sectors},
           {"required_checks", required},
           {"partitions", partitions},
+          {"whole_disk", whole_disk},
           {"summary",
            {{"partitions", report.partitions.size()},
             {"aligned", report.partitions.size() - report.misaligned_count()},
@@ -319,7 +353,7 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
 std::vector<std::string> AuditColumns() {
   return {"NR",    "START",   "END",     "SIZE",     "FS",     "GRAIN",
           "PHY",   "MIN-IO",  "OPT-IO",  "FS-BLOCK", "END-AL", "PARTED",
-          "FDISK", "GDISK-S", "GDISK-E", "KPMCORE",  "ALIGNED"};
+          "FDISK", "GDISK-S", "GDISK-E", "KPMCORE",  "STACK",  "ALIGNED"};
 }
 
 std::vector<std::vector<std::string>> AuditRows(const AuditReport& report) {
@@ -330,6 +364,7 @@ std::vector<std::vector<std::string>> AuditRows(const AuditReport& report) {
         FormatSize(p.size_bytes),
         p.contents.fs_type.empty() ? (p.contents.has_data ? "data" : "") : p.contents.fs_type};
     for (const CheckResult& c : p.checks) row.push_back(Cell(c));
+    row.push_back(p.stack.layers.empty() ? "-" : p.stack.aligned() ? "yes" : "no");
     row.push_back(p.aligned ? "yes" : "NO");
     rows.push_back(std::move(row));
   }
@@ -350,6 +385,19 @@ std::vector<std::string> AuditDetails(const AuditReport& report) {
     lines.push_back(fmt::format("partition {} (sectors {}-{}{}){}:", p.number, p.start_sector,
                                 p.end_sector, what, p.aligned ? "" : " is misaligned"));
     lines.insert(lines.end(), failing.begin(), failing.end());
+  }
+  for (const PartitionAudit& p : report.partitions) {
+    if (p.stack.empty()) continue;
+    lines.push_back(
+        fmt::format("partition {} stack{}:", p.number, p.stack.aligned() ? "" : " (misaligned)"));
+    std::vector<std::string> tree = StackTreeLines(p.stack, "  ");
+    lines.insert(lines.end(), tree.begin(), tree.end());
+  }
+  if (report.whole_disk) {
+    lines.push_back(
+        fmt::format("whole-disk stack{}:", report.whole_disk->aligned() ? "" : " (misaligned)"));
+    std::vector<std::string> tree = StackTreeLines(*report.whole_disk, "  ");
+    lines.insert(lines.end(), tree.begin(), tree.end());
   }
   return lines;
 }

@@ -3,33 +3,10 @@
 #include <array>
 #include <limits>
 
+#include "partalign/util/byte_order.h"
+
 namespace partalign {
 namespace {
-
-// Little- and big-endian integers at a byte offset; nullopt past the end of `bytes`.
-template <typename T>
-std::optional<T> Le(std::span<const uint8_t> bytes, size_t offset) {
-  if (offset + sizeof(T) > bytes.size()) return std::nullopt;
-  T value = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) value |= static_cast<T>(bytes[offset + i]) << (8 * i);
-  return value;
-}
-
-template <typename T>
-std::optional<T> Be(std::span<const uint8_t> bytes, size_t offset) {
-  if (offset + sizeof(T) > bytes.size()) return std::nullopt;
-  T value = 0;
-  for (size_t i = 0; i < sizeof(T); ++i) value = static_cast<T>(value << 8) | bytes[offset + i];
-  return value;
-}
-
-bool HasMagic(std::span<const uint8_t> bytes, size_t offset, std::string_view magic) {
-  if (offset + magic.size() > bytes.size()) return false;
-  for (size_t i = 0; i < magic.size(); ++i) {
-    if (bytes[offset + i] != static_cast<uint8_t>(magic[i])) return false;
-  }
-  return true;
-}
 
 // a * b, or nullopt on overflow or when either is 0 (a filesystem of size 0 is not one).
 std::optional<uint64_t> Product(uint64_t a, uint64_t b) {

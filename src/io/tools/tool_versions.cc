@@ -30,8 +30,8 @@ int64_t NowMs() {
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
 
-// Runs `command --version` with stdin and stderr on /dev/null; its stdout, or nullopt when it
-// cannot be started, times out (then it is killed) or fails.
+}  // namespace
+
 std::optional<std::string> RunVersionCommand(const std::string& command) {
   int fds[2];
   if (::pipe2(fds, O_CLOEXEC) != 0) return std::nullopt;
@@ -78,8 +78,6 @@ std::optional<std::string> RunVersionCommand(const std::string& command) {
   if (timed_out || !WIFEXITED(status) || WEXITSTATUS(status) != 0) return std::nullopt;
   return out;
 }
-
-}  // namespace
 
 std::optional<ToolVersion> InstalledToolVersion(Tool tool) {
   std::optional<std::string> out = RunVersionCommand(std::string(CommandName(tool)));

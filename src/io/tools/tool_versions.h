@@ -5,10 +5,15 @@
 #pragma once
 
 #include <optional>
+#include <string>
 
 #include "partalign/tools/tool_version.h"
 
 namespace partalign {
+
+/// Runs `command --version` with stdin and stderr on /dev/null; its stdout, or nullopt when it
+/// cannot be started, times out (then it is killed) or fails.
+std::optional<std::string> RunVersionCommand(const std::string& command);
 
 /// `CommandName(tool) --version`, or nullopt.
 std::optional<ToolVersion> InstalledToolVersion(Tool tool);

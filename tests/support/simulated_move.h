@@ -24,8 +24,10 @@ class SimulatedMove {
   /// `with_table`: table updates at both ends of the device. `table_in_vacated_source`: one more
   /// sector of table in the part of the source the move vacates (a DOS head EBR that moves up
   /// with its logical partition), whose old bytes are the source's data there.
+  /// `version`: the journal format (kJournalVersionV1 for a journal written before the copy
+  /// map, whose move copies every chunk).
   SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table, uint64_t seed,
-                bool table_in_vacated_source = false);
+                bool table_in_vacated_source = false, uint32_t version = kJournalVersion);
 
   const std::vector<uint8_t>& original() const { return original_; }
   const JournalHeader& header() const { return header_; }
@@ -37,8 +39,10 @@ class SimulatedMove {
   SimulatedDisk NewDevice(CrashClock* clock = nullptr) const;
   SimulatedDisk NewJournalDisk(CrashClock* clock = nullptr) const;
 
-  /// Why `image` is not what a move that ended with `status` leaves (data at its new or old
-  /// place, the matching table bytes, nothing else outside the moved bytes changed), or "".
+  /// Why `image` is not what a move that ended with `status` leaves, or "": the copied chunks'
+  /// data at its new (or old) place, the matching table bytes, and every other byte as it was -
+  /// except, after a rollback, the copied chunks' destinations, which may keep what was moved
+  /// there. A move that copies only some chunks never writes the destination of the others.
   std::string Mismatch(MoveStatus status, const std::vector<uint8_t>& image) const;
 
  private:

@@ -2,9 +2,13 @@
 // every part, with checksums, so that a torn or corrupt part is detected and never trusted.
 //
 //   [header region, 64 KiB]  preamble + JSON: device identity, move geometry, table updates,
-//                            layout of the rest of the file. Written once.
+//                            the used map's summary, layout of the rest of the file. Written
+//                            once.
 //   [table data]             old and new bytes of each table update, each padded to 4 KiB.
-//   [digest table]           XXH3-128 of every chunk of the source, from the pre-scan.
+//   [copy map]               (version 2) the runs of chunks the move copies, when it copies
+//                            only the used ones; checksum in the header.
+//   [digest table]           XXH3-128 of every copied chunk of the source: version 2 fills it
+//                            during the copy pass, version 1 in a pre-scan.
 //   [state A][state B]       two 4 KiB state blocks written alternately (sequence number
 //                            decides), so a torn state write leaves the previous state intact.
 //   [ring]                   ring_batches x chunks_per_batch slots: a 4 KiB record header and
@@ -25,7 +29,11 @@
 
 namespace partalign {
 
-inline constexpr uint32_t kJournalVersion = 1;
+/// Version 2: the copy map (only the used chunks are copied) and the digest table filled by the
+/// copy pass (no pre-scan). Version 1 journals (every chunk, pre-scan) are still resumed, with
+/// version 1 state blocks and records (docs/mover.md §3).
+inline constexpr uint32_t kJournalVersion = 2;
+inline constexpr uint32_t kJournalVersionV1 = 1;
 /// Every region of the journal starts and ends on this boundary (O_DIRECT on the journal file).
 inline constexpr uint64_t kJournalBlockBytes = 4096;
 /// The header region: the preamble and the JSON text must fit.
@@ -70,6 +78,8 @@ struct TableUpdateInfo {
 struct JournalLayout {
   uint64_t table_data_offset = 0;
   uint64_t table_data_bytes = 0;
+  uint64_t copy_map_offset = 0;  ///< right after the table data
+  uint64_t copy_map_bytes = 0;   ///< 0 when every chunk is copied (and in version 1)
   uint64_t digest_table_offset = 0;
   uint64_t digest_table_bytes = 0;
   uint64_t state_offset = 0;  ///< two blocks
@@ -90,22 +100,58 @@ uint64_t TableDataOffset(const JournalLayout& layout, std::span<const TableUpdat
 /// Journal offset of the slot for step `index` of a segment.
 uint64_t SlotOffset(const JournalLayout& layout, const MoveGeometry& move, uint64_t index);
 
+/// What the used map said about the moved range, for the user (`resume` prints it) - the mover
+/// itself uses only the copy map. Bounded: at most kMaxUsedNotes notes of kMaxUsedNoteBytes.
+struct UsedSummary {
+  std::string source;  ///< "ext4: libext2fs block bitmap"; empty: no used map (every chunk)
+  uint64_t used_bytes = 0;
+  /// Bytes per reason (UsedReason names), reasons with 0 bytes left out.
+  std::vector<std::pair<std::string, uint64_t>> reasons;
+  std::vector<std::string> notes;
+  bool operator==(const UsedSummary&) const = default;
+};
+inline constexpr size_t kMaxUsedNotes = 8;
+inline constexpr size_t kMaxUsedNoteBytes = 300;
+
+/// The summary of `map` for the journal header, notes cut to the bounds above.
+UsedSummary SummarizeUsedMap(const UsedMap& map);
+
 struct JournalHeader {
   uint32_t version = kJournalVersion;
   JournalUuid uuid{};
   std::string created_by;  ///< "partalign 0.1.0"
   JournalDevice device;
+  /// move.copy is the copy map: DecodeJournalHeader leaves it "every chunk" until
+  /// AttachCopyMap() has read the region.
   MoveGeometry move;
   std::vector<TableUpdateInfo> table;
   JournalLayout layout;
+  /// Version 2: runs in the copy map region and their checksum (Hash64 of the encoded runs).
+  uint64_t copy_run_count = 0;
+  uint64_t copy_map_checksum = 0;
+  /// Copied chunks, as recorded (checked against the copy map).
+  uint64_t copied_chunks = 0;
+  UsedSummary used;
   bool operator==(const JournalHeader&) const = default;
 };
 
+/// Fills copy_run_count, copy_map_checksum, copied_chunks and the layout from `header.move`
+/// and `header.table`: what a new journal's header needs before it is encoded.
+void CompleteJournalHeader(JournalHeader& header, const Hasher& hasher);
+
 /// Exactly kJournalHeaderBytes: preamble (magic, version, JSON length, checksum) + JSON.
 Result<std::vector<uint8_t>> EncodeJournalHeader(const JournalHeader& header, const Hasher& hasher);
-/// Rejects a wrong magic, an unknown version, a bad checksum, truncation and inconsistent values
-/// (a layout that does not match the geometry).
+/// Rejects a wrong magic, an unknown version, a bad checksum, truncation and inconsistent values.
+/// The copy map is not read yet: call AttachCopyMap() with the region's bytes, which checks
+/// the layout against the geometry.
 Result<JournalHeader> DecodeJournalHeader(std::span<const uint8_t> bytes, const Hasher& hasher);
+
+/// The copy map region: 16 bytes per run (first chunk, chunk count, little-endian), padded.
+std::vector<uint8_t> EncodeCopyMap(const CopySet& copy);
+/// Decodes the copy map region of `header` (its layout.copy_map_bytes bytes) into
+/// header.move.copy, checking its checksum, the runs against the range, the copied chunk count,
+/// and then the whole layout against the geometry.
+Status AttachCopyMap(JournalHeader& header, std::span<const uint8_t> region, const Hasher& hasher);
 
 /// Where the move stands; see journal_recovery.h for what each phase means to resume.
 enum class JournalPhase : uint32_t {
@@ -127,22 +173,28 @@ struct JournalState {
   /// Rollback phases: how many forward steps are being moved back, and how many of those are.
   uint64_t rollback_split = 0;
   uint64_t rollback_done = 0;
-  /// Hash64 of the digest table; it is valid once any state exists.
+  /// Version 1: Hash64 of the whole digest table (the pre-scan's). Version 2: the digest chain
+  /// (ChainDigests) of the first `digests_known` forward steps' digests.
   uint64_t digest_table_checksum = 0;
+  /// Version 2: the forward steps whose digests are durable in the digest table (never fewer
+  /// than forward_done). Version 1 knows every digest once a state exists; this field is 0.
+  uint64_t digests_known = 0;
   bool operator==(const JournalState&) const = default;
 };
 
-/// One 4 KiB block. Block A holds odd sequence numbers, block B even ones.
+/// One 4 KiB block. Block A holds odd sequence numbers, block B even ones. `version` is the
+/// journal's (version 1 blocks have no digests_known).
 std::vector<uint8_t> EncodeStateBlock(const JournalState& state, const JournalUuid& uuid,
-                                      const Hasher& hasher);
+                                      const Hasher& hasher, uint32_t version = kJournalVersion);
 /// nullopt for a zero, torn or foreign block (never an error: a torn block is expected).
 std::optional<JournalState> DecodeStateBlock(std::span<const uint8_t> block,
-                                             const JournalUuid& uuid, const Hasher& hasher);
+                                             const JournalUuid& uuid, const Hasher& hasher,
+                                             uint32_t version = kJournalVersion);
 /// The valid state with the highest sequence number, or nullopt when neither block is valid
 /// (the move never started).
 std::optional<JournalState> LatestState(std::span<const uint8_t> block_a,
                                         std::span<const uint8_t> block_b, const JournalUuid& uuid,
-                                        const Hasher& hasher);
+                                        const Hasher& hasher, uint32_t version = kJournalVersion);
 /// Offset (within the state region) of the block that holds `sequence`.
 inline uint64_t StateBlockOffset(uint64_t sequence) {
   return sequence % 2 == 1 ? 0 : kJournalBlockBytes;
@@ -159,21 +211,36 @@ struct RecordHeader {
 
 /// Writes the 4 KiB record header into `block` (which must be 4 KiB).
 void EncodeRecordHeader(const RecordHeader& record, const JournalUuid& uuid, const Hasher& hasher,
-                        std::span<uint8_t> block);
+                        std::span<uint8_t> block, uint32_t version = kJournalVersion);
 std::optional<RecordHeader> DecodeRecordHeader(std::span<const uint8_t> block,
-                                               const JournalUuid& uuid, const Hasher& hasher);
-/// True when the slot holds a complete, untorn saved copy of `chunk` whose data digest is
-/// `expected`: only then may resume write it to the device.
+                                               const JournalUuid& uuid, const Hasher& hasher,
+                                               uint32_t version = kJournalVersion);
+/// The digest of the saved copy in a slot when it is a complete, untorn saved copy of `chunk`
+/// (its data hashes to the digest its header records) whose digest is `expected` when one is
+/// known: only then may resume write it to the device. nullopt otherwise.
+std::optional<Digest128> ValidRecordDigest(std::span<const uint8_t> header_block,
+                                           std::span<const uint8_t> data, uint64_t chunk,
+                                           const std::optional<Digest128>& expected,
+                                           const JournalUuid& uuid, const Hasher& hasher,
+                                           uint32_t version = kJournalVersion);
+/// ValidRecordDigest() with a known digest, as a yes/no.
 bool IsValidRecord(std::span<const uint8_t> header_block, std::span<const uint8_t> data,
                    uint64_t chunk, const Digest128& expected, const JournalUuid& uuid,
-                   const Hasher& hasher);
+                   const Hasher& hasher, uint32_t version = kJournalVersion);
 
-/// The pre-scan digests, 16 bytes each, little-endian, padded to 4 KiB.
+/// The digests, 16 bytes each, little-endian, padded to 4 KiB; entry k is copied chunk k's.
 std::vector<uint8_t> EncodeDigestTable(std::span<const Digest128> digests);
-/// Rejects a table whose checksum (Hash64 over the first count * 16 bytes) differs.
+/// Version 1: rejects a table whose checksum (Hash64 over the first count * 16 bytes) differs.
 Result<std::vector<Digest128>> DecodeDigestTable(std::span<const uint8_t> bytes, uint64_t count,
                                                  uint64_t checksum, const Hasher& hasher);
+/// Version 1: the checksum of a whole digest table.
 uint64_t DigestTableChecksum(std::span<const Digest128> digests, const Hasher& hasher);
+/// Version 2: the entries without a checksum check (ChainDigests checks the known ones).
+Result<std::vector<Digest128>> ReadDigestEntries(std::span<const uint8_t> bytes, uint64_t count);
+/// Version 2: the digest chain, extended by one digest: Hash64 of the chain (8 bytes) and the
+/// digest (16 bytes), little-endian. The chain of no digest is 0. A state records the chain of
+/// the known forward steps in step order, so extending it costs one short hash per step.
+uint64_t ChainDigest(uint64_t chain, const Digest128& digest, const Hasher& hasher);
 
 /// An entry of the journal registry (src/io/move/journal_registry.h): which journal belongs to
 /// which device, so that a new move or an apply on that device finds it even when the journal file

@@ -9,6 +9,7 @@
 #include <span>
 #include <vector>
 
+#include "partalign/used/used_map.h"
 #include "partalign/util/result.h"
 #include "partalign/util/units.h"
 
@@ -29,6 +30,36 @@ inline constexpr uint32_t kDefaultChunksPerBatch = 4;
 /// copy and their commit: enough (128 MiB) to hide flush latencies of tens of milliseconds.
 inline constexpr uint32_t kDefaultRingBatches = 8;
 
+/// Which chunks of the range a move copies: every one (the default), or the runs a used map
+/// selected (docs/mover.md §3). The mover works on **copied chunks**: the k-th copied chunk
+/// (its ordinal k) is what "chunk k" means in the journal, the digest table and the ring.
+class CopySet {
+ public:
+  /// Every chunk.
+  CopySet() = default;
+  /// Only the chunks of `runs`: sorted, disjoint, non-empty runs (touching runs are merged).
+  /// Empty `runs` would copy nothing and are refused, as are runs beyond `total_chunks`.
+  static Result<CopySet> FromRuns(std::vector<ChunkRun> runs, uint64_t total_chunks);
+
+  bool all() const { return runs_.empty(); }
+  /// The runs; empty when every chunk is copied.
+  const std::vector<ChunkRun>& runs() const { return runs_; }
+  /// Copied chunks, of a range of `total_chunks`.
+  uint64_t Count(uint64_t total_chunks) const { return all() ? total_chunks : count_; }
+  /// The chunk (index from the range start) of copied chunk `ordinal`.
+  uint64_t ChunkOf(uint64_t ordinal) const;
+  /// The number of copied chunks whose index is below `chunk` (the ordinal of the first copied
+  /// chunk at or after it).
+  uint64_t OrdinalsBelow(uint64_t chunk) const;
+
+  bool operator==(const CopySet& other) const { return runs_ == other.runs_; }
+
+ private:
+  std::vector<ChunkRun> runs_;
+  std::vector<uint64_t> first_ordinal_;  ///< ordinal of each run's first chunk
+  uint64_t count_ = 0;
+};
+
 /// A move of `length_bytes` from device offset `source_bytes` to `dest_bytes`, and how it is cut
 /// into chunks and batches. Positions below are relative to the start of the range.
 struct MoveGeometry {
@@ -38,6 +69,8 @@ struct MoveGeometry {
   uint64_t chunk_bytes = kDefaultMoveChunkBytes;
   uint32_t chunks_per_batch = kDefaultChunksPerBatch;
   uint32_t ring_batches = kDefaultRingBatches;
+  /// The chunks copied; the others hold nothing the partition's contents use.
+  CopySet copy;
   bool operator==(const MoveGeometry&) const = default;
 };
 
@@ -58,18 +91,23 @@ struct TableUpdate {
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                     uint64_t logical_sector_size, std::span<const TableUpdate> table = {});
 
+/// Chunks of the whole range, copied or not.
+uint64_t RangeChunkCount(const MoveGeometry& move);
+/// Copied chunks: what the passes, the digest table and the ring count.
 uint64_t ChunkCount(const MoveGeometry& move);
+/// Bytes of the copied chunks.
+uint64_t CopiedBytes(const MoveGeometry& move);
 
-/// Where chunk `chunk` (0-based from the start of the range) lies, relative to the range start.
+/// Where copied chunk `chunk` (its ordinal) lies, relative to the range start.
 struct ChunkExtent {
   uint64_t position_bytes = 0;
   uint64_t length_bytes = 0;
 };
 ChunkExtent ChunkExtentOf(const MoveGeometry& move, uint64_t chunk);
 
-/// One pass of the mover over consecutive chunks: the move itself, or the rollback of its done
-/// part (the same chunks moved back). A chunk at position p is read at source_base + p and
-/// written at dest_base + p.
+/// One pass of the mover over consecutive copied chunks (ordinals): the move itself, or the
+/// rollback of its done part (the same chunks moved back). A chunk at position p is read at
+/// source_base + p and written at dest_base + p.
 struct Segment {
   uint64_t source_base = 0;
   uint64_t dest_base = 0;
@@ -86,7 +124,7 @@ Segment ForwardSegment(const MoveGeometry& move);
 /// Moves back the first `forward_done` chunks the forward segment processed.
 Segment RollbackSegment(const MoveGeometry& move, uint64_t forward_done);
 
-/// The chunk (index from the range start) processed at step `index` of `segment`.
+/// The copied chunk (ordinal) processed at step `index` of `segment`.
 uint64_t ChunkAt(const Segment& segment, uint64_t index);
 
 uint64_t BatchCount(const Segment& segment, uint32_t chunks_per_batch);

@@ -18,11 +18,17 @@ constexpr const char* kFormatName = "partalign-move-journal";
 /// Header preamble: magic(8) version(4) reserved(4) json_length(8) checksum(8); JSON at 64.
 constexpr size_t kHeaderChecksumAt = 24;
 constexpr size_t kHeaderJsonAt = 64;
-/// State block: fields up to 72, checksum of [0, 72) at 72.
-constexpr size_t kStateChecksumAt = 72;
+/// State block: fields up to 72 (version 1) or 80 (version 2: digests_known at 72), then the
+/// checksum of the bytes before it.
+constexpr size_t kStateChecksumAtV1 = 72;
+constexpr size_t kStateChecksumAt = 80;
 /// Record header: fields up to 64, checksum of [0, 64) at 64.
 constexpr size_t kRecordChecksumAt = 64;
 constexpr size_t kDigestBytes = 16;
+/// The registry entries' own format version (unchanged by the journal's version 2).
+constexpr uint32_t kRegistryVersion = 1;
+/// Copy map: first chunk and chunk count of a run, u64 each.
+constexpr size_t kCopyRunBytes = 16;
 constexpr uint32_t kRecordRollbackFlag = 1;
 
 // Explicit little-endian encoding: the journal must read the same on any host.
@@ -47,11 +53,12 @@ uint64_t Get64(const uint8_t* p) {
 // uuid at `uuid_at`, and the checksum of everything before `checksum_at` stored there. A block
 // that fails any of these was never written whole by this journal.
 bool IsIntactBlock(std::span<const uint8_t> block, const char (&magic)[8], size_t checksum_at,
-                   size_t uuid_at, const JournalUuid& uuid, const Hasher& hasher) {
+                   size_t uuid_at, const JournalUuid& uuid, const Hasher& hasher,
+                   uint32_t version) {
   if (block.size() < checksum_at + 8) return false;
   if (std::memcmp(block.data(), magic, sizeof(magic)) != 0) return false;
   if (hasher.Hash64(block.first(checksum_at)) != Get64(&block[checksum_at])) return false;
-  if (Get32(&block[8]) != kJournalVersion) return false;
+  if (Get32(&block[8]) != version) return false;
   return std::memcmp(&block[uuid_at], uuid.data(), uuid.size()) == 0;
 }
 
@@ -152,6 +159,27 @@ nlohmann::json HeaderJson(const JournalHeader& h, const Hasher& hasher) {
             {"file_bytes", l.file_bytes}}}};
 }
 
+// Version 2 adds the copy map and the used map's summary; version 1 headers stay byte for byte
+// what version 1 wrote (tests/core/move/journal_format_test.cc keeps one).
+nlohmann::json HeaderJsonOf(const JournalHeader& h, const Hasher& hasher) {
+  nlohmann::json j = HeaderJson(h, hasher);
+  if (h.version == kJournalVersionV1) return j;
+  j["move"]["range_chunk_count"] = RangeChunkCount(h.move);
+  j["move"]["copied_bytes"] = CopiedBytes(h.move);
+  j["copy_map"] = {{"run_count", h.copy_run_count},
+                   {"copied_chunks", h.copied_chunks},
+                   {"checksum", Hex64(h.copy_map_checksum)}};
+  nlohmann::json reasons = nlohmann::json::object();
+  for (const auto& [name, bytes] : h.used.reasons) reasons[name] = bytes;
+  j["used"] = {{"source", h.used.source},
+               {"used_bytes", h.used.used_bytes},
+               {"reasons_bytes", reasons},
+               {"notes", h.used.notes}};
+  j["layout"]["copy_map_offset"] = h.layout.copy_map_offset;
+  j["layout"]["copy_map_bytes"] = h.layout.copy_map_bytes;
+  return j;
+}
+
 // Reads the JSON back; nlohmann throws on missing keys or wrong types, which we turn into one
 // error (the only place exceptions are caught, and they never leave this function).
 Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hasher) {
@@ -161,11 +189,11 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
     }
     JournalHeader h;
     h.version = j.at("version").get<uint32_t>();
-    if (h.version != kJournalVersion) {
+    if (h.version != kJournalVersion && h.version != kJournalVersionV1) {
       return MakeError(
           fmt::format("journal format version {} is not supported (this partalign "
-                      "reads version {})",
-                      h.version, kJournalVersion));
+                      "reads versions {} and {})",
+                      h.version, kJournalVersionV1, kJournalVersion));
     }
     if (j.at("hash").get<std::string>() != hasher.name()) {
       return MakeError(fmt::format("the journal uses hash '{}', this partalign uses '{}'",
@@ -207,6 +235,26 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
     h.layout.slot_bytes = l.at("slot_bytes").get<uint64_t>();
     h.layout.slot_count = l.at("slot_count").get<uint64_t>();
     h.layout.file_bytes = l.at("file_bytes").get<uint64_t>();
+    h.layout.copy_map_offset = h.layout.table_data_offset + h.layout.table_data_bytes;
+    if (h.version == kJournalVersionV1) {
+      h.copied_chunks = RangeChunkCount(h.move);
+      return h;
+    }
+    h.layout.copy_map_offset = l.at("copy_map_offset").get<uint64_t>();
+    h.layout.copy_map_bytes = l.at("copy_map_bytes").get<uint64_t>();
+    const nlohmann::json& c = j.at("copy_map");
+    h.copy_run_count = c.at("run_count").get<uint64_t>();
+    h.copied_chunks = c.at("copied_chunks").get<uint64_t>();
+    Result<uint64_t> checksum = ParseHex64(c.at("checksum").get<std::string>());
+    if (!checksum) return checksum.error();
+    h.copy_map_checksum = *checksum;
+    const nlohmann::json& u = j.at("used");
+    h.used.source = u.at("source").get<std::string>();
+    h.used.used_bytes = u.at("used_bytes").get<uint64_t>();
+    for (const auto& [name, bytes] : u.at("reasons_bytes").items()) {
+      h.used.reasons.emplace_back(name, bytes.get<uint64_t>());
+    }
+    h.used.notes = u.at("notes").get<std::vector<std::string>>();
     return h;
   } catch (const nlohmann::json::exception& e) {
     return MakeError(fmt::format("the journal header is malformed: {}", e.what()));
@@ -268,7 +316,9 @@ JournalLayout ComputeJournalLayout(const MoveGeometry& move,
   for (const TableUpdateInfo& t : table) {
     layout.table_data_bytes += 2 * AlignUp(t.length_bytes, kJournalBlockBytes);
   }
-  layout.digest_table_offset = layout.table_data_offset + layout.table_data_bytes;
+  layout.copy_map_offset = layout.table_data_offset + layout.table_data_bytes;
+  layout.copy_map_bytes = AlignUp(move.copy.runs().size() * kCopyRunBytes, kJournalBlockBytes);
+  layout.digest_table_offset = layout.copy_map_offset + layout.copy_map_bytes;
   layout.digest_table_bytes = AlignUp(ChunkCount(move) * kDigestBytes, kJournalBlockBytes);
   layout.state_offset = layout.digest_table_offset + layout.digest_table_bytes;
   layout.ring_offset = layout.state_offset + 2 * kJournalBlockBytes;
@@ -297,7 +347,7 @@ uint64_t SlotOffset(const JournalLayout& layout, const MoveGeometry& move, uint6
 
 Result<std::vector<uint8_t>> EncodeJournalHeader(const JournalHeader& header,
                                                  const Hasher& hasher) {
-  const std::string json = HeaderJson(header, hasher).dump(1);
+  const std::string json = HeaderJsonOf(header, hasher).dump(1);
   if (kHeaderJsonAt + json.size() > kJournalHeaderBytes) {
     return MakeError(fmt::format("the journal header needs {} bytes, more than the {} reserved",
                                  kHeaderJsonAt + json.size(), kJournalHeaderBytes));
@@ -321,10 +371,10 @@ Result<JournalHeader> DecodeJournalHeader(std::span<const uint8_t> bytes, const 
     return MakeError("not a partalign move journal (bad magic)");
   }
   const uint32_t version = Get32(&bytes[8]);
-  if (version != kJournalVersion) {
-    return MakeError(
-        fmt::format("journal format version {} is not supported (this partalign reads version {})",
-                    version, kJournalVersion));
+  if (version != kJournalVersion && version != kJournalVersionV1) {
+    return MakeError(fmt::format(
+        "journal format version {} is not supported (this partalign reads versions {} and {})",
+        version, kJournalVersionV1, kJournalVersion));
   }
   const uint64_t json_length = Get64(&bytes[16]);
   if (json_length > kJournalHeaderBytes - kHeaderJsonAt ||
@@ -343,16 +393,94 @@ Result<JournalHeader> DecodeJournalHeader(std::span<const uint8_t> bytes, const 
   if (j.is_discarded()) return MakeError("the journal header is not valid JSON");
   Result<JournalHeader> header = HeaderFromJson(j, hasher);
   if (!header) return header;
+  if (header->version != version) {
+    return MakeError("the journal header is inconsistent (two different versions)");
+  }
   const MoveGeometry& move = header->move;
   if (Status valid = ValidateMove(move, header->device.size_bytes,
                                   std::max<uint64_t>(header->device.logical_sector_size, 1));
       !valid) {
     return MakeError("the journal describes an impossible move: " + valid.error().message);
   }
-  if (ComputeJournalLayout(move, header->table) != header->layout) {
+  // The layout is checked once the copy map is known (AttachCopyMap); its region first.
+  const JournalLayout& l = header->layout;
+  if (header->copied_chunks > RangeChunkCount(move) ||
+      header->copy_run_count > RangeChunkCount(move) ||
+      l.copy_map_offset != l.table_data_offset + l.table_data_bytes ||
+      l.copy_map_bytes != AlignUp(header->copy_run_count * kCopyRunBytes, kJournalBlockBytes)) {
     return MakeError("the journal layout does not match its move (corrupt header)");
   }
   return header;
+}
+
+UsedSummary SummarizeUsedMap(const UsedMap& map) {
+  UsedSummary summary;
+  summary.source = map.source;
+  summary.used_bytes = map.used_bytes();
+  const std::array<uint64_t, kUsedReasonCount> bytes = map.BytesByReason();
+  for (size_t i = 0; i < kUsedReasonCount; ++i) {
+    if (bytes[i] != 0) summary.reasons.emplace_back(ToString(static_cast<UsedReason>(i)), bytes[i]);
+  }
+  for (const std::string& note : map.notes()) {
+    if (summary.notes.size() == kMaxUsedNotes) break;
+    summary.notes.push_back(note.substr(0, kMaxUsedNoteBytes));
+  }
+  if (summary.source.size() > kMaxUsedNoteBytes) summary.source.resize(kMaxUsedNoteBytes);
+  return summary;
+}
+
+void CompleteJournalHeader(JournalHeader& header, const Hasher& hasher) {
+  const std::vector<uint8_t> runs = EncodeCopyMap(header.move.copy);
+  header.copy_run_count = header.move.copy.runs().size();
+  // No runs (every chunk is copied, and version 1): nothing to check, checksum 0.
+  header.copy_map_checksum = header.copy_run_count == 0
+                                 ? 0
+                                 : hasher.Hash64(std::span<const uint8_t>(
+                                       runs.data(), header.copy_run_count * kCopyRunBytes));
+  header.copied_chunks = ChunkCount(header.move);
+  header.layout = ComputeJournalLayout(header.move, header.table);
+}
+
+std::vector<uint8_t> EncodeCopyMap(const CopySet& copy) {
+  std::vector<uint8_t> bytes(AlignUp(copy.runs().size() * kCopyRunBytes, kJournalBlockBytes), 0);
+  for (size_t i = 0; i < copy.runs().size(); ++i) {
+    Put64(&bytes[i * kCopyRunBytes], copy.runs()[i].first_chunk);
+    Put64(&bytes[i * kCopyRunBytes + 8], copy.runs()[i].chunk_count);
+  }
+  return bytes;
+}
+
+Status AttachCopyMap(JournalHeader& header, std::span<const uint8_t> region, const Hasher& hasher) {
+  const uint64_t count = header.copy_run_count;
+  if (region.size() < count * kCopyRunBytes) {
+    return MakeError(fmt::format("the journal's copy map is truncated ({} of {} bytes)",
+                                 region.size(), count * kCopyRunBytes));
+  }
+  if (count > 0 && hasher.Hash64(region.first(count * kCopyRunBytes)) != header.copy_map_checksum) {
+    return MakeError("the journal's copy map is corrupt (checksum mismatch)");
+  }
+  if (count == 0) {
+    header.move.copy = CopySet();
+  } else {
+    std::vector<ChunkRun> runs(count);
+    for (uint64_t i = 0; i < count; ++i) {
+      runs[i] = {Get64(&region[i * kCopyRunBytes]), Get64(&region[i * kCopyRunBytes + 8])};
+    }
+    Result<CopySet> copy = CopySet::FromRuns(std::move(runs), RangeChunkCount(header.move));
+    if (!copy) return MakeError("the journal's copy map is invalid: " + copy.error().message);
+    if (copy->runs().size() != count) {
+      return MakeError("the journal's copy map is invalid: its runs are not merged");
+    }
+    header.move.copy = std::move(*copy);
+  }
+  if (ChunkCount(header.move) != header.copied_chunks) {
+    return MakeError(fmt::format("the journal's copy map has {} chunks, its header says {}",
+                                 ChunkCount(header.move), header.copied_chunks));
+  }
+  if (ComputeJournalLayout(header.move, header.table) != header.layout) {
+    return MakeError("the journal layout does not match its move (corrupt header)");
+  }
+  return {};
 }
 
 const char* ToString(JournalPhase phase) {
@@ -376,10 +504,10 @@ const char* ToString(JournalPhase phase) {
 }
 
 std::vector<uint8_t> EncodeStateBlock(const JournalState& state, const JournalUuid& uuid,
-                                      const Hasher& hasher) {
+                                      const Hasher& hasher, uint32_t version) {
   std::vector<uint8_t> block(kJournalBlockBytes, 0);
   std::memcpy(block.data(), kStateMagic, sizeof(kStateMagic));
-  Put32(&block[8], kJournalVersion);
+  Put32(&block[8], version);
   Put32(&block[12], static_cast<uint32_t>(state.phase));
   Put64(&block[16], state.sequence);
   std::memcpy(&block[24], uuid.data(), uuid.size());
@@ -387,14 +515,19 @@ std::vector<uint8_t> EncodeStateBlock(const JournalState& state, const JournalUu
   Put64(&block[48], state.rollback_split);
   Put64(&block[56], state.rollback_done);
   Put64(&block[64], state.digest_table_checksum);
-  Put64(&block[kStateChecksumAt],
-        hasher.Hash64(std::span<const uint8_t>(block.data(), kStateChecksumAt)));
+  const size_t checksum_at = version == kJournalVersionV1 ? kStateChecksumAtV1 : kStateChecksumAt;
+  if (version != kJournalVersionV1) Put64(&block[72], state.digests_known);
+  Put64(&block[checksum_at], hasher.Hash64(std::span<const uint8_t>(block.data(), checksum_at)));
   return block;
 }
 
 std::optional<JournalState> DecodeStateBlock(std::span<const uint8_t> block,
-                                             const JournalUuid& uuid, const Hasher& hasher) {
-  if (!IsIntactBlock(block, kStateMagic, kStateChecksumAt, 24, uuid, hasher)) return std::nullopt;
+                                             const JournalUuid& uuid, const Hasher& hasher,
+                                             uint32_t version) {
+  const size_t checksum_at = version == kJournalVersionV1 ? kStateChecksumAtV1 : kStateChecksumAt;
+  if (!IsIntactBlock(block, kStateMagic, checksum_at, 24, uuid, hasher, version)) {
+    return std::nullopt;
+  }
   const uint32_t phase = Get32(&block[12]);
   if (phase < static_cast<uint32_t>(JournalPhase::kMoving) ||
       phase > static_cast<uint32_t>(JournalPhase::kRolledBack)) {
@@ -408,14 +541,15 @@ std::optional<JournalState> DecodeStateBlock(std::span<const uint8_t> block,
   state.rollback_split = Get64(&block[48]);
   state.rollback_done = Get64(&block[56]);
   state.digest_table_checksum = Get64(&block[64]);
+  if (version != kJournalVersionV1) state.digests_known = Get64(&block[72]);
   return state;
 }
 
 std::optional<JournalState> LatestState(std::span<const uint8_t> block_a,
                                         std::span<const uint8_t> block_b, const JournalUuid& uuid,
-                                        const Hasher& hasher) {
-  std::optional<JournalState> a = DecodeStateBlock(block_a, uuid, hasher);
-  std::optional<JournalState> b = DecodeStateBlock(block_b, uuid, hasher);
+                                        const Hasher& hasher, uint32_t version) {
+  std::optional<JournalState> a = DecodeStateBlock(block_a, uuid, hasher, version);
+  std::optional<JournalState> b = DecodeStateBlock(block_b, uuid, hasher, version);
   // A block found at the wrong place was not written by this format: ignore it.
   if (a && StateBlockOffset(a->sequence) != 0) a.reset();
   if (b && StateBlockOffset(b->sequence) != kJournalBlockBytes) b.reset();
@@ -424,10 +558,10 @@ std::optional<JournalState> LatestState(std::span<const uint8_t> block_a,
 }
 
 void EncodeRecordHeader(const RecordHeader& record, const JournalUuid& uuid, const Hasher& hasher,
-                        std::span<uint8_t> block) {
+                        std::span<uint8_t> block, uint32_t version) {
   std::fill(block.begin(), block.begin() + kJournalBlockBytes, 0);
   std::memcpy(block.data(), kRecordMagic, sizeof(kRecordMagic));
-  Put32(&block[8], kJournalVersion);
+  Put32(&block[8], version);
   Put32(&block[12], record.rollback ? kRecordRollbackFlag : 0);
   std::memcpy(&block[16], uuid.data(), uuid.size());
   Put64(&block[32], record.chunk);
@@ -438,8 +572,9 @@ void EncodeRecordHeader(const RecordHeader& record, const JournalUuid& uuid, con
 }
 
 std::optional<RecordHeader> DecodeRecordHeader(std::span<const uint8_t> block,
-                                               const JournalUuid& uuid, const Hasher& hasher) {
-  if (!IsIntactBlock(block, kRecordMagic, kRecordChecksumAt, 16, uuid, hasher)) {
+                                               const JournalUuid& uuid, const Hasher& hasher,
+                                               uint32_t version) {
+  if (!IsIntactBlock(block, kRecordMagic, kRecordChecksumAt, 16, uuid, hasher, version)) {
     return std::nullopt;
   }
   RecordHeader record;
@@ -451,14 +586,25 @@ std::optional<RecordHeader> DecodeRecordHeader(std::span<const uint8_t> block,
   return record;
 }
 
+std::optional<Digest128> ValidRecordDigest(std::span<const uint8_t> header_block,
+                                           std::span<const uint8_t> data, uint64_t chunk,
+                                           const std::optional<Digest128>& expected,
+                                           const JournalUuid& uuid, const Hasher& hasher,
+                                           uint32_t version) {
+  std::optional<RecordHeader> record = DecodeRecordHeader(header_block, uuid, hasher, version);
+  if (!record || record->chunk != chunk || record->length_bytes != data.size()) {
+    return std::nullopt;
+  }
+  if (expected && record->digest != *expected) return std::nullopt;
+  // The header can be intact while the data behind it is torn: check the data itself.
+  if (hasher.Hash128(data) != record->digest) return std::nullopt;
+  return record->digest;
+}
+
 bool IsValidRecord(std::span<const uint8_t> header_block, std::span<const uint8_t> data,
                    uint64_t chunk, const Digest128& expected, const JournalUuid& uuid,
-                   const Hasher& hasher) {
-  std::optional<RecordHeader> record = DecodeRecordHeader(header_block, uuid, hasher);
-  if (!record || record->chunk != chunk || record->digest != expected) return false;
-  if (record->length_bytes != data.size()) return false;
-  // The header can be intact while the data behind it is torn: check the data itself.
-  return hasher.Hash128(data) == expected;
+                   const Hasher& hasher, uint32_t version) {
+  return ValidRecordDigest(header_block, data, chunk, expected, uuid, hasher, version).has_value();
 }
 
 std::vector<uint8_t> EncodeDigestTable(std::span<const Digest128> digests) {
@@ -492,9 +638,30 @@ Result<std::vector<Digest128>> DecodeDigestTable(std::span<const uint8_t> bytes,
   return digests;
 }
 
+Result<std::vector<Digest128>> ReadDigestEntries(std::span<const uint8_t> bytes, uint64_t count) {
+  if (bytes.size() / kDigestBytes < count) {
+    return MakeError(fmt::format("the journal's digest table is truncated ({} of {} bytes)",
+                                 bytes.size(), count * kDigestBytes));
+  }
+  std::vector<Digest128> digests(count);
+  for (uint64_t i = 0; i < count; ++i) {
+    digests[i].low = Get64(&bytes[i * kDigestBytes]);
+    digests[i].high = Get64(&bytes[i * kDigestBytes + 8]);
+  }
+  return digests;
+}
+
+uint64_t ChainDigest(uint64_t chain, const Digest128& digest, const Hasher& hasher) {
+  uint8_t bytes[24];
+  Put64(&bytes[0], chain);
+  Put64(&bytes[8], digest.low);
+  Put64(&bytes[16], digest.high);
+  return hasher.Hash64(bytes);
+}
+
 std::string EncodeRegistryEntry(const RegistryEntry& entry) {
   return nlohmann::json{{"format", "partalign-journal-registration"},
-                        {"version", kJournalVersion},
+                        {"version", kRegistryVersion},
                         {"journal", entry.journal_path},
                         {"uuid", ToHex(entry.uuid)},
                         {"device", DeviceJson(entry.device)}}

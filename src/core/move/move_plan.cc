@@ -55,6 +55,14 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
   }
   if (move.chunks_per_batch == 0) return MakeError("chunks per batch must be at least 1");
   if (move.ring_batches < 2) return MakeError("the journal ring needs at least 2 batches");
+  if (!move.copy.all()) {
+    const ChunkRun& last = move.copy.runs().back();
+    if (last.first_chunk + last.chunk_count > RangeChunkCount(move)) {
+      return MakeError(fmt::format(
+          "the chunks to copy end at chunk {}, beyond the {} chunks of {} bytes in the range",
+          last.first_chunk + last.chunk_count, RangeChunkCount(move), move.chunk_bytes));
+    }
+  }
 
   // Table sectors may lie in the part of the source the move vacates (a DOS extended
   // partition's head EBR moving up with its first logical partition), never in the
@@ -99,13 +107,71 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
   return {};
 }
 
-uint64_t ChunkCount(const MoveGeometry& move) {
+Result<CopySet> CopySet::FromRuns(std::vector<ChunkRun> runs, uint64_t total_chunks) {
+  CopySet set;
+  uint64_t end = 0;
+  for (const ChunkRun& run : runs) {
+    if (run.chunk_count == 0) return MakeError("a run of chunks to copy is empty");
+    if (!set.runs_.empty() && run.first_chunk < end) {
+      return MakeError(
+          fmt::format("the runs of chunks to copy are not sorted and disjoint "
+                      "(a run starts at chunk {}, the previous one ends at {})",
+                      run.first_chunk, end));
+    }
+    if (run.first_chunk > total_chunks || run.chunk_count > total_chunks - run.first_chunk) {
+      return MakeError(
+          fmt::format("a run of chunks to copy ({}+{}) ends beyond the {} chunks "
+                      "of the range",
+                      run.first_chunk, run.chunk_count, total_chunks));
+    }
+    if (!set.runs_.empty() && run.first_chunk == end) {
+      set.runs_.back().chunk_count += run.chunk_count;
+    } else {
+      set.first_ordinal_.push_back(set.count_);
+      set.runs_.push_back(run);
+    }
+    set.count_ += run.chunk_count;
+    end = run.first_chunk + run.chunk_count;
+  }
+  if (set.count_ == 0) return MakeError("the used map selects no chunk to copy");
+  if (set.count_ == total_chunks) return CopySet();  // every chunk: the plain move
+  return set;
+}
+
+uint64_t CopySet::ChunkOf(uint64_t ordinal) const {
+  if (all()) return ordinal;
+  // The last run whose first ordinal is <= ordinal.
+  const auto it = std::upper_bound(first_ordinal_.begin(), first_ordinal_.end(), ordinal);
+  const size_t run = static_cast<size_t>(it - first_ordinal_.begin()) - 1;
+  return runs_[run].first_chunk + (ordinal - first_ordinal_[run]);
+}
+
+uint64_t CopySet::OrdinalsBelow(uint64_t chunk) const {
+  if (all()) return chunk;
+  // The last run that starts at or below `chunk`.
+  const auto it = std::upper_bound(runs_.begin(), runs_.end(), chunk,
+                                   [](uint64_t c, const ChunkRun& r) { return c < r.first_chunk; });
+  if (it == runs_.begin()) return 0;
+  const size_t run = static_cast<size_t>(it - runs_.begin()) - 1;
+  return first_ordinal_[run] + std::min(chunk - runs_[run].first_chunk, runs_[run].chunk_count);
+}
+
+uint64_t RangeChunkCount(const MoveGeometry& move) {
   return (move.length_bytes + move.chunk_bytes - 1) / move.chunk_bytes;
 }
 
+uint64_t ChunkCount(const MoveGeometry& move) { return move.copy.Count(RangeChunkCount(move)); }
+
 ChunkExtent ChunkExtentOf(const MoveGeometry& move, uint64_t chunk) {
-  const uint64_t position = chunk * move.chunk_bytes;
+  const uint64_t position = move.copy.ChunkOf(chunk) * move.chunk_bytes;
   return {position, std::min(move.chunk_bytes, move.length_bytes - position)};
+}
+
+uint64_t CopiedBytes(const MoveGeometry& move) {
+  const uint64_t count = ChunkCount(move);
+  if (count == 0) return 0;
+  // Every copied chunk is whole except the range's last chunk, when it is copied.
+  return (count - 1) * move.chunk_bytes + ChunkExtentOf(move, count - 1).length_bytes;
 }
 
 bool Descending(const Segment& segment) { return segment.dest_base > segment.source_base; }
@@ -134,24 +200,32 @@ std::optional<uint64_t> FirstOverwriter(const MoveGeometry& move, const Segment&
                                         uint64_t index) {
   if (segment.chunk_count == 0) return std::nullopt;
   const ChunkExtent chunk = ChunkExtentOf(move, ChunkAt(segment, index));
-  const uint64_t segment_begin = segment.first_chunk * move.chunk_bytes;
-  const uint64_t segment_end =
-      std::min((segment.first_chunk + segment.chunk_count) * move.chunk_bytes, move.length_bytes);
   const uint64_t lo = chunk.position_bytes;
   const uint64_t hi = lo + chunk.length_bytes;
+  const uint64_t first = segment.first_chunk;
+  const uint64_t end = segment.first_chunk + segment.chunk_count;  // ordinals [first, end)
   if (Descending(segment)) {
-    // A write of position q lands on the source of position q + shift. The first writer (the
-    // highest chunk, as the order descends) is the one holding position hi - shift - 1.
+    // A write of position q lands on the source of position q + shift: the writers of [lo, hi)
+    // hold positions [lo - shift, hi - shift). The first one (the order descends) is the highest
+    // copied chunk of the segment at or below the one holding hi - shift - 1.
     const uint64_t shift = segment.dest_base - segment.source_base;
-    if (hi < shift + 1 || hi - shift - 1 < segment_begin) return std::nullopt;
-    const uint64_t writer_chunk = (hi - shift - 1) / move.chunk_bytes;
-    return segment.first_chunk + segment.chunk_count - 1 - writer_chunk;
+    if (hi < shift + 1) return std::nullopt;
+    const uint64_t below = move.copy.OrdinalsBelow((hi - shift - 1) / move.chunk_bytes + 1);
+    if (below == 0 || below - 1 < first) return std::nullopt;
+    const uint64_t writer = std::min(below - 1, end - 1);
+    const ChunkExtent w = ChunkExtentOf(move, writer);
+    if (lo >= shift && w.position_bytes + w.length_bytes <= lo - shift) return std::nullopt;
+    return end - 1 - writer;
   }
-  // Ascending: a write of position q lands on the source of position q - shift; the first writer
-  // (the lowest chunk) is the one holding position lo + shift.
+  // Ascending: a write of position q lands on the source of position q - shift; the writers hold
+  // [lo + shift, hi + shift), the first one is the lowest copied chunk of the segment holding a
+  // position at or above lo + shift.
   const uint64_t shift = segment.source_base - segment.dest_base;
-  if (lo + shift >= segment_end) return std::nullopt;
-  return (lo + shift) / move.chunk_bytes - segment.first_chunk;
+  if (lo + shift >= move.length_bytes) return std::nullopt;
+  const uint64_t writer = std::max(move.copy.OrdinalsBelow((lo + shift) / move.chunk_bytes), first);
+  if (writer >= end) return std::nullopt;
+  if (ChunkExtentOf(move, writer).position_bytes >= hi + shift) return std::nullopt;
+  return writer - first;
 }
 
 bool NeedsSavedCopy(const MoveGeometry& move, const Segment& segment, uint64_t index) {

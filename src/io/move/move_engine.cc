@@ -1,10 +1,12 @@
 #include "io/move/move_engine.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <cstring>
 #include <mutex>
 #include <optional>
+#include <span>
 
 #include <fmt/format.h>
 
@@ -43,9 +45,11 @@ class Engine {
         hooks_(hooks),
         hasher_(journal.hasher()),
         move_(journal.move()),
+        version_(journal.header().version),
         chunk_count_(ChunkCount(move_)),
         regions_(journal.header().layout.slot_count / move_.chunks_per_batch),
-        sector_(journal.header().device.logical_sector_size) {}
+        sector_(journal.header().device.logical_sector_size),
+        forward_(ForwardSegment(move_)) {}
 
   Result<MoveOutcome> Drive(ResumeMode mode);
 
@@ -58,22 +62,52 @@ class Engine {
   }
   /// Bytes of steps [begin, end) of `segment` (every chunk is full except the range's last).
   uint64_t StepBytes(const Segment& segment, uint64_t begin, uint64_t end) const;
+  /// Bytes of copied chunks [first, end).
+  uint64_t ChunkBytes(uint64_t first, uint64_t end) const {
+    if (end <= first) return 0;
+    const uint64_t last = chunk_count_ - 1;
+    const uint64_t short_by = first <= last && last < end
+                                  ? move_.chunk_bytes - ChunkExtentOf(move_, last).length_bytes
+                                  : 0;
+    return (end - first) * move_.chunk_bytes - short_by;
+  }
   uint64_t DataOffset(const Segment& s, uint64_t step, bool dest) const {
     return (dest ? s.dest_base : s.source_base) +
            ChunkExtentOf(move_, ChunkAt(s, step)).position_bytes;
   }
 
+  /// The forward step that copies copied chunk `chunk` (the digest chain's order).
+  uint64_t ForwardStep(uint64_t chunk) const {
+    return Descending(forward_) ? chunk_count_ - 1 - chunk : chunk;
+  }
+  /// The pre-move digest of `chunk` when a durable state vouches for it (its forward step is
+  /// below digests_known; version 1: every chunk, once the pre-scan is done), else nullopt: the
+  /// copy pass learns it from what it reads.
+  std::optional<Digest128> KnownDigest(uint64_t chunk) const {
+    if (ForwardStep(chunk) < known_at_start_) return digests_[chunk];
+    return std::nullopt;
+  }
+
   Status LoadDigests();
+  Status CheckOldTable();
+  /// Version 1: reads the whole source, stores every digest, then the first state.
   Status ScanAndStart();
-  Status VerifyAt(uint64_t base, const char* phase);
-  Status HashPass(uint64_t base, const char* phase,
+  /// Version 2: the first state, with no digest known; the copy pass learns them.
+  Status Start();
+  /// Reads copied chunks [first, end) at `base` and compares each with its digest.
+  Status VerifyAt(uint64_t base, uint64_t first, uint64_t end, const char* phase);
+  Status HashPass(uint64_t base, uint64_t first, uint64_t end, const char* phase,
                   const std::function<Status(uint64_t chunk, const Digest128&)>& on_digest);
-  Error LocateReadError(uint64_t offset, uint64_t length, Error original);
+  /// The sector that fails among `spans` (a read of them failed with `original`).
+  Error LocateReadError(std::span<const IoSpan> spans, Error original);
   /// Runs steps [begin, end) of `segment`; false when stopped on request before the end.
   Result<bool> RunSegment(const Segment& segment, bool rollback, uint64_t begin, uint64_t end,
                           bool look_for_copies);
   Result<std::vector<bool>> ValidCopies(const Segment& segment, uint64_t begin, uint64_t end);
   Result<bool> BeginRollback();
+  /// Reads back the source of the forward steps a rollback moved back (of every chunk when
+  /// each digest is known) and compares.
+  Status VerifyRollback();
   Status WriteTable(bool new_bytes);
 
   BlockIo& device_;
@@ -81,17 +115,28 @@ class Engine {
   const MoverHooks& hooks_;
   const Hasher& hasher_;
   const MoveGeometry move_;
+  const uint32_t version_;
   const uint64_t chunk_count_;
   const uint64_t regions_;
   const uint64_t sector_;
+  const Segment forward_;
+  /// By copied chunk: the durable ones (below known_at_start_ in forward-step order), and those
+  /// this run read (the read stage fills them before any later stage looks).
   std::vector<Digest128> digests_;
+  /// Forward steps whose digests a durable state vouched for when the current pass began.
+  uint64_t known_at_start_ = 0;
+  /// The digest table as this run last made it durable (version 2), for whole-block writes.
+  std::optional<AlignedBuffer> digest_image_;
   std::vector<TableUpdate> table_;
   MoveStats stats_;
   std::mutex stats_mutex_;
-  /// Set by ScanAndStart: the ring holds no saved copies of this move yet.
+  /// Set by the start: the ring holds no saved copies of this move yet.
   bool fresh_start_ = false;
   /// This run moved every chunk of the forward pass and read each one back after its commit.
   bool forward_verified_inline_ = false;
+  /// The forward pass stopped because the source could not be read (not a mismatch, not a
+  /// write or journal error): the journal allows undoing what was moved.
+  std::atomic<bool> source_unreadable_{false};
 };
 
 uint64_t Engine::StepBytes(const Segment& segment, uint64_t begin, uint64_t end) const {
@@ -112,37 +157,49 @@ Status Engine::LoadDigests() {
   Result<std::vector<Digest128>> digests = journal_.ReadDigests();
   if (!digests) return digests.error();
   digests_ = std::move(*digests);
-  stats_.range_digest = RangeDigest(digests_, hasher_);
+  known_at_start_ = journal_.KnownDigestSteps();
+  if (version_ != kJournalVersionV1) {
+    digest_image_.emplace(journal_.header().layout.digest_table_bytes);
+    std::vector<uint8_t> table = EncodeDigestTable(digests_);
+    std::memcpy(digest_image_->data(), table.data(), digest_image_->size());
+  }
+  if (known_at_start_ == chunk_count_) stats_.range_digest = RangeDigest(digests_, hasher_);
   return {};
 }
 
-Error Engine::LocateReadError(uint64_t offset, uint64_t length, Error original) {
+Error Engine::LocateReadError(std::span<const IoSpan> spans, Error original) {
   AlignedBuffer piece(kLocatePieceBytes);
-  for (uint64_t at = offset; at < offset + length; at += kLocatePieceBytes) {
-    const uint64_t n = std::min(kLocatePieceBytes, offset + length - at);
-    IoSpan span{piece.data(), n, at};
-    if (device_.Read({&span, 1})) continue;
-    for (uint64_t s = at; s < at + n; s += sector_) {
-      IoSpan one{piece.data(), sector_, s};
-      if (Status read = device_.Read({&one, 1}); !read) {
-        return MakeError(fmt::format("{} (sector {})", read.error().message, s / sector_));
+  for (const IoSpan& failed : spans) {
+    const uint64_t offset = failed.offset;
+    const uint64_t length = failed.length;
+    for (uint64_t at = offset; at < offset + length; at += kLocatePieceBytes) {
+      const uint64_t n = std::min(kLocatePieceBytes, offset + length - at);
+      IoSpan span{piece.data(), n, at};
+      if (device_.Read({&span, 1})) continue;
+      for (uint64_t s = at; s < at + n; s += sector_) {
+        IoSpan one{piece.data(), sector_, s};
+        if (Status read = device_.Read({&one, 1}); !read) {
+          return MakeError(fmt::format("{} (sector {})", read.error().message, s / sector_));
+        }
       }
     }
   }
   return original;  // the error did not repeat: report it as it came
 }
 
-Status Engine::HashPass(uint64_t base, const char* phase,
+Status Engine::HashPass(uint64_t base, uint64_t first_chunk, uint64_t end_chunk, const char* phase,
                         const std::function<Status(uint64_t chunk, const Digest128&)>& on_digest) {
+  if (end_chunk <= first_chunk) return {};
   // Larger batches than the move's: these passes only read, and reads go faster the more of
   // them are in flight.
   const uint64_t cpb =
       std::max<uint64_t>(move_.chunks_per_batch, kHashBatchBytes / move_.chunk_bytes);
-  const uint64_t batches = (chunk_count_ + cpb - 1) / cpb;
+  const uint64_t batches = (end_chunk - first_chunk + cpb - 1) / cpb;
   std::vector<AlignedBuffer> buffers;
   for (uint64_t i = 0; i < kHashDepth; ++i) buffers.emplace_back(cpb * move_.chunk_bytes);
   auto chunks_of = [&](uint64_t batch) {
-    return std::pair(batch * cpb, std::min<uint64_t>((batch + 1) * cpb, chunk_count_));
+    return std::pair(first_chunk + batch * cpb,
+                     std::min<uint64_t>(first_chunk + (batch + 1) * cpb, end_chunk));
   };
   Pipeline pipeline(batches, kHashDepth);
   std::vector<Pipeline::Stage> stages;
@@ -154,10 +211,7 @@ Status Engine::HashPass(uint64_t base, const char* phase,
       spans.push_back({buffers[batch % kHashDepth].data() + (c - first) * move_.chunk_bytes,
                        e.length_bytes, base + e.position_bytes});
     }
-    if (Status read = device_.Read(spans); !read) {
-      const uint64_t from = spans.front().offset;
-      return LocateReadError(from, spans.back().offset + spans.back().length - from, read.error());
-    }
+    if (Status read = device_.Read(spans); !read) return LocateReadError(spans, read.error());
     return {};
   });
   stages.push_back([&](uint64_t batch) -> Status {
@@ -167,8 +221,7 @@ Status Engine::HashPass(uint64_t base, const char* phase,
       const uint8_t* data = buffers[batch % kHashDepth].data() + (c - first) * move_.chunk_bytes;
       if (Status s = on_digest(c, hasher_.Hash128({data, e.length_bytes})); !s) return s;
     }
-    const ChunkExtent last = ChunkExtentOf(move_, end - 1);
-    Report(phase, last.position_bytes + last.length_bytes, move_.length_bytes);
+    Report(phase, ChunkBytes(first_chunk, end), ChunkBytes(first_chunk, end_chunk));
     return {};
   });
   Result<uint64_t> ran = pipeline.Run(stages, nullptr);
@@ -176,9 +229,7 @@ Status Engine::HashPass(uint64_t base, const char* phase,
   return {};
 }
 
-Status Engine::ScanAndStart() {
-  Phase("scan");
-  const auto start = Clock::now();
+Status Engine::CheckOldTable() {
   for (const TableUpdate& update : table_) {
     AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
     IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
@@ -190,8 +241,33 @@ Status Engine::ScanAndStart() {
           update.offset_bytes, device_.name()));
     }
   }
+  return {};
+}
+
+Status Engine::Start() {
+  Phase("start");
+  if (Status table = CheckOldTable(); !table) return table;
+  digests_.assign(chunk_count_, Digest128{});
+  digest_image_.emplace(journal_.header().layout.digest_table_bytes);
+  std::memset(digest_image_->data(), 0, digest_image_->size());
+  known_at_start_ = 0;
+  JournalState state;
+  state.phase = JournalPhase::kMoving;
+  state.digests_known = 0;
+  state.digest_table_checksum = 0;  // the chain of no digest
+  // From here on the device may be written: the copy pass makes each chunk's digest durable
+  // (with its saved copy) before any write can reach its source.
+  if (Status w = journal_.WriteState(state); !w) return w;
+  fresh_start_ = true;
+  return {};
+}
+
+Status Engine::ScanAndStart() {
+  Phase("scan");
+  const auto start = Clock::now();
+  if (Status table = CheckOldTable(); !table) return table;
   std::vector<Digest128> digests(chunk_count_);
-  Status scanned = HashPass(move_.source_bytes, "scanning",
+  Status scanned = HashPass(move_.source_bytes, 0, chunk_count_, "scanning",
                             [&](uint64_t chunk, const Digest128& digest) -> Status {
                               digests[chunk] = digest;
                               return {};
@@ -208,21 +284,23 @@ Status Engine::ScanAndStart() {
   // From here on the device may be written: the digests and the first state are durable.
   if (Status w = journal_.WriteState(state); !w) return w;
   digests_ = std::move(digests);
+  known_at_start_ = chunk_count_;
   stats_.range_digest = RangeDigest(digests_, hasher_);
   fresh_start_ = true;
   return {};
 }
 
-Status Engine::VerifyAt(uint64_t base, const char* phase) {
+Status Engine::VerifyAt(uint64_t base, uint64_t first, uint64_t end, const char* phase) {
   const auto start = Clock::now();
-  Status verified = HashPass(base, phase, [&](uint64_t chunk, const Digest128& digest) -> Status {
-    if (digest == digests_[chunk]) return {};
-    const ChunkExtent e = ChunkExtentOf(move_, chunk);
-    return MakeError(fmt::format(
-        "verification failed: the {} bytes at byte {} of '{}' differ from what the pre-scan "
-        "read (chunk {}); the journal is kept",
-        e.length_bytes, base + e.position_bytes, device_.name(), chunk));
-  });
+  Status verified =
+      HashPass(base, first, end, phase, [&](uint64_t chunk, const Digest128& digest) -> Status {
+        if (digest == digests_[chunk]) return {};
+        const ChunkExtent e = ChunkExtentOf(move_, chunk);
+        return MakeError(fmt::format(
+            "verification failed: the {} bytes at byte {} of '{}' differ from what was read at "
+            "the source (chunk {}); the journal is kept",
+            e.length_bytes, base + e.position_bytes, device_.name(), chunk));
+      });
   stats_.verify_seconds += SecondsSince(start);
   return verified;
 }
@@ -238,9 +316,10 @@ Result<std::vector<bool>> Engine::ValidCopies(const Segment& segment, uint64_t b
     IoSpan span{buffer.data(), kJournalBlockBytes + AlignUp(length, kJournalBlockBytes),
                 journal_.SlotOffset(step)};
     if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
-    valid.push_back(IsValidRecord({buffer.data(), kJournalBlockBytes},
-                                  {buffer.data() + kJournalBlockBytes, length}, chunk,
-                                  digests_[chunk], journal_.header().uuid, hasher_));
+    valid.push_back(ValidRecordDigest({buffer.data(), kJournalBlockBytes},
+                                      {buffer.data() + kJournalBlockBytes, length}, chunk,
+                                      KnownDigest(chunk), journal_.header().uuid, hasher_, version_)
+                        .has_value());
   }
   return valid;
 }
@@ -254,7 +333,12 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   const JournalUuid& uuid = journal_.header().uuid;
   const char* label = rollback ? "moving back" : "moving";
   const uint64_t segment_bytes = StepBytes(segment, 0, segment.chunk_count);
+  // Version 2 forward passes learn the digests as they read, and make them durable with the
+  // saved copies; version 1 and rollbacks know every digest they need.
+  const bool learns_digests = !rollback && version_ != kJournalVersionV1;
+  known_at_start_ = journal_.KnownDigestSteps();
   constexpr size_t kReadStage = 0;
+  constexpr size_t kJournalStage = 1;
   constexpr size_t kWriteStage = 2;
   constexpr size_t kCommitStage = 3;
   // Flushes cost milliseconds while a batch of data costs about as much to move, so the journal
@@ -263,6 +347,13 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   // after the flush: coalescing never claims durability early.
   uint64_t journaled_through = 0;  // items [0, journaled_through) have durable saved copies
   uint64_t committed_through = 0;  // items [0, committed_through) are committed
+  // The digest chain of the known forward steps, extended by each commit (learns_digests).
+  uint64_t chain = 0;
+  uint64_t chained = 0;
+  if (learns_digests) {
+    chain = journal_.state()->digest_table_checksum;
+    chained = journal_.state()->digests_known;
+  }
 
   std::vector<AlignedBuffer> buffers;
   for (uint64_t i = 0; i < kMoveDepth; ++i) buffers.emplace_back(cpb * slot);
@@ -288,7 +379,8 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   Pipeline pipeline(items, kMoveDepth, kWriteStage);
   std::vector<Pipeline::Stage> stages;
   // 1. Read: a saved copy left by an interrupted run when there is a valid one (its source may
-  //    be overwritten), else the source; either must match the pre-scan digest.
+  //    be overwritten), else the source. Each must match the chunk's digest when a durable
+  //    state vouches for one; otherwise what is read is the chunk's digest from now on.
   stages.push_back([&](uint64_t item) -> Status {
     auto [first, last] = steps_of(item);
     std::vector<bool>& copied = from_copy[item % kMoveDepth];
@@ -300,9 +392,11 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       for (uint64_t step = first; step < last; ++step) {
         const uint64_t chunk = ChunkAt(segment, step);
         const uint8_t* h = header_at(item, step);
-        copied[step % cpb] =
-            IsValidRecord({h, kJournalBlockBytes}, {h + kJournalBlockBytes, length_of(step)}, chunk,
-                          digests_[chunk], uuid, hasher_);
+        std::optional<Digest128> digest =
+            ValidRecordDigest({h, kJournalBlockBytes}, {h + kJournalBlockBytes, length_of(step)},
+                              chunk, KnownDigest(chunk), uuid, hasher_, version_);
+        copied[step % cpb] = digest.has_value();
+        if (digest) digests_[chunk] = *digest;
       }
     }
     std::vector<IoSpan> spans;
@@ -311,15 +405,21 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       spans.push_back({header_at(item, step) + kJournalBlockBytes, length_of(step),
                        DataOffset(segment, step, /*dest=*/false)});
     }
-    if (Status read = device_.Read(spans); !read) return read;
+    if (Status read = device_.Read(spans); !read) {
+      if (!rollback) source_unreadable_ = true;
+      return LocateReadError(spans, read.error());
+    }
     for (uint64_t step = first; step < last; ++step) {
       if (copied[step % cpb]) continue;
       const uint64_t chunk = ChunkAt(segment, step);
       const Digest128 digest =
           hasher_.Hash128({header_at(item, step) + kJournalBlockBytes, length_of(step)});
-      if (digest != digests_[chunk]) {
+      const std::optional<Digest128> known = KnownDigest(chunk);
+      if (!known) {
+        digests_[chunk] = digest;
+      } else if (digest != *known) {
         return MakeError(fmt::format(
-            "the {} bytes at byte {} of '{}' are not what the pre-scan read (chunk {}): the disk "
+            "the {} bytes at byte {} of '{}' are not what was read before (chunk {}): the disk "
             "changed under the move; stopped before writing them",
             length_of(step), DataOffset(segment, step, false), device_.name(), chunk));
       }
@@ -327,8 +427,8 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     return {};
   });
   // 2. Journal: saved copies of the chunks whose source a write can reach before their batch is
-  //    committed, durable before any of those writes. Ring space is reused only once the batch
-  //    that used it last is committed.
+  //    committed, and (version 2) the digests of the batches, durable before any of those
+  //    writes. Ring space is reused only once the batch that used it last is committed.
   stages.push_back([&](uint64_t item) -> Status {
     if (item < journaled_through) return {};
     if (item >= regions_ && !pipeline.WaitFinished(kCommitStage, item - regions_)) {
@@ -344,16 +444,32 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     }
     std::vector<IoSpan> spans;
     uint64_t bytes = 0;
+    uint64_t low_chunk = UINT64_MAX;
+    uint64_t high_chunk = 0;
     for (uint64_t covered = item; covered <= last; ++covered) {
       auto [first, end_step] = steps_of(covered);
       for (uint64_t step = first; step < end_step; ++step) {
-        if (!NeedsSavedCopy(move_, segment, step)) continue;
         const uint64_t chunk = ChunkAt(segment, step);
+        if (learns_digests) {
+          std::vector<uint8_t> entry = EncodeDigestTable({&digests_[chunk], 1});
+          std::memcpy(digest_image_->data() + chunk * 16, entry.data(), 16);
+          low_chunk = std::min(low_chunk, chunk);
+          high_chunk = std::max(high_chunk, chunk);
+        }
+        if (!NeedsSavedCopy(move_, segment, step)) continue;
         EncodeRecordHeader({chunk, length_of(step), digests_[chunk], rollback}, uuid, hasher_,
-                           {header_at(covered, step), kJournalBlockBytes});
+                           {header_at(covered, step), kJournalBlockBytes}, version_);
         spans.push_back(record_span(covered, step));
         bytes += length_of(step);
       }
+    }
+    if (learns_digests && low_chunk <= high_chunk) {
+      // Whole 4 KiB blocks of the table: the entries around the batch's are the ones already
+      // durable (or not yet vouched for), so a torn block write loses nothing.
+      const uint64_t from = AlignDown(low_chunk * 16, kJournalBlockBytes);
+      const uint64_t to = AlignUp((high_chunk + 1) * 16, kJournalBlockBytes);
+      spans.push_back({digest_image_->data() + from, to - from,
+                       journal_.header().layout.digest_table_offset + from});
     }
     if (!spans.empty()) {
       if (Status w = journal_.io().Write(spans); !w) return w;
@@ -375,7 +491,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     return device_.Write(spans);
   });
   // 4. Commit: every batch written so far is flushed to its destination, then the state says
-  //    so.
+  //    so (and, version 2, vouches for the digests journaled so far).
   stages.push_back([&](uint64_t item) -> Status {
     if (item < committed_through) return {};
     const uint64_t written = pipeline.Finished(kWriteStage);  // > item: stages run in order
@@ -384,6 +500,15 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     const uint64_t last = steps_of(written - 1).second;
     JournalState state = *journal_.state();
     (rollback ? state.rollback_done : state.forward_done) = last;
+    if (learns_digests) {
+      // Journaled items are at least the written ones; their digests are durable.
+      const uint64_t known = steps_of(pipeline.Finished(kJournalStage) - 1).second;
+      for (; chained < known; ++chained) {
+        chain = ChainDigest(chain, digests_[ChunkAt(forward_, chained)], hasher_);
+      }
+      state.digests_known = std::max(state.digests_known, chained);
+      state.digest_table_checksum = chain;
+    }
     if (Status w = journal_.WriteState(state); !w) return w;
     committed_through = written;
     {
@@ -394,8 +519,9 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     return {};
   });
   // 5. Verify: read each committed batch back from its destination and compare it with the
-  //    pre-scan. Destinations are disjoint and written once, so nothing can change a verified
-  //    batch afterwards: this is the verification pass, overlapped with the move.
+  //    digest read from the source. Destinations are disjoint and written once, so nothing can
+  //    change a verified batch afterwards: this is the verification pass, overlapped with the
+  //    move.
   AlignedBuffer verify_buffer(cpb * move_.chunk_bytes);
   stages.push_back([&](uint64_t item) -> Status {
     auto [first, last] = steps_of(item);
@@ -404,13 +530,13 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       spans.push_back({verify_buffer.data() + (step - first) * move_.chunk_bytes, length_of(step),
                        DataOffset(segment, step, /*dest=*/true)});
     }
-    if (Status read = device_.Read(spans); !read) return read;
+    if (Status read = device_.Read(spans); !read) return LocateReadError(spans, read.error());
     for (uint64_t step = first; step < last; ++step) {
       const uint64_t chunk = ChunkAt(segment, step);
       if (hasher_.Hash128({spans[step - first].data, length_of(step)}) != digests_[chunk]) {
         return MakeError(fmt::format(
             "verification failed: the {} bytes written at byte {} of '{}' read back different "
-            "from what the pre-scan read (chunk {}); the journal is kept",
+            "from what was read at the source (chunk {}); the journal is kept",
             length_of(step), DataOffset(segment, step, true), device_.name(), chunk));
       }
     }
@@ -428,14 +554,13 @@ Result<bool> Engine::BeginRollback() {
   if (state.phase == JournalPhase::kMoving) {
     // Batches after the last commit may be half written, their sources overwritten and their
     // data only in the journal's saved copies: finish them before anything reuses the ring.
-    const Segment forward = ForwardSegment(move_);
     const uint64_t window_end =
         std::min(state.forward_done + regions_ * move_.chunks_per_batch, chunk_count_);
-    Result<std::vector<bool>> valid = ValidCopies(forward, state.forward_done, window_end);
+    Result<std::vector<bool>> valid = ValidCopies(forward_, state.forward_done, window_end);
     if (!valid) return valid.error();
     const uint64_t settle = ForwardStepsToSettle(move_, state.forward_done, *valid);
     if (settle > state.forward_done) {
-      Result<bool> ran = RunSegment(forward, false, state.forward_done, settle, true);
+      Result<bool> ran = RunSegment(forward_, false, state.forward_done, settle, true);
       if (!ran || !*ran) return ran;
     }
     split = journal_.state()->forward_done;
@@ -447,6 +572,15 @@ Result<bool> Engine::BeginRollback() {
   state.rollback_done = 0;
   if (Status w = journal_.WriteState(state); !w) return w.error();
   return true;
+}
+
+Status Engine::VerifyRollback() {
+  const uint64_t known = journal_.KnownDigestSteps();
+  if (known >= chunk_count_) return VerifyAt(move_.source_bytes, 0, chunk_count_, "verifying");
+  const uint64_t split = journal_.state()->rollback_split;
+  // The forward steps [0, split) are copied chunks [n - split, n) moving up, [0, split) down.
+  const uint64_t first = Descending(forward_) ? chunk_count_ - split : 0;
+  return VerifyAt(move_.source_bytes, first, first + split, "verifying");
 }
 
 Status Engine::WriteTable(bool new_bytes) {
@@ -496,6 +630,7 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
   auto stopped = [&](const std::string& message) {
     outcome.status = MoveStatus::kStopped;
     outcome.message = message;
+    outcome.source_unreadable = source_unreadable_;
     outcome.stats = stats_;
     return outcome;
   };
@@ -527,7 +662,9 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
     }
     switch (step->action) {
       case RecoveryAction::kScanAndStart:
-        if (Status s = ScanAndStart(); !s) return failed(s.error());
+        if (Status s = version_ == kJournalVersionV1 ? ScanAndStart() : Start(); !s) {
+          return failed(s.error());
+        }
         break;
       case RecoveryAction::kDiscard:
         outcome.status = MoveStatus::kNothingWritten;
@@ -546,8 +683,11 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
       case RecoveryAction::kVerifyForward:
         Phase("verify");
         if (!forward_verified_inline_) {
-          if (Status v = VerifyAt(move_.dest_bytes, "verifying"); !v) return failed(v.error());
+          if (Status v = VerifyAt(move_.dest_bytes, 0, chunk_count_, "verifying"); !v) {
+            return failed(v.error());
+          }
         }
+        stats_.range_digest = RangeDigest(digests_, hasher_);  // every digest is known now
         if (Status w = advance(JournalPhase::kDataMoved); !w) return failed(w.error());
         break;
       case RecoveryAction::kWriteNewTable:
@@ -584,7 +724,9 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
       }
       case RecoveryAction::kVerifyRollback:
         Phase("rollback-verify");
-        if (Status v = VerifyAt(move_.source_bytes, "verifying"); !v) return failed(v.error());
+        // Every chunk moved back, and (when their digests are known, as after a version 1
+        // pre-scan) the chunks never moved as well.
+        if (Status v = VerifyRollback(); !v) return failed(v.error());
         if (Status w = advance(JournalPhase::kRolledBack); !w) return failed(w.error());
         break;
       case RecoveryAction::kFinishCompleted:

@@ -52,7 +52,8 @@ struct MoveStats {
   double scan_seconds = 0;
   double move_seconds = 0;
   double verify_seconds = 0;
-  /// Digest of the moved data (XXH3-128 over the chunk digests), once the pre-scan is done.
+  /// Digest of the moved data (XXH3-128 over the copied chunks' digests), once every digest is
+  /// known.
   std::optional<Digest128> range_digest;
 };
 
@@ -60,6 +61,9 @@ struct MoveOutcome {
   MoveStatus status = MoveStatus::kStopped;
   /// kStopped: why ("cannot read '/dev/sdb' at byte ...", "interrupted").
   std::string message;
+  /// kStopped because the forward pass could not read the source: what was moved can be
+  /// rolled back from the journal (StartMove does so at once).
+  bool source_unreadable = false;
   /// Things the user should know that are not errors.
   std::vector<std::string> notes;
   MoveStats stats;

@@ -52,6 +52,12 @@ Result<MoveJournal> MoveJournal::Initialize(BlockIo& io, const JournalHeader& he
     if (Status w = WriteRegion(io, old_at, table[i].old_bytes); !w) return w.error();
     if (Status w = WriteRegion(io, new_at, table[i].new_bytes); !w) return w.error();
   }
+  if (header.layout.copy_map_bytes > 0) {
+    if (Status w = WriteRegion(io, header.layout.copy_map_offset, EncodeCopyMap(header.move.copy));
+        !w) {
+      return w.error();
+    }
+  }
   // A journal file is new and zero, but a reused or simulated one may not be: no stale state.
   const std::vector<uint8_t> zero(2 * kJournalBlockBytes, 0);
   if (Status w = WriteRegion(io, header.layout.state_offset, zero); !w) return w.error();
@@ -74,20 +80,35 @@ Result<MoveJournal> MoveJournal::Load(BlockIo& io, const Hasher& hasher) {
     return MakeError(fmt::format("the journal '{}' is truncated ({} of {} bytes)", io.name(),
                                  io.size_bytes(), header->layout.file_bytes));
   }
+  Result<AlignedBuffer> copy_map =
+      ReadRegion(io, header->layout.copy_map_offset, header->layout.copy_map_bytes);
+  if (!copy_map) return copy_map.error();
+  if (Status attached = AttachCopyMap(*header, copy_map->span(), hasher); !attached) {
+    return MakeError(fmt::format("'{}': {}", io.name(), attached.error().message));
+  }
   Result<AlignedBuffer> states =
       ReadRegion(io, header->layout.state_offset, 2 * kJournalBlockBytes);
   if (!states) return states.error();
   std::span<const uint8_t> all(states->data(), states->size());
   MoveJournal journal(io, std::move(*header), hasher);
   journal.state_ = LatestState(all.first(kJournalBlockBytes), all.subspan(kJournalBlockBytes),
-                               journal.header_.uuid, hasher);
+                               journal.header_.uuid, hasher, journal.header_.version);
+  if (journal.state_ && journal.header_.version != kJournalVersionV1) {
+    const JournalState& st = *journal.state_;
+    if (st.digests_known > ChunkCount(journal.header_.move) || st.forward_done > st.digests_known) {
+      return MakeError(fmt::format(
+          "'{}': the journal state is inconsistent ({} of {} chunks moved, {} digests known)",
+          io.name(), st.forward_done, ChunkCount(journal.header_.move), st.digests_known));
+    }
+  }
   return journal;
 }
 
 Status MoveJournal::WriteState(JournalState state) {
   std::lock_guard lock(state_mutex_);
   state.sequence = state_ ? state_->sequence + 1 : 1;
-  const std::vector<uint8_t> block = EncodeStateBlock(state, header_.uuid, *hasher_);
+  const std::vector<uint8_t> block =
+      EncodeStateBlock(state, header_.uuid, *hasher_, header_.version);
   const uint64_t at = header_.layout.state_offset + StateBlockOffset(state.sequence);
   if (Status w = WriteRegion(*io_, at, block); !w) return w;
   if (Status f = io_->Flush(); !f) return f;
@@ -108,8 +129,27 @@ Result<std::vector<Digest128>> MoveJournal::ReadDigests() {
   Result<AlignedBuffer> bytes =
       ReadRegion(*io_, header_.layout.digest_table_offset, header_.layout.digest_table_bytes);
   if (!bytes) return bytes.error();
-  return DecodeDigestTable(bytes->span(), ChunkCount(header_.move), state_->digest_table_checksum,
-                           *hasher_);
+  const uint64_t count = ChunkCount(header_.move);
+  if (header_.version == kJournalVersionV1) {
+    return DecodeDigestTable(bytes->span(), count, state_->digest_table_checksum, *hasher_);
+  }
+  Result<std::vector<Digest128>> digests = ReadDigestEntries(bytes->span(), count);
+  if (!digests) return digests;
+  const Segment forward = ForwardSegment(header_.move);
+  uint64_t chain = 0;
+  for (uint64_t step = 0; step < state_->digests_known; ++step) {
+    chain = ChainDigest(chain, (*digests)[ChunkAt(forward, step)], *hasher_);
+  }
+  if (chain != state_->digest_table_checksum) {
+    return MakeError("the journal's digest table is corrupt (checksum mismatch)");
+  }
+  return digests;
+}
+
+uint64_t MoveJournal::KnownDigestSteps() const {
+  if (!state_) return 0;
+  if (header_.version == kJournalVersionV1) return ChunkCount(header_.move);
+  return state_->digests_known;
 }
 
 Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {

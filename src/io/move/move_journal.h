@@ -19,12 +19,13 @@ namespace partalign {
 
 class MoveJournal {
  public:
-  /// Writes a new journal: header, the old and new table bytes, and two empty state blocks
-  /// (so that "no valid state" means "the device was never written"). Flushes. `io` must be at
-  /// least header.layout.file_bytes long.
+  /// Writes a new journal: header, the old and new table bytes, the copy map, and two empty state
+  /// blocks (so that "no valid state" means "the device was never written"). Flushes. `io` must
+  /// be at least header.layout.file_bytes long; the header must be complete
+  /// (CompleteJournalHeader).
   static Result<MoveJournal> Initialize(BlockIo& io, const JournalHeader& header,
                                         std::span<const TableUpdate> table, const Hasher& hasher);
-  /// Reads and checks the header, and the latest state.
+  /// Reads and checks the header, the copy map, and the latest state.
   static Result<MoveJournal> Load(BlockIo& io, const Hasher& hasher);
 
   MoveJournal(MoveJournal&& other) noexcept;
@@ -40,10 +41,16 @@ class MoveJournal {
   /// it returns, the new state is durable and a torn write could only have hit the other block.
   Status WriteState(JournalState state);
 
-  /// Writes the pre-scan digests and flushes. They are trusted only once a state that carries
-  /// their checksum is written.
+  /// Version 1: writes the pre-scan digests and flushes. They are trusted only once a state that
+  /// carries their checksum is written.
   Status WriteDigests(std::span<const Digest128> digests);
+  /// The digest table, by copied chunk. The entries of the first KnownDigestSteps() forward
+  /// steps are checked against the state's checksum (version 1: the whole table's; version 2:
+  /// the digest chain); the others are whatever the file holds and are never trusted.
   Result<std::vector<Digest128>> ReadDigests();
+  /// Forward steps whose digests the current state vouches for: none before the first state,
+  /// every one in version 1, digests_known in version 2.
+  uint64_t KnownDigestSteps() const;
 
   Result<std::vector<TableUpdate>> ReadTableUpdates();
 

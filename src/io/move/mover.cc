@@ -225,7 +225,8 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
     header.table.push_back({update.offset_bytes, update.old_bytes.size(),
                             kHasher.Hash64(update.old_bytes), kHasher.Hash64(update.new_bytes)});
   }
-  header.layout = ComputeJournalLayout(header.move, header.table);
+  header.used = request.used;
+  CompleteJournalHeader(header, kHasher);
 
   RunIo io;
   Result<std::unique_ptr<FdBlockIo>> device_io =
@@ -255,8 +256,23 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
       DriveJournal(io.device_io(), *journal, ResumeMode::kComplete, io.Hooks(hooks));
   if (!outcome) return outcome;
   if (outcome->status == MoveStatus::kStopped && !journal->state()) {
-    // Stopped before the first write (the pre-scan failed): nothing to resume.
+    // Stopped before the first write (the old table was not there): nothing to resume.
     return abandon(MakeError(outcome->message));
+  }
+  if (outcome->status == MoveStatus::kStopped && outcome->source_unreadable) {
+    // The source has a read error (the copy pass found it; there is no pre-scan any more): undo
+    // what was moved, from the journal, so that the disk is as it was.
+    Result<MoveOutcome> back =
+        DriveJournal(io.device_io(), *journal, ResumeMode::kRollback, io.Hooks(hooks));
+    if (back && back->status == MoveStatus::kRolledBack) {
+      Finish(journal_path, header.uuid, *back);
+      return MakeError(fmt::format(
+          "{}; the chunks moved before it were moved back: '{}' is as it was and its table "
+          "unchanged",
+          outcome->message, target.path));
+    }
+    outcome->notes.push_back("the automatic rollback after the read error did not finish: " +
+                             (back ? back->message : back.error().message));
   }
   if (outcome->status != MoveStatus::kStopped) Finish(journal_path, header.uuid, *outcome);
   return outcome;
@@ -322,6 +338,19 @@ Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_
   if (!outcome) return outcome;
   if (outcome->status != MoveStatus::kStopped) Finish(absolute, running->header().uuid, *outcome);
   return outcome;
+}
+
+Status UseOnlyUsedChunks(MoveRequest& request, const UsedMap& map) {
+  if (map.length_bytes() != request.move.length_bytes) {
+    return MakeError(fmt::format("the used map covers {} bytes, the move {}", map.length_bytes(),
+                                 request.move.length_bytes));
+  }
+  Result<CopySet> copy =
+      CopySet::FromRuns(ChunkRunsOf(map, request.move.chunk_bytes), RangeChunkCount(request.move));
+  if (!copy) return copy.error();
+  request.move.copy = std::move(*copy);
+  request.used = SummarizeUsedMap(map);
+  return {};
 }
 
 uint64_t KillPointsCounted() { return g_kill_points_counted.load(); }

@@ -41,7 +41,14 @@ struct MoveRequest {
   std::vector<TableUpdate> table;
   /// Where the journal file goes: a new file, on another disk (CheckMoveAllowed).
   std::string journal_path;
+  /// What the used map said (recorded in the journal, shown by resume); move.copy is what the
+  /// mover copies. Empty source: no used map, every chunk.
+  UsedSummary used;
 };
+
+/// Copies only the chunks `map` uses: sets request.move.copy (for its chunk size) and
+/// request.used. The map must be of the moved range (length_bytes).
+Status UseOnlyUsedChunks(MoveRequest& request, const UsedMap& map);
 
 /// The identity a journal records for `target` (size, sector size, serial/WWN, the backing file
 /// of a loop device, the inode of an image file).
@@ -63,8 +70,9 @@ std::string UnfinishedMoveMessage(const std::string& device_path, const std::str
 Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device);
 
 /// Runs a new move to its end. `target` must be open for writing (exclusively for a block
-/// device); the mover takes its flock. An Error means nothing was written and no journal is
-/// left. A kStopped outcome means the device is part-way and the journal (registered) holds a
+/// device); the mover takes its flock. An Error means nothing changed and no journal is left:
+/// nothing was written, or the copy pass met a read error in the source and moved back what it
+/// had moved. A kStopped outcome means the device is part-way and the journal (registered) holds a
 /// consistent state: `partalign resume` completes or rolls back.
 Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
                               const MoverHooks& hooks = {});

@@ -19,8 +19,29 @@ JournalHeader SampleHeader() {
   h.device = {"/dev/loop7", true, 1ull << 30, 512, 7, 7, "", "", "/tmp/x/disk.img", 2049, 1234};
   h.move = {63 * 512, 2048 * 512, 512ull << 20, 4 << 20, 4, 4};
   h.table = {{0, 512, 0x1111, 0x2222}, {(1ull << 30) - 16896, 16896, 0x3333, 0x4444}};
-  h.layout = ComputeJournalLayout(h.move, h.table);
+  CompleteJournalHeader(h, kHasher);
   return h;
+}
+
+// A header whose move copies only some chunks (a used map), with the copy map region it needs.
+JournalHeader UsedOnlyHeader() {
+  JournalHeader h = SampleHeader();
+  h.move.copy = *CopySet::FromRuns({{0, 1}, {10, 5}, {100, 28}}, RangeChunkCount(h.move));
+  h.used = {"ext4: libext2fs block bitmap",
+            130 << 20,
+            {{"allocated", 120 << 20}, {"head", 65536}},
+            {"a note"}};
+  CompleteJournalHeader(h, kHasher);
+  return h;
+}
+
+Result<JournalHeader> DecodeWhole(std::span<const uint8_t> bytes, const JournalHeader& written) {
+  Result<JournalHeader> decoded = DecodeJournalHeader(bytes, kHasher);
+  if (!decoded) return decoded;
+  if (Status s = AttachCopyMap(*decoded, EncodeCopyMap(written.move.copy), kHasher); !s) {
+    return s.error();
+  }
+  return decoded;
 }
 
 TEST(JournalFormatTest, HeaderRoundTrips) {
@@ -28,9 +49,18 @@ TEST(JournalFormatTest, HeaderRoundTrips) {
   Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(header, kHasher);
   ASSERT_TRUE(bytes);
   EXPECT_EQ(bytes->size(), kJournalHeaderBytes);
-  Result<JournalHeader> decoded = DecodeJournalHeader(*bytes, kHasher);
+  Result<JournalHeader> decoded = DecodeWhole(*bytes, header);
   ASSERT_TRUE(decoded) << decoded.error().message;
   EXPECT_EQ(*decoded, header);
+  const JournalHeader used = UsedOnlyHeader();
+  Result<std::vector<uint8_t>> used_bytes = EncodeJournalHeader(used, kHasher);
+  ASSERT_TRUE(used_bytes);
+  Result<JournalHeader> used_decoded = DecodeWhole(*used_bytes, used);
+  ASSERT_TRUE(used_decoded) << used_decoded.error().message;
+  EXPECT_EQ(*used_decoded, used);
+  EXPECT_EQ(ChunkCount(used_decoded->move), 34u);
+  EXPECT_EQ(used.layout.copy_map_bytes, 4096u);
+  EXPECT_EQ(used.layout.digest_table_offset, used.layout.copy_map_offset + 4096);
   // Self-describing: the JSON is readable with head -c and strings.
   const std::string text(bytes->begin(), bytes->end());
   EXPECT_NE(text.find("\"format\": \"partalign-move-journal\""), std::string::npos);
@@ -88,7 +118,7 @@ TEST(JournalFormatTest, HeaderWithWrongLayoutOrHashIsRejected) {
   header.layout.ring_offset += 4096;
   Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(header, kHasher);
   ASSERT_TRUE(bytes);
-  Result<JournalHeader> decoded = DecodeJournalHeader(*bytes, kHasher);
+  Result<JournalHeader> decoded = DecodeWhole(*bytes, header);
   ASSERT_FALSE(decoded);
   EXPECT_NE(decoded.error().message.find("layout"), std::string::npos);
 
@@ -184,6 +214,131 @@ TEST(JournalFormatTest, DigestTableRoundTripsAndDetectsDamage) {
   const Digest128 whole = RangeDigest(digests, kHasher);
   digests[299].low ^= 1;
   EXPECT_NE(RangeDigest(digests, kHasher), whole);
+}
+
+// Version 2: the copy map is checked before anything trusts it.
+TEST(JournalFormatTest, DamagedCopyMapsAreRejected) {
+  const JournalHeader used = UsedOnlyHeader();
+  Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(used, kHasher);
+  ASSERT_TRUE(bytes);
+  const std::vector<uint8_t> region = EncodeCopyMap(used.move.copy);
+  struct Damage {
+    size_t at;
+    const char* expected;
+  };
+  for (const Damage& d : {Damage{3, "checksum"}, Damage{20, "checksum"}}) {
+    Result<JournalHeader> decoded = DecodeJournalHeader(*bytes, kHasher);
+    ASSERT_TRUE(decoded);
+    std::vector<uint8_t> damaged = region;
+    damaged[d.at] ^= 0x10;
+    Status attached = AttachCopyMap(*decoded, damaged, kHasher);
+    ASSERT_FALSE(attached);
+    EXPECT_NE(attached.error().message.find(d.expected), std::string::npos)
+        << attached.error().message;
+  }
+  // A map that is well formed and checksummed but says another count than the header.
+  JournalHeader lying = used;
+  lying.copied_chunks += 1;
+  Result<std::vector<uint8_t>> lying_bytes = EncodeJournalHeader(lying, kHasher);
+  Result<JournalHeader> decoded = DecodeJournalHeader(*lying_bytes, kHasher);
+  ASSERT_TRUE(decoded);
+  Status attached = AttachCopyMap(*decoded, region, kHasher);
+  ASSERT_FALSE(attached);
+  EXPECT_NE(attached.error().message.find("header says"), std::string::npos);
+  // Runs out of order, with a checksum that matches them (a buggy or hostile writer).
+  std::vector<uint8_t> reversed = region;
+  std::swap_ranges(reversed.begin(), reversed.begin() + 16, reversed.begin() + 16);
+  JournalHeader swapped = used;
+  swapped.copy_map_checksum = kHasher.Hash64(std::span<const uint8_t>(reversed.data(), 48));
+  Result<std::vector<uint8_t>> swapped_bytes = EncodeJournalHeader(swapped, kHasher);
+  Result<JournalHeader> swapped_decoded = DecodeJournalHeader(*swapped_bytes, kHasher);
+  ASSERT_TRUE(swapped_decoded);
+  Status order = AttachCopyMap(*swapped_decoded, reversed, kHasher);
+  ASSERT_FALSE(order);
+  EXPECT_NE(order.error().message.find("not sorted"), std::string::npos) << order.error().message;
+}
+
+// Version 1 journals (written before the copy map) are still read: their header, state blocks
+// and records are exactly the bytes version 1 wrote. The hashes below were taken from the
+// version 1 encoder (commit d552712) for the same inputs.
+TEST(JournalFormatTest, Version1EncodingsAreUnchanged) {
+  JournalHeader h;
+  h.version = kJournalVersionV1;
+  h.uuid = kUuid;
+  h.created_by = "partalign 0.1.0";
+  h.device = {"/dev/loop7", true, 1ull << 30, 512, 7, 7, "SER", "", "/tmp/x/disk.img", 2049, 1234};
+  h.move = {63 * 512, 2048 * 512, 512ull << 20, 4 << 20, 4, 8};
+  h.table = {{0, 512, 0x1111, 0x2222}, {(1ull << 30) - 16896, 16896, 0x3333, 0x4444}};
+  CompleteJournalHeader(h, kHasher);
+  EXPECT_EQ(h.layout.digest_table_offset, 114688u);
+  EXPECT_EQ(h.layout.state_offset, 118784u);
+  EXPECT_EQ(h.layout.ring_offset, 126976u);
+  EXPECT_EQ(h.layout.file_bytes, 134475776u);
+  Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(h, kHasher);
+  ASSERT_TRUE(bytes);
+  EXPECT_EQ(kHasher.Hash64(*bytes), 0xa5456b4fcfb69e2eULL);
+  Result<JournalHeader> decoded = DecodeWhole(*bytes, h);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, h);
+
+  const JournalState state{JournalPhase::kRollingBack, 7, 90, 90, 12, 0xabcdef0123456789ULL};
+  const std::vector<uint8_t> block = EncodeStateBlock(state, kUuid, kHasher, kJournalVersionV1);
+  EXPECT_EQ(kHasher.Hash64(block), 0x1f21935bdb226797ULL);
+  EXPECT_EQ(DecodeStateBlock(block, kUuid, kHasher, kJournalVersionV1), state);
+  EXPECT_EQ(DecodeStateBlock(block, kUuid, kHasher), std::nullopt) << "not a version 2 block";
+
+  std::vector<uint8_t> record(kJournalBlockBytes);
+  EncodeRecordHeader({42, 4 << 20, {0x1234, 0x5678}, true}, kUuid, kHasher, record,
+                     kJournalVersionV1);
+  EXPECT_EQ(kHasher.Hash64(record), 0x471139aed0f6a412ULL);
+  EXPECT_TRUE(DecodeRecordHeader(record, kUuid, kHasher, kJournalVersionV1));
+  EXPECT_FALSE(DecodeRecordHeader(record, kUuid, kHasher));
+
+  const std::vector<Digest128> digests = {{1, 2}, {3, 4}, {5, 6}};
+  EXPECT_EQ(DigestTableChecksum(digests, kHasher), 0xa3e956c439195de2ULL);
+}
+
+TEST(JournalFormatTest, Version2StatesCarryTheKnownDigests) {
+  JournalState s{JournalPhase::kMoving, 5, 8, 0, 0, 0x1234};
+  s.digests_known = 12;
+  const std::vector<uint8_t> block = EncodeStateBlock(s, kUuid, kHasher);
+  EXPECT_EQ(DecodeStateBlock(block, kUuid, kHasher), s);
+  EXPECT_EQ(DecodeStateBlock(block, kUuid, kHasher, kJournalVersionV1), std::nullopt);
+  std::vector<uint8_t> torn = block;
+  torn[72] ^= 1;  // digests_known is covered by the checksum
+  EXPECT_EQ(DecodeStateBlock(torn, kUuid, kHasher), std::nullopt);
+}
+
+// Version 2 records are checked against their own digest when none is known yet, and against
+// the known one otherwise.
+TEST(JournalFormatTest, RecordsWithoutAKnownDigestAreCheckedAgainstTheirOwn) {
+  std::vector<uint8_t> data(4096, 0x5a);
+  const Digest128 digest = kHasher.Hash128(data);
+  std::vector<uint8_t> header(kJournalBlockBytes);
+  EncodeRecordHeader({3, data.size(), digest, false}, kUuid, kHasher, header);
+  EXPECT_EQ(ValidRecordDigest(header, data, 3, std::nullopt, kUuid, kHasher), digest);
+  EXPECT_EQ(ValidRecordDigest(header, data, 3, Digest128{9, 9}, kUuid, kHasher), std::nullopt);
+  std::vector<uint8_t> torn = data;
+  torn[4000] = 0;
+  EXPECT_EQ(ValidRecordDigest(header, torn, 3, std::nullopt, kUuid, kHasher), std::nullopt);
+  // A header that records a digest its data does not have (written over by another record's
+  // data): invalid even with nothing to compare with.
+  std::vector<uint8_t> lying(kJournalBlockBytes);
+  EncodeRecordHeader({3, data.size(), Digest128{1, 1}, false}, kUuid, kHasher, lying);
+  EXPECT_EQ(ValidRecordDigest(lying, data, 3, std::nullopt, kUuid, kHasher), std::nullopt);
+}
+
+TEST(JournalFormatTest, DigestChainsDependOnEveryDigestAndTheOrder) {
+  const Digest128 a{1, 2};
+  const Digest128 b{3, 4};
+  const uint64_t ab = ChainDigest(ChainDigest(0, a, kHasher), b, kHasher);
+  const uint64_t ba = ChainDigest(ChainDigest(0, b, kHasher), a, kHasher);
+  EXPECT_NE(ab, ba);
+  EXPECT_NE(ab, ChainDigest(ChainDigest(0, a, kHasher), Digest128{3, 5}, kHasher));
+  Result<std::vector<Digest128>> entries = ReadDigestEntries(EncodeDigestTable({{a, b}}), 2);
+  ASSERT_TRUE(entries);
+  EXPECT_EQ((*entries)[1], b);
+  EXPECT_FALSE(ReadDigestEntries(std::vector<uint8_t>(16), 2));
 }
 
 TEST(JournalFormatTest, RegistryEntryRoundTrips) {

@@ -5,7 +5,11 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <random>
 #include <set>
+#include <string>
+
+#include <fmt/format.h>
 
 namespace partalign {
 namespace {
@@ -79,6 +83,24 @@ TEST(MovePlanTest, RollbackMovesTheDoneChunksBackTheOtherWay) {
   EXPECT_EQ(ChunkAt(back_up, 2), 0u);
 }
 
+// For the forward segment and rollbacks of several lengths: FirstOverwriter is the brute-force
+// answer, and never a step before the one whose source it overwrites.
+void ExpectFirstOverwritersMatch(const MoveGeometry& m, const std::string& label) {
+  std::vector<Segment> segments{ForwardSegment(m)};
+  for (uint64_t done : {uint64_t{1}, ChunkCount(m) / 2, ChunkCount(m)}) {
+    segments.push_back(RollbackSegment(m, done));
+  }
+  for (const Segment& s : segments) {
+    for (uint64_t step = 0; step < s.chunk_count; ++step) {
+      const std::optional<uint64_t> brute = BruteFirstOverwriter(m, s, step);
+      EXPECT_EQ(FirstOverwriter(m, s, step), brute) << label << " step " << step;
+      if (brute) {
+        EXPECT_GE(*brute, step) << "a write reaches a source not yet read";
+      }
+    }
+  }
+}
+
 // The heart of the safety argument: no write ever reaches the source of a chunk processed
 // later (so every chunk is read intact), and FirstOverwriter is what a search over all pairs
 // finds - for forward and rollback segments, shifts below, at and above the chunk size.
@@ -90,24 +112,98 @@ TEST(MovePlanTest, FirstOverwriterMatchesBruteForce) {
         const uint64_t low = 16 * kSector;
         const MoveGeometry m = up ? Move(low, low + shift, length, 4096, 2, 3)
                                   : Move(low + shift, low, length, 4096, 2, 3);
-        std::vector<Segment> segments{ForwardSegment(m)};
-        for (uint64_t done : {uint64_t{1}, ChunkCount(m) / 2, ChunkCount(m)}) {
-          segments.push_back(RollbackSegment(m, done));
-        }
-        for (const Segment& s : segments) {
-          for (uint64_t step = 0; step < s.chunk_count; ++step) {
-            const std::optional<uint64_t> brute = BruteFirstOverwriter(m, s, step);
-            EXPECT_EQ(FirstOverwriter(m, s, step), brute)
-                << "shift " << shift << (up ? " up" : " down") << " length " << length << " step "
-                << step;
-            if (brute) {
-              EXPECT_GE(*brute, step) << "a write reaches a source not yet read";
-            }
-          }
-        }
+        ExpectFirstOverwritersMatch(
+            m, fmt::format("shift {} {} length {}", shift, up ? "up" : "down", length));
       }
     }
   }
+}
+
+CopySet RandomCopySet(uint64_t total, std::mt19937_64& rng) {
+  std::vector<ChunkRun> runs;
+  for (uint64_t c = 0; c < total; ++c) {
+    if (rng() % 3 != 0) continue;  // about a third of the chunks, in runs of random length
+    if (!runs.empty() && runs.back().first_chunk + runs.back().chunk_count == c) {
+      ++runs.back().chunk_count;
+    } else {
+      runs.push_back({c, 1});
+    }
+  }
+  if (runs.empty()) runs.push_back({total / 2, 1});
+  Result<CopySet> set = CopySet::FromRuns(runs, total);
+  EXPECT_TRUE(set) << set.error().message;
+  return *set;
+}
+
+// The same, when only some chunks are copied (a used map): writers are copied chunks only, and
+// a step's source may be reached by no copied chunk at all.
+TEST(MovePlanTest, FirstOverwriterMatchesBruteForceWithACopySet) {
+  std::mt19937_64 rng(20261123);
+  const uint64_t shifts[] = {512, 4096, 4608, 12800, 40960};
+  for (int round = 0; round < 12; ++round) {
+    for (uint64_t shift : shifts) {
+      for (bool up : {true, false}) {
+        const uint64_t low = 16 * kSector;
+        const uint64_t length = 24 * 4096 + 1024;
+        MoveGeometry m = up ? Move(low, low + shift, length, 4096, 2, 3)
+                            : Move(low + shift, low, length, 4096, 2, 3);
+        m.copy = RandomCopySet(RangeChunkCount(m), rng);
+        ExpectFirstOverwritersMatch(
+            m, fmt::format("shift {} {} round {}", shift, up ? "up" : "down", round));
+      }
+    }
+  }
+}
+
+TEST(MovePlanTest, CopySetMapsOrdinalsToChunks) {
+  Result<CopySet> set = CopySet::FromRuns({{0, 2}, {2, 1}, {7, 3}}, 12);
+  ASSERT_TRUE(set);
+  ASSERT_EQ(set->runs().size(), 2u);  // touching runs merge
+  EXPECT_EQ(set->Count(12), 6u);
+  const uint64_t chunks[] = {0, 1, 2, 7, 8, 9};
+  for (uint64_t k = 0; k < 6; ++k) EXPECT_EQ(set->ChunkOf(k), chunks[k]);
+  EXPECT_EQ(set->OrdinalsBelow(0), 0u);
+  EXPECT_EQ(set->OrdinalsBelow(3), 3u);
+  EXPECT_EQ(set->OrdinalsBelow(6), 3u);
+  EXPECT_EQ(set->OrdinalsBelow(8), 4u);
+  EXPECT_EQ(set->OrdinalsBelow(12), 6u);
+  // Every chunk selected is the plain move.
+  Result<CopySet> all = CopySet::FromRuns({{0, 5}, {5, 7}}, 12);
+  ASSERT_TRUE(all);
+  EXPECT_TRUE(all->all());
+  // Copied bytes: the range's short last chunk counts short.
+  MoveGeometry m = Move(0, 4096, 10 * 4096 + 512, 4096);
+  m.copy = *CopySet::FromRuns({{1, 1}, {10, 1}}, 11);
+  EXPECT_EQ(ChunkCount(m), 2u);
+  EXPECT_EQ(CopiedBytes(m), 4096u + 512u);
+  EXPECT_EQ(ChunkExtentOf(m, 1).position_bytes, 10u * 4096);
+  EXPECT_EQ(RangeChunkCount(m), 11u);
+}
+
+TEST(MovePlanTest, BadCopySetsAreRefused) {
+  struct Case {
+    std::vector<ChunkRun> runs;
+    const char* expected;
+  };
+  const Case cases[] = {
+      {{}, "no chunk"},
+      {{{3, 0}}, "empty"},
+      {{{5, 2}, {1, 1}}, "not sorted"},
+      {{{1, 3}, {2, 2}}, "not sorted"},
+      {{{9, 4}}, "beyond"},
+      {{{UINT64_MAX, 2}}, "beyond"},
+  };
+  for (const Case& c : cases) {
+    Result<CopySet> set = CopySet::FromRuns(c.runs, 12);
+    ASSERT_FALSE(set) << c.expected;
+    EXPECT_NE(set.error().message.find(c.expected), std::string::npos) << set.error().message;
+  }
+  MoveGeometry m = Move(4096, 8192, 65536, 4096);
+  m.copy = *CopySet::FromRuns({{30, 4}}, 40);  // made for another range
+  Status status = ValidateMove(m, 1 << 20, 512);
+  ASSERT_FALSE(status);
+  EXPECT_NE(status.error().message.find("beyond the 16 chunks"), std::string::npos)
+      << status.error().message;
 }
 
 TEST(MovePlanTest, SavedCopiesFollowTheShift) {

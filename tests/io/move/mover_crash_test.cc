@@ -33,7 +33,21 @@ struct Scenario {
   bool table;  ///< with a table transition at both ends of the device
   /// and a table sector in the part of the source the move vacates (a DOS head EBR)
   bool table_in_vacated_source = false;
+  /// Only these chunks are copied (a used map); empty: every chunk.
+  std::vector<ChunkRun> copy = {};
+  /// The journal's format: version 1 journals (pre-scan, every chunk) must still recover.
+  uint32_t version = kJournalVersion;
 };
+
+MoveGeometry WithCopy(const Scenario& scenario) {
+  MoveGeometry move = scenario.move;
+  if (!scenario.copy.empty()) {
+    Result<CopySet> copy = CopySet::FromRuns(scenario.copy, RangeChunkCount(move));
+    EXPECT_TRUE(copy) << copy.error().message;
+    if (copy) move.copy = *copy;
+  }
+  return move;
+}
 
 struct Images {
   std::vector<uint8_t> device;
@@ -43,8 +57,8 @@ struct Images {
 class CrashHarness {
  public:
   CrashHarness(const Scenario& scenario, uint64_t seed)
-      : sim_(scenario.device_bytes, scenario.move, scenario.table, seed,
-             scenario.table_in_vacated_source) {}
+      : sim_(scenario.device_bytes, WithCopy(scenario), scenario.table, seed,
+             scenario.table_in_vacated_source, scenario.version) {}
 
   /// Writes and flushes of a whole uninterrupted move (the range to pick crash points from).
   uint64_t CountOperations() {
@@ -145,6 +159,53 @@ const Scenario kScenarios[] = {
      Geometry(9 * kSector, 72 * kSector, 700 * kSector, 8192, 2, 3), true, true},
     {"down by one sector with a table sector in the vacated source", 1 << 20,
      Geometry(17 * kSector, 16 * kSector, 300 * kSector, 16384, 2, 2), true, true},
+    // Used maps: only some chunks are copied (gaps of one and of several chunks, the range's
+    // short last chunk copied or not), small and mid shifts, both directions.
+    {"used only, up by one sector",
+     1 << 20,
+     Geometry(16 * kSector, 17 * kSector, 300 * kSector, 8192, 2, 2),
+     true,
+     false,
+     {{0, 2}, {3, 1}, {6, 4}, {12, 3}, {18, 1}}},
+    {"used only, down by one sector",
+     1 << 20,
+     Geometry(17 * kSector, 16 * kSector, 300 * kSector, 8192, 2, 2),
+     true,
+     false,
+     {{0, 1}, {4, 5}, {10, 1}, {16, 3}}},
+    {"used only, up 63 -> 2048 scaled",
+     1 << 20,
+     Geometry(9 * kSector, 72 * kSector, 700 * kSector, 8192, 2, 3),
+     true,
+     true,
+     {{0, 1}, {2, 2}, {7, 10}, {20, 2}, {30, 14}}},
+    {"used only, down 2048 -> 63 scaled",
+     1 << 20,
+     Geometry(72 * kSector, 9 * kSector, 700 * kSector, 8192, 2, 3),
+     true,
+     false,
+     {{1, 3}, {9, 1}, {11, 20}, {40, 4}}},
+    {"used only, up by a chunk and a half",
+     1 << 20,
+     Geometry(16 * kSector, 40 * kSector, 500 * kSector, 8192, 3, 2),
+     false,
+     false,
+     {{0, 3}, {5, 2}, {10, 1}, {14, 9}, {30, 2}}},
+    // Version 1 journals: the pre-scan, every chunk.
+    {"version 1, up 63 -> 2048 scaled",
+     1 << 20,
+     Geometry(9 * kSector, 72 * kSector, 700 * kSector, 8192, 2, 3),
+     true,
+     false,
+     {},
+     kJournalVersionV1},
+    {"version 1, down by one sector",
+     1 << 20,
+     Geometry(17 * kSector, 16 * kSector, 300 * kSector, 16384, 2, 2),
+     true,
+     true,
+     {},
+     kJournalVersionV1},
 };
 
 class MoverCrashTest : public ::testing::TestWithParam<Scenario> {};

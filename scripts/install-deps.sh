@@ -15,6 +15,8 @@ packages=(
   libblkid-dev libfdisk-dev libparted-dev libmount-dev libsmartcols-dev liburing-dev libxxhash-dev
   # the LUKS payload offset of the stack walk (src/io/stack/luks_header.cc)
   libcryptsetup-dev
+  # the used blocks of ext2/3/4 (the mover copies only those; docs/used-map.md)
+  libext2fs-dev
   # header-only libraries of the core and CLI
   nlohmann-json3-dev libcli11-dev libfmt-dev
   # tests
@@ -28,6 +30,9 @@ packages=(
   # the stack tests' oracles and fixtures: pvcreate/vgcreate/lvcreate/pvs/lvs and cryptsetup
   # (tests/io/stack, tests/cli/commands/*stack*)
   lvm2 cryptsetup-bin
+  # the used-map tests cross-check partalign's maps with partclone's domain files, and put
+  # files on vfat with mtools (the test kernel has no vfat driver to mount it)
+  partclone mtools
 )
 
 export DEBIAN_FRONTEND=noninteractive

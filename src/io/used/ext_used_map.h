@@ -1,0 +1,25 @@
+// ext2/3/4: the used map from the filesystem's own block bitmaps, through libext2fs (the
+// library e2fsck, e2image and partclone.extfs read them with). The only file that includes
+// <ext2fs/ext2fs.h>.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "partalign/used/used_map.h"
+
+namespace partalign {
+
+/// The used map of the ext2/3/4 filesystem at [offset, offset + length) of `path` (a disk or an
+/// image; the filesystem is read in place, through libext2fs's "offset=" option):
+/// - allocated blocks, from the block bitmaps (libext2fs synthesises those of BLOCK_UNINIT
+///   groups: their superblock and descriptor backups, bitmaps and inode table);
+/// - every group's superblock and descriptor backups (reserved GDT blocks included) and every
+///   group's bitmaps and inode table, explicitly, with their reasons;
+/// - the internal journal's blocks; the first 64 KiB; everything after the filesystem's end.
+/// The whole range, with a note, when libext2fs cannot open or read the filesystem, when it
+/// needs recovery (needs_recovery), was not cleanly unmounted or has errors, or is larger than
+/// the range. Never fails: what it cannot read it copies.
+UsedMap ReadExtUsedMap(const std::string& path, uint64_t offset_bytes, uint64_t length_bytes);
+
+}  // namespace partalign

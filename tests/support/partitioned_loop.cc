@@ -9,6 +9,16 @@
 #include "support/run_command.h"
 
 namespace partalign::test {
+std::vector<std::string> ApplyArgs(const PartitionedLoop& disk, const std::string& plan,
+                                   const std::vector<std::string>& extra) {
+  std::vector<std::string> args{"apply",         "--yes",
+                                "--backup-dir",  disk.File("backups"),
+                                "--journal-dir", disk.File("journals")};
+  args.insert(args.end(), extra.begin(), extra.end());
+  args.push_back(plan);
+  return args;
+}
+
 void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size) {
   // sfdisk 2.38 has no --sector-size; WriteSfdiskScript applies scripts as sfdisk does
   // (byte-identical, tests/io/table/fdisk_write_test.cc) with any sector size.

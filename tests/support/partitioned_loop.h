@@ -37,6 +37,11 @@ class PartitionedLoop {
   std::unique_ptr<LoopDevice> loop_;
 };
 
+/// `partalign apply --yes` of `plan` on `disk` with its backups and journals in the disk's test
+/// directory, `extra` options before the plan: the arguments for RunPartalign.
+std::vector<std::string> ApplyArgs(const PartitionedLoop& disk, const std::string& plan,
+                                   const std::vector<std::string>& extra = {});
+
 /// Applies an sfdisk script to an image file (no kernel involved) with `sector_size`-byte
 /// sectors.
 void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size);

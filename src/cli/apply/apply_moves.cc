@@ -15,6 +15,7 @@
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"
 #include "io/table/table_writer.h"
+#include "io/used/used_map_reader.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/table/apply_steps.h"
 #include "partalign/table/plan_check.h"
@@ -36,7 +37,36 @@ struct PreparedStep {
   ComputedTransition computed;
   std::vector<TableRange> changed;  ///< in the crash-safe write order
   std::string journal;
+  /// What the partition's contents use, as read before anything is asked (the step reads it
+  /// again while it holds the disk); nullopt with --copy-all.
+  std::optional<UsedMap> used;
 };
+
+// The step's move: every chunk, or the used ones.
+Result<MoveRequest> StepRequest(const PreparedStep& s, uint64_t sector_size,
+                                const std::optional<UsedMap>& used) {
+  MoveRequest request;
+  request.move = MoveOf(*s.move, sector_size);
+  request.journal_path = s.journal;
+  for (const TableRange& t : s.changed) {
+    request.table.push_back({t.offset_bytes, t.old_bytes, t.new_bytes});
+  }
+  if (used) {
+    if (Status only = UseOnlyUsedChunks(request, *used); !only) return only.error();
+  }
+  return request;
+}
+
+uint64_t CopiedBytesOf(const PreparedStep& s, uint64_t sector_size) {
+  Result<MoveRequest> request = StepRequest(s, sector_size, s.used);
+  return request ? CopiedBytes(request->move) : MoveOf(*s.move, sector_size).length_bytes;
+}
+
+// "ext: libext2fs block bitmaps, 310 MiB used" or "every byte (--copy-all)".
+std::string UsedDescription(const PreparedStep& s) {
+  if (!s.used) return "every byte (--copy-all)";
+  return fmt::format("{}, {} used", s.used->source, FormatSize(s.used->used_bytes()));
+}
 
 const PlanAction* ActionOf(const Plan& plan, uint32_t partition) {
   for (const PlanAction& a : plan.actions) {
@@ -120,6 +150,7 @@ void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint6
                    {"FROM BYTE", true},
                    {"TO BYTE", true},
                    {"BYTES", true},
+                   {"COPIES", true},
                    {"TABLE", true},
                    {"ALSO CHANGES"},
                    {"JOURNAL"}});
@@ -137,9 +168,14 @@ void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint6
     table.AddRow({std::to_string(k + 1), std::to_string(s.move->partition),
                   std::string(Direction(*s.move)), std::to_string(g.source_bytes),
                   std::to_string(g.dest_bytes), std::to_string(g.length_bytes),
-                  fmt::format("{} B", table_bytes), also.empty() ? "-" : also, s.journal});
+                  std::to_string(CopiedBytesOf(s, sector_size)), fmt::format("{} B", table_bytes),
+                  also.empty() ? "-" : also, s.journal});
   }
   out << table.Render();
+  for (size_t k = 0; k < steps.size(); ++k) {
+    out << fmt::format("Step {} copies {}: {}\n", k + 1, steps[k].used ? "the used chunks" : "all",
+                       UsedDescription(steps[k]));
+  }
 }
 
 nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedStep>& steps,
@@ -160,6 +196,11 @@ nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedS
                           {"source_bytes", g.source_bytes},
                           {"dest_bytes", g.dest_bytes},
                           {"length_bytes", g.length_bytes},
+                          {"copy_bytes", CopiedBytesOf(s, sector_size)},
+                          {"used_map", s.used ? nlohmann::json{{"source", s.used->source},
+                                                               {"used_bytes", s.used->used_bytes()},
+                                                               {"notes", s.used->notes()}}
+                                              : nlohmann::json(nullptr)},
                           {"journal", s.journal},
                           {"table_edits", edits},
                           {"table_fingerprint", s.computed.old_table.fingerprint},
@@ -278,6 +319,19 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
       return std::nullopt;
     }
   }
+  // What each moved partition's contents use: shown now, refused now when a partition must not
+  // move at all (a swap area holding a hibernation image).
+  for (size_t k = 0; k < steps.size() && !r.copy_all; ++k) {
+    const MoveGeometry g = MoveOf(*steps[k].move, sector_size);
+    Result<UsedMap> used = ProbeUsedMap(reader->fd.get(), r.path, g.source_bytes, g.length_bytes);
+    if (!used) {
+      PrintError(io.err, fmt::format("step {}: partition {}: {}; nothing was written", k + 1,
+                                     steps[k].move->partition, used.error().message));
+      *code = ExitCode::kRefused;
+      return std::nullopt;
+    }
+    steps[k].used = std::move(*used);
+  }
   *code = ExitCode::kOk;
   return steps;
 }
@@ -319,7 +373,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     return ExitCode::kOk;
   }
   uint64_t moved_bytes = 0;
-  for (const PreparedStep& s : steps) moved_bytes += s.move->bytes_to_move;
+  for (const PreparedStep& s : steps) moved_bytes += CopiedBytesOf(s, sector_size);
   io.out << fmt::format("Plan '{}' for '{}' ({} table, {}-byte sectors, {}):\n", r.plan_path,
                         r.path, ToString(steps.front().computed.transition.label), sector_size,
                         steps.front().computed.old_table.fingerprint);
@@ -385,15 +439,36 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       return ExitCode::kFailure;
     }
 
-    MoveRequest request;
-    request.move = MoveOf(*s.move, sector_size);
-    request.journal_path = s.journal;
-    for (const TableRange& t : s.changed) {
-      request.table.push_back({t.offset_bytes, t.old_bytes, t.new_bytes});
+    // The used map again, now that the disk is held: nothing can change it until the move.
+    std::optional<UsedMap> used;
+    if (!r.copy_all) {
+      const MoveGeometry g = MoveOf(*s.move, sector_size);
+      Result<UsedMap> read = ProbeUsedMap(disk->fd.get(), r.path, g.source_bytes, g.length_bytes);
+      if (!read) {
+        PrintError(io.err, fmt::format("step {}: partition {}: {}; step {} was not started", k + 1,
+                                       s.move->partition, read.error().message, k + 1));
+        PrintWhereItStopped(io, steps, k, r.path);
+        return k == 0 ? ExitCode::kRefused : ExitCode::kFailure;
+      }
+      used = std::move(*read);
+      for (const std::string& note : used->notes()) PrintWarning(io.err, note);
     }
-    io.out << fmt::format("\nStep {}/{}: partition {}, {} bytes {} from byte {} to byte {}\n",
-                          k + 1, steps.size(), s.move->partition, request.move.length_bytes,
-                          Direction(*s.move), request.move.source_bytes, request.move.dest_bytes)
+    Result<MoveRequest> step_request = StepRequest(s, sector_size, used);
+    if (!step_request) {
+      PrintError(io.err, fmt::format("step {}: {}; step {} was not started", k + 1,
+                                     step_request.error().message, k + 1));
+      PrintWhereItStopped(io, steps, k, r.path);
+      return ExitCode::kFailure;
+    }
+    MoveRequest& request = *step_request;
+    io.out << fmt::format(
+                  "\nStep {}/{}: partition {}, {} bytes {} from byte {} to byte {}; copies {} "
+                  "({})\n",
+                  k + 1, steps.size(), s.move->partition, request.move.length_bytes,
+                  Direction(*s.move), request.move.source_bytes, request.move.dest_bytes,
+                  FormatSize(CopiedBytes(request.move)),
+                  used ? fmt::format("{}, {} used", used->source, FormatSize(used->used_bytes()))
+                       : "every byte, --copy-all")
            << std::flush;
     std::optional<MoveStatus> status;
     ExitCode moved_code = RunMoveOn(

@@ -30,6 +30,8 @@ struct MoveApplyRequest {
   std::string journal_dir = kDefaultJournalDir;
   bool progress = false;
   bool json = false;
+  /// Move every byte, not only what each partition's contents use (docs/used-map.md).
+  bool copy_all = false;
   /// Called after the confirmation and every check, before the disk is held and anything is
   /// written (apply --bench measures the old places); false stops apply with nothing written.
   std::function<bool()> before_first_write;

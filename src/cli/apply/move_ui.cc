@@ -169,9 +169,13 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
                      : "";
   switch (outcome.status) {
     case MoveStatus::kCompleted: {
-      io.out << fmt::format("moved {} bytes ({}) on '{}' from byte {} to byte {}; verified{}\n",
-                            move.length_bytes, FormatSize(move.length_bytes), device_path,
-                            move.source_bytes, move.dest_bytes, digest);
+      io.out << fmt::format(
+          "moved {} bytes ({}) on '{}' from byte {} to byte {}{}; verified{}\n", move.length_bytes,
+          FormatSize(move.length_bytes), device_path, move.source_bytes, move.dest_bytes,
+          move.copy.all() ? ""
+                          : fmt::format(" (copied the used {} of them, {})", CopiedBytes(move),
+                                        FormatSize(CopiedBytes(move))),
+          digest);
       if (table_updates > 0) {
         io.out << fmt::format("wrote the new partition table ({} byte ranges)\n", table_updates);
       }

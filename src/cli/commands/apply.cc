@@ -34,6 +34,7 @@ struct ApplyCommand {
   bool json = false;
   std::string journal_dir = kDefaultJournalDir;
   bool progress = false;
+  bool copy_all = false;
   ApplyBenchOptions bench;  // --bench (apply_bench.h)
 };
 
@@ -162,6 +163,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
                              .journal_dir = c.journal_dir,
                              .progress = c.progress,
                              .json = c.json,
+                             .copy_all = c.copy_all,
                              .before_first_write = bench_before,
                              .after_success = bench_after};
     return ApplyWithMoves(io, request);
@@ -293,6 +295,8 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
                       std::string(kDefaultJournalDir) + ")");
   sub->add_flag("--progress", command->progress,
                 "print the progress of data moves even when stderr is not a terminal");
+  sub->add_flag("--copy-all", command->copy_all,
+                "move every byte of a partition, not only what its filesystem uses");
   AddApplyBenchOptions(sub, &command->bench);
   runners[sub] = [command](Streams io) { return RunApply(*command, io); };
 }

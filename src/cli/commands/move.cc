@@ -12,6 +12,7 @@
 #include "cli/commands.h"
 #include "io/device/target.h"
 #include "io/move/mover.h"
+#include "io/used/used_map_reader.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -28,6 +29,7 @@ struct MoveCommand {
   std::string new_table;
   bool yes = false;
   bool progress = false;
+  bool only_used = false;
 };
 
 Result<uint64_t> ParseOption(const std::string& name, const std::string& value) {
@@ -120,6 +122,23 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   request.table = std::move(*table);
+  if (command.only_used) {
+    // The range is a partition: copy what its filesystem uses (docs/used-map.md).
+    Result<UsedMap> used = ProbeUsedMap(probe->fd.get(), command.target, request.move.source_bytes,
+                                        request.move.length_bytes);
+    if (!used) {
+      PrintError(io.err, used.error().message);
+      return ExitCode::kRefused;
+    }
+    for (const std::string& note : used->notes()) PrintWarning(io.err, note);
+    if (Status only = UseOnlyUsedChunks(request, *used); !only) {
+      PrintError(io.err, only.error().message);
+      return ExitCode::kFailure;
+    }
+    io.err << fmt::format(
+        "partalign: copying {} of {} ({}, {} used)\n", FormatSize(CopiedBytes(request.move)),
+        FormatSize(request.move.length_bytes), used->source, FormatSize(used->used_bytes()));
+  }
   if (Status valid =
           ValidateMove(request.move, probe->size_bytes, probe->logical_sector_size, request.table);
       !valid) {
@@ -159,6 +178,8 @@ void AddMoveCommand(CLI::App& app, CommandRunners& runners) {
                   "(repeatable)");
   sub->add_option("--new-table", command->new_table,
                   "file holding the new table bytes at the same offsets (a scratch copy)");
+  sub->add_flag("--only-used", command->only_used,
+                "the range is a partition: copy only the chunks its filesystem uses");
   AddMoveWriteOptions(sub, &command->yes, &command->progress);
   runners[sub] = [command](Streams io) { return RunMove(*command, io); };
 }

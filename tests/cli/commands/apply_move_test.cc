@@ -117,12 +117,7 @@ class ApplyMoveTest : public ::testing::TestWithParam<MoveLayout> {
   }
 
   CommandResult Apply(const std::string& plan, std::vector<std::string> extra = {}) const {
-    std::vector<std::string> args{"apply",         "--yes",
-                                  "--backup-dir",  disk_->File("backups"),
-                                  "--journal-dir", disk_->File("journals")};
-    args.insert(args.end(), extra.begin(), extra.end());
-    args.push_back(plan);
-    return Partalign(args);
+    return Partalign(test::ApplyArgs(*disk_, plan, extra));
   }
 
   // Every data partition: e2fsck clean, every file back with its bytes.

@@ -171,12 +171,19 @@ class Walker {
       l.geometry.stripe_width_bytes = seg.stripe_size_bytes * count;
       std::vector<std::string> others;
       for (const LvmStripe& s : seg.stripes) {
-        if (s.pv_name != seg.stripes[stripe].pv_name) others.push_back(s.pv_name);
+        if (s.pv_name == seg.stripes[stripe].pv_name) continue;
+        std::string where = s.pv_name;
+        for (const LvmPhysicalVolume& pv : vg.physical_volumes) {
+          if (pv.name == s.pv_name && !pv.device.empty()) {
+            where += fmt::format(" (last seen as {})", pv.device);
+          }
+        }
+        others.push_back(std::move(where));
       }
       if (!others.empty()) {
         l.notes.push_back(
-            fmt::format("the other stripes lie on {} (another disk's PVs are "
-                        "checked when that disk is audited)",
+            fmt::format("the other stripes lie on {}: each PV is checked where it "
+                        "lies, when that disk or partition is audited",
                         fmt::join(others, ", ")));
       }
     }

@@ -26,9 +26,9 @@
 #include <nlohmann/json.hpp>
 
 #include "partalign/tools/parted_model.h"
-#include "support/loop_device.h"
+#include "support/random_topology.h"
 #include "support/run_command.h"
-#include "support/temp_dir.h"
+#include "support/sweep_disks.h"
 #include "support/tool_oracle.h"
 
 namespace partalign {
@@ -74,67 +74,11 @@ struct Case {
   }
 };
 
-// A deterministic generator: mt19937_64's sequence is fixed by the standard; the mapping to
-// ranges is ours (std's distributions differ between library implementations).
-class Draw {
- public:
-  explicit Draw(uint64_t seed) : rng_(seed) {}
-  uint64_t Below(uint64_t n) { return rng_() % n; }
-  template <typename T>
-  T Pick(const std::vector<T>& v) {
-    return v[Below(v.size())];
-  }
-  bool Chance(int percent) { return Below(100) < static_cast<uint64_t>(percent); }
+using test::Draw;
 
- private:
-  std::mt19937_64 rng_;
-};
-
-// Topologies that occur in practice (alignment-heuristics.md §1): 512e/4Kn sectors, RAID chunks
-// and stripes, the 0xFFFF bridge value, an alignment offset, disks from 16 MiB to 4 TiB with an
-// extra share near libfdisk's small-device thresholds (4 grains, 4 first LBAs).
 Case DrawCase(Draw& d) {
-  Topology t;
-  t.origin = TopologyOrigin::kAssumed;
-  t.logical_sector_size = d.Chance(75) ? 512 : 4096;
-  const uint64_t lbs = t.logical_sector_size;
-  t.physical_sector_size = lbs == 4096 ? 4096 : d.Pick<uint64_t>({512, 4096, 4096});
-  const uint64_t pbs = t.physical_sector_size;
-  t.minimum_io_size = d.Pick<uint64_t>({0, lbs, pbs, pbs, pbs, 64 * kKiB, 128 * kKiB, 192 * kKiB,
-                                        256 * kKiB, 384 * kKiB, 512 * kKiB, kMiB});
-  const uint64_t min_io = t.minimum_io_size;
-  std::vector<uint64_t> opts{0,      0,        0,           kMiB,       4 * kMiB, 33553920,
-                             196608, 33550336, 1536 * kKiB, 768 * kKiB, 3 * lbs,  8 * kMiB};
-  if (min_io != 0) {
-    for (uint64_t m : {1, 2, 3, 4, 6}) opts.push_back(m * min_io);
-  }
-  t.optimal_io_size = d.Pick(opts);
-  if (t.optimal_io_size % lbs != 0) t.optimal_io_size = 0;  // the kernel reports sectors
-  if (pbs > lbs && d.Chance(20)) {
-    t.alignment_offset = d.Chance(50) ? pbs - lbs : lbs * (1 + d.Below(pbs / lbs - 1));
-  }
-  // Size: log-uniform, or just around 4 grains / 4 first LBAs of libfdisk.
-  uint64_t size;
-  if (d.Chance(25)) {
-    uint64_t io = std::max<uint64_t>({t.optimal_io_size, min_io, kMiB});
-    uint64_t edge = 4 * io;
-    size = edge - lbs + d.Below(3) * lbs;  // one sector below, at, or above the edge
-  } else {
-    double lo = std::log2(static_cast<double>(kMinDisk));
-    double hi = std::log2(static_cast<double>(kMaxDisk));
-    double x = lo + (hi - lo) * static_cast<double>(d.Below(1000000)) / 1e6;
-    size = static_cast<uint64_t>(std::exp2(x));
-  }
-  size = std::max(size, kMinDisk);
-  size = size / lbs * lbs;
-  t.size_bytes = size;
-  return Case{t};
+  return Case{test::DrawTopology(d, {.min_disk_bytes = kMinDisk, .max_disk_bytes = kMaxDisk})};
 }
-
-struct Tally {
-  int cases = 0;
-  int agree = 0;
-};
 
 struct Disagreement {
   std::string tool;
@@ -216,6 +160,8 @@ std::map<std::string, bool> RunCase(const Case& c, const std::string& device,
     check("parted", fmt::format("{} gpt 1MiB warning", ToString(mode)),
           r.warning.empty() ? nlohmann::json(nullptr) : nlohmann::json(r.warning),
           p["warning_at_1mib"]);
+    check("parted", fmt::format("{} gpt 1MiB refusal", ToString(mode)), nlohmann::json(!r.ran),
+          nlohmann::json(!p["error_at_1mib"].is_null()));
   }
   const nlohmann::json& sf = Prediction(j, "sfdisk");
   for (LabelType label : {LabelType::kGpt, LabelType::kDos}) {
@@ -277,27 +223,17 @@ int Main(int argc, char** argv) {
   ::signal(SIGTERM, OnSignal);
 
   Draw draw(o.seed);
-  test::TempDir dir;
-  std::map<uint64_t, std::unique_ptr<test::LoopDevice>> loops;  // one per sector size
-  std::map<std::string, Tally> tally;
+  test::SweepDisks disks;
+  std::map<std::string, test::SweepTally> tally;
   Coverage coverage;
   int failures = 0, run = 0;
   for (int n = 1; n <= o.cases && !g_stop; ++n) {
     Case c = DrawCase(draw);
-    const uint64_t lbs = c.topology.logical_sector_size;
-    const std::string image = dir.File(fmt::format("disk-{}.img", lbs));
     try {
-      if (::truncate(image.c_str(), static_cast<off_t>(c.topology.size_bytes)) != 0) {
-        test::CreateSparseFile(image, c.topology.size_bytes);
-      }
-      if (!loops.count(lbs)) {
-        loops[lbs] = std::make_unique<test::LoopDevice>(image, static_cast<unsigned>(lbs));
-      }
-      const std::string dev = loops[lbs]->path();
-      test::CommandResult cap = test::RunCommand({"losetup", "--set-capacity", dev});
-      if (cap.exit_code != 0) throw std::runtime_error("losetup --set-capacity: " + cap.err);
+      const std::string dev = disks.Prepare(c.topology.logical_sector_size, c.topology.size_bytes);
       std::vector<Disagreement> disagreements;
-      std::map<std::string, bool> ok = RunCase(c, dev, dir.path(), o, &coverage, &disagreements);
+      std::map<std::string, bool> ok =
+          RunCase(c, dev, disks.scratch(), o, &coverage, &disagreements);
       ++run;
       for (const auto& [tool, agreed] : ok) {
         ++tally[tool].cases;
@@ -318,14 +254,7 @@ int Main(int argc, char** argv) {
       ++failures;
     }
   }
-  for (auto& [lbs, loop] : loops) test::WipeDevice(loop->path());
-  std::printf("\nexplain sweep: seed %llu, %d cases%s\n", static_cast<unsigned long long>(o.seed),
-              run, g_stop ? " (interrupted)" : "");
-  std::printf("%-16s %6s %6s %8s\n", "TOOL", "CASES", "AGREE", "RATE");
-  for (const auto& [tool, t] : tally) {
-    std::printf("%-16s %6d %6d %7.2f%%\n", tool.c_str(), t.cases, t.agree,
-                t.cases ? 100.0 * t.agree / t.cases : 0.0);
-  }
+  test::PrintSweepTally("explain", o.seed, run, g_stop, tally);
   std::printf(
       "covered: %d cases where parted and sfdisk start apart, %d where parted warns at 1 MiB, %d "
       "where parted's 0%% falls back unaligned, %d where a tool refuses a fresh layout; %d with "

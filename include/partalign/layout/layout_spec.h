@@ -46,8 +46,14 @@ struct LayoutSpec {
 /// unit 'X' ...").
 Result<LayoutSpec> ParseLayoutSpec(std::string_view text);
 
+/// ParseLayoutSpec on the text of an optional --layout option; nullopt when it was not given.
+Result<std::optional<LayoutSpec>> ParseOptionalLayoutSpec(const std::optional<std::string>& text);
+
 /// The type code for an sfdisk shortcut, a GUID or a DOS byte on `label`.
 Result<std::string> ResolvePartitionType(LabelType label, std::string_view type);
+
+/// The short name of a type code ("linux", "swap", "uefi", ...), or the code itself.
+std::string PartitionTypeName(LabelType label, std::string_view code);
 
 /// Places the partitions one after the other from the first aligned start of a fresh table
 /// on a disk of `disk_sectors` sectors: every start on the alignment, every size rounded up to

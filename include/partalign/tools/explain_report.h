@@ -45,6 +45,9 @@ struct ToolPrediction {
   std::optional<bool> warns_at_1mib;
   /// The text of that warning.
   std::optional<std::string> warning_at_1mib;
+  /// parted: why `mkpart primary 1MiB 100%` fails, when it does (a disk of a few MiB, where
+  /// 100% leaves no room after 1 MiB); warns_at_1mib is then null.
+  std::optional<std::string> error_at_1mib;
   /// parted: `align-check TYPE 1` for a partition at 1 MiB (interactive output).
   std::optional<std::string> align_check_at_1mib;
   /// Messages the tool prints about its own default placement (e.g. fdisk's physical-boundary

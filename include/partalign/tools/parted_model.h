@@ -41,6 +41,11 @@ struct PartedDevice {
   uint64_t minimum_io_size = 0;  ///< blkid_topology_get_minimum_io_size
   uint64_t optimal_io_size = 0;  ///< blkid_topology_get_optimal_io_size
   uint64_t alignment_offset = 0;
+  /// dev->bios_geom: a block device gets 1 + logical/512 sectors per track and 255 heads
+  /// (_device_probe_geometry, libparted/arch/linux.c), an image file 32 and 4 (init_file). The
+  /// msdos label keeps one track at the start of the disk and of the extended partition.
+  int64_t bios_sectors = 2;
+  int64_t bios_heads = 255;
 };
 
 /// parted's view of a disk at one version: the two alignments and why.
@@ -76,25 +81,9 @@ struct PartedPosition {
   bool iec = false;  ///< KiB/MiB/GiB/TiB
 };
 
-/// Parses `text` as parted `version` does on `device`; `is_end` applies the IEC end adjustment
-/// of parted >= 3.1 (`_adjust_end_if_iec`).
+/// Parses `text` as parted `version` does on `device` (ped_unit_parse_custom); mkpart applies
+/// the IEC end adjustment of parted >= 3.1 (`_adjust_end_if_iec`) itself (parted_disk.h).
 Result<PartedPosition> ParsePartedPosition(const PartedModel& model, std::string_view text);
-
-/// What `parted -s -a MODE DEV mklabel LABEL mkpart primary START END` does.
-struct MkpartOutcome {
-  bool created = false;
-  int64_t start_sector = 0;
-  int64_t end_sector = 0;
-  /// The warning parted prints in script mode, without the "Warning: " prefix.
-  std::optional<std::string> warning;
-  /// Why parted refuses, when !created (parted exits 1).
-  std::string error;
-  /// How the start was chosen, one sentence per step, each naming the values it used.
-  std::vector<std::string> reasons;
-};
-
-MkpartOutcome PredictMkpart(const PartedModel& model, PartedMode mode, LabelType label,
-                            std::string_view start, std::string_view end);
 
 /// What `parted DEV align-check TYPE N` answers for partition N starting at `start_sector`.
 struct AlignCheckOutcome {
@@ -124,7 +113,9 @@ std::optional<int64_t> PedAlignNearest(const SectorAlignment& align, int64_t fir
 bool PedIsAligned(const SectorAlignment& align, int64_t first, int64_t last, int64_t sector);
 
 /// The free region of a fresh label, as ped_disk_get_free_space_regions lists it: GPT after the
-/// entry array up to the backup array, msdos after the first track (63 sectors).
+/// entry array up to the backup array, msdos after the first track (1 + logical/512 sectors on a
+/// block device, 32 on an image file: _device_probe_geometry, init_file). These and the Ped*
+/// functions above live in parted_disk.cc, beside the partition list they share code with.
 struct PartedRegion {
   int64_t first = 0;
   int64_t last = -1;

@@ -24,6 +24,10 @@ struct RepartPrediction {
   uint64_t grain_bytes = 4096;
   /// libfdisk's first LBA of the new GPT (fdisk_get_first_lba after fdisk_create_disklabel).
   uint64_t libfdisk_first_lba = 0;
+  /// The free area of the empty disk in bytes: the first LBA rounded up and the end of the
+  /// last usable LBA rounded down to the grain (context_load_partition_table).
+  uint64_t area_start_bytes = 0;
+  uint64_t area_end_bytes = 0;
   /// First partition on an empty disk, in logical sectors; nullopt when no partition fits.
   std::optional<uint64_t> first_start;
   /// Start of a second partition after a first one of `first_size_bytes`, when asked for.

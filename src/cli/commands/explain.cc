@@ -15,6 +15,7 @@
 #include "io/tools/stack_tool_versions.h"
 #include "io/tools/tool_versions.h"
 #include "io/util/smartcols_table.h"
+#include "partalign/layout/layout_preview.h"
 #include "partalign/stack/stack_predictions.h"
 #include "partalign/tools/explain_report.h"
 #include "partalign/tools/installers/installer_report.h"
@@ -30,6 +31,7 @@ struct ExplainCommand {
   std::vector<std::string> tool_versions;
   std::vector<std::string> installer_versions;
   bool no_cross_check = false;
+  std::optional<std::string> layout;  ///< --layout SPEC: every tool's placement of a layout
 };
 
 // Applies `--tool-version` or `--installer-version` items to `versions`.
@@ -144,6 +146,19 @@ void PrintHuman(const ExplainReport& r, const std::string& profile, std::ostream
   }
 }
 
+void PrintLayoutPreview(const LayoutPreview& preview, const std::string& spec, std::ostream& out) {
+  out << fmt::format("\nlayout '{}' ({}): where each tool puts it\n", spec,
+                     preview.request.label == LabelType::kGpt ? "GPT" : "DOS");
+  std::vector<TextTable::Column> columns;
+  for (const std::string& name : LayoutPreviewColumns()) {
+    columns.push_back({name, name != "TOOL" && name != "KIND" && name != "ALIGNED"});
+  }
+  TextTable table(columns);
+  for (std::vector<std::string>& row : LayoutPreviewRows(preview)) table.AddRow(std::move(row));
+  out << table.Render() << '\n';
+  for (const std::string& line : LayoutPreviewLines(preview)) out << line << '\n';
+}
+
 ExitCode RunExplain(const ExplainCommand& command, Streams io) {
   Result<ProbeOptions> options = MakeProbeOptions(command.target);
   if (!options) {
@@ -166,6 +181,12 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
     PrintError(io.err, "explain: TARGET is required (or --size for a hypothetical disk)");
     return ExitCode::kFailure;
   }
+  Result<std::optional<LayoutSpec>> parsed = ParseOptionalLayoutSpec(command.layout);
+  if (!parsed) {
+    PrintError(io.err, parsed.error().message);
+    return ExitCode::kFailure;
+  }
+  const std::optional<LayoutSpec>& spec = *parsed;
   LabelType label = command.label == "dos" ? LabelType::kDos : LabelType::kGpt;
   // lvm2 and cryptsetup have eras of their own (partalign/tools/stack_tool_version.h).
   std::vector<std::string> partitioner_items, stack_items;
@@ -218,13 +239,17 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
   }
   const std::vector<StackToolPrediction> stack =
       PredictStackTools(device->topology, *stack_versions);
+  std::optional<LayoutPreview> preview;
+  if (spec) preview = PreviewLayout(*spec, device->topology, *versions);
   if (command.target.json) {
     nlohmann::json j = ExplainJson(report);
     j["stack_predictions"] = StackPredictionsJson(stack);
+    j["layout_predictions"] = preview ? LayoutPredictionsJson(*preview) : nlohmann::json(nullptr);
     io.out << j.dump(2) << '\n';
   } else {
     PrintHuman(report, options->assume.profile, io.out);
     PrintStackSection(stack, io.out);
+    if (preview) PrintLayoutPreview(*preview, *command.layout, io.out);
   }
   return ExitCode::kOk;
 }
@@ -253,6 +278,8 @@ void AddExplainCommand(CLI::App& app, CommandRunners& runners) {
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--no-cross-check", command->no_cross_check,
                 "do not ask the linked libparted and libfdisk");
+  sub->add_option("--layout", command->layout,
+                  "where each tool puts every partition of a layout (SPEC as in plan --layout)");
   runners[sub] = [command](Streams io) { return RunExplain(*command, io); };
 }
 

@@ -124,15 +124,12 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     PrintError(io.err, grain.error().message);
     return ExitCode::kFailure;
   }
-  std::optional<LayoutSpec> spec;
-  if (command.layout) {
-    Result<LayoutSpec> parsed = ParseLayoutSpec(*command.layout);
-    if (!parsed) {
-      PrintError(io.err, parsed.error().message);
-      return ExitCode::kFailure;
-    }
-    spec = std::move(*parsed);
+  Result<std::optional<LayoutSpec>> parsed = ParseOptionalLayoutSpec(command.layout);
+  if (!parsed) {
+    PrintError(io.err, parsed.error().message);
+    return ExitCode::kFailure;
   }
+  const std::optional<LayoutSpec>& spec = *parsed;
   Result<LoadedDisk> disk = LoadDisk(command.target, io);
   if (!disk) {
     PrintError(io.err, disk.error().message);

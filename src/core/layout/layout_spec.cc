@@ -16,6 +16,8 @@ namespace {
 constexpr uint64_t kGptEntriesBytes = 128 * 128;
 constexpr size_t kMaxGptPartitions = 128;
 constexpr size_t kMaxDosPrimaries = 4;
+// MAXIMUM_PARTS (libfdisk dos.c): 4 primary slots and up to 56 logical partitions.
+constexpr size_t kMaxDosPartitions = 60;
 
 struct TypeAlias {
   std::string_view names[3];
@@ -120,6 +122,16 @@ Result<std::string> ResolvePartitionType(LabelType label, std::string_view type)
   return fmt::format("0x{:02x}", *code);
 }
 
+std::string PartitionTypeName(LabelType label, std::string_view code) {
+  for (const TypeAlias& a : kTypeAliases) {
+    std::string_view mine = label == LabelType::kGpt ? a.gpt : a.dos;
+    // "H" (home) shares 0x83 with linux on DOS; the first alias wins.
+    if (!mine.empty() && Lower(mine) == Lower(code))
+      return std::string(a.names[1].empty() ? a.names[0] : a.names[1]);
+  }
+  return std::string(code);
+}
+
 Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
   LayoutSpec spec;
   // Comment lines go first, then items split at ';' and newlines.
@@ -222,14 +234,22 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
       return error("bootable is a DOS flag; on GPT use attrs=LegacyBIOSBootable");
     }
   }
-  const size_t max = spec.label == LabelType::kGpt ? kMaxGptPartitions : kMaxDosPrimaries;
+  // A DOS layout of more than four partitions is four slots, the last an extended partition
+  // holding the rest as logical partitions (explain --layout predicts the tools on it; plan
+  // --layout makes primary partitions only).
+  const size_t max = spec.label == LabelType::kGpt ? kMaxGptPartitions : kMaxDosPartitions - 1;
   if (spec.items.size() > max) {
-    return MakeError(
-        fmt::format("--layout: {} partitions, but a {} table holds at most {}{}", spec.items.size(),
-                    ToString(spec.label), max,
-                    spec.label == LabelType::kDos ? " primary ones (use label=gpt)" : ""));
+    return MakeError(fmt::format("--layout: {} partitions, but a {} table holds at most {}",
+                                 spec.items.size(), ToString(spec.label), max));
   }
   return spec;
+}
+
+Result<std::optional<LayoutSpec>> ParseOptionalLayoutSpec(const std::optional<std::string>& text) {
+  if (!text) return std::optional<LayoutSpec>();
+  Result<LayoutSpec> spec = ParseLayoutSpec(*text);
+  if (!spec) return spec.error();
+  return std::optional<LayoutSpec>(std::move(*spec));
 }
 
 Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uint64_t sector_size,
@@ -239,6 +259,12 @@ Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uin
     return MakeError("the alignment is not a whole number of sectors");
   }
   const uint64_t grain = a.grain_bytes / ss;
+  if (spec.label == LabelType::kDos && spec.items.size() > kMaxDosPrimaries) {
+    return MakeError(fmt::format(
+        "{} partitions on DOS need logical partitions, which partalign does not lay out; a DOS "
+        "table holds at most {} primary ones (use label=gpt)",
+        spec.items.size(), kMaxDosPrimaries));
+  }
   PlanLayout layout;
   layout.label = spec.label;
   uint64_t lo, hi;

@@ -9,6 +9,7 @@
 #include "partalign/tools/gdisk_model.h"
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/tools/libfdisk_model.h"
+#include "partalign/tools/parted_disk.h"
 #include "partalign/tools/repart_model.h"
 #include "partalign/topology/alignment.h"
 #include "partalign/topology/probe_report.h"
@@ -91,6 +92,7 @@ std::vector<ToolPrediction> PredictParted(const Topology& t, const ResolvedVersi
       p.reasons.push_back(prefix + (at_1mib.warning ? "warns \"" + *at_1mib.warning + "\""
                                                     : std::string("no warning")));
     } else {
+      p.error_at_1mib = at_1mib.error;
       p.reasons.push_back(prefix + "parted fails: " + at_1mib.error);
     }
     out.push_back(std::move(p));
@@ -486,6 +488,7 @@ nlohmann::json PredictionJson(const ToolPrediction& p) {
   j["second_start_dos"] = OrNull(p.second_start_dos);
   j["warns_at_1mib"] = OrNull(p.warns_at_1mib);
   j["warning_at_1mib"] = OrNull(p.warning_at_1mib);
+  j["error_at_1mib"] = OrNull(p.error_at_1mib);
   j["align_check_at_1mib"] = OrNull(p.align_check_at_1mib);
   j["warnings"] = p.warnings;
   j["reasons"] = p.reasons;
@@ -543,7 +546,9 @@ std::vector<std::vector<std::string>> PredictionRows(const std::vector<ToolPredi
   for (const ToolPrediction& p : all) {
     std::string version = p.version ? p.version->ToString() : "-";
     if (p.version_source == VersionSource::kNewestKnown && p.version) version += "*";
-    std::string warns = p.warns_at_1mib ? (*p.warns_at_1mib ? "yes" : "no") : "-";
+    std::string warns = p.warns_at_1mib   ? (*p.warns_at_1mib ? "yes" : "no")
+                        : p.error_at_1mib ? "refuses"
+                                          : "-";
     if (!p.error.empty()) {
       rows.push_back({p.tool, version, "-", "-", "-", "-", "-"});
       continue;

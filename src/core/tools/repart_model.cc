@@ -57,6 +57,8 @@ Result<RepartPrediction> PredictRepart(const Topology& t, const ToolVersion& sys
       p.sector_size, p.grain_bytes));
   const uint64_t first_bytes = AlignUp(p.libfdisk_first_lba * p.sector_size, p.grain_bytes);
   const uint64_t end_bytes = AlignDown((label->cxt.last_lba + 1) * p.sector_size, p.grain_bytes);
+  p.area_start_bytes = first_bytes;
+  p.area_end_bytes = end_bytes;
   p.reasons.push_back(
       fmt::format("libfdisk {}: {}", util_linux.ToString(), label->reasons.front()));
   p.reasons.push_back(fmt::format(

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include "partalign/tools/libfdisk_model.h"
+#include "partalign/tools/parted_disk.h"
 #include "partalign/tools/parted_model.h"
 #include "support/device_test.h"
 #include "support/loop_device.h"

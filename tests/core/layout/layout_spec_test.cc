@@ -66,13 +66,29 @@ TEST(LayoutSpecTest, BadSpecsNameTheItemAndField) {
            {"size=1G;label=dos", "the label must come first"},
            {"label=bsd", "label 'bsd' is not gpt or dos"},
            {"name=\"open", "unterminated quote"},
-           {"label=dos;size=1M;size=1M;size=1M;size=1M;size=1M", "at most 4 primary"},
        }) {
     Result<LayoutSpec> spec = ParseLayoutSpec(c.spec);
     ASSERT_FALSE(spec) << c.spec;
     EXPECT_NE(spec.error().message.find(c.message), std::string::npos)
         << "spec '" << c.spec << "': " << spec.error().message;
   }
+}
+
+TEST(LayoutSpecTest, DosLayoutsOfMoreThanFourPartitionsParseButPlanOnlyPrimaryOnes) {
+  // explain --layout predicts the tools' logical partitions; plan --layout lays out primary
+  // partitions only and says so.
+  Result<LayoutSpec> spec = ParseLayoutSpec("label=dos;size=1M;size=1M;size=1M;size=1M;size=1M");
+  ASSERT_TRUE(spec) << spec.error().message;
+  EXPECT_EQ(spec->items.size(), 5u);
+  Result<PlanLayout> l = MakeLayout(*spec, 16777216, 512, {kMiB, 0});
+  ASSERT_FALSE(l);
+  EXPECT_NE(l.error().message.find("at most 4 primary"), std::string::npos) << l.error().message;
+  std::string many = "label=dos";
+  for (int i = 0; i < 60; ++i) many += ";size=1M";
+  Result<LayoutSpec> too_many = ParseLayoutSpec(many);
+  ASSERT_FALSE(too_many);
+  EXPECT_NE(too_many.error().message.find("holds at most 59"), std::string::npos)
+      << too_many.error().message;
 }
 
 TEST(LayoutSpecTest, GptLayoutStartsAtOneMiBAndEndsOnABoundary) {

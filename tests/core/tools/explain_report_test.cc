@@ -148,3 +148,32 @@ TEST(ExplainReportTest, CrossCheckFlagsAMismatch) {
 
 }  // namespace
 }  // namespace partalign
+
+namespace partalign {
+namespace {
+
+// On a disk of a few MiB `mkpart primary 1MiB 100%` fails (checked with parted 3.5 on 2 and 3
+// MiB loop devices: "You requested a partition from 1049kB to 2097kB ... The closest location
+// we can manage is ..."): explain says so instead of leaving the answer empty.
+TEST(ExplainReportTest, PartedRefusesOneMebibyteOnATinyDisk) {
+  Topology t = test::kRowC.topology();
+  t.size_bytes = 2ull << 20;
+  ExplainReport r = BuildExplainReport(Device(t), Debian12());
+  const ToolPrediction& p = Get(r, "parted-optimal");
+  EXPECT_FALSE(p.warns_at_1mib);
+  ASSERT_TRUE(p.error_at_1mib);
+  EXPECT_NE(p.error_at_1mib->find("You requested a partition from 1MiB to 100%"), std::string::npos)
+      << *p.error_at_1mib;
+  nlohmann::json j = ExplainJson(r);
+  EXPECT_TRUE(j["predictions"][0]["error_at_1mib"].is_string());
+  EXPECT_EQ(ExplainTableRows(r).front().back(), "refuses");
+  // At 4 MiB parted places it (2048..8158) and warns about the 65535-sector grain.
+  t.size_bytes = 4ull << 20;
+  ExplainReport four = BuildExplainReport(Device(t), Debian12());
+  const ToolPrediction& q = Get(four, "parted-optimal");
+  EXPECT_EQ(q.warns_at_1mib, true);
+  EXPECT_FALSE(q.error_at_1mib);
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,4 +1,5 @@
 #include "partalign/tools/parted_model.h"
+#include "partalign/tools/parted_disk.h"
 
 #include <gtest/gtest.h>
 

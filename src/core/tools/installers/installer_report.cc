@@ -9,6 +9,7 @@
 #include "partalign/tools/installers/curtin_model.h"
 #include "partalign/tools/installers/kpmcore_model.h"
 #include "partalign/tools/installers/libstorage_model.h"
+#include "partalign/tools/parted_disk.h"
 #include "partalign/tools/parted_model.h"
 
 namespace partalign {

@@ -35,7 +35,7 @@ done
 for dir in "${TMPDIR:-/tmp}"/partalign-test.*; do
   [ -d "$dir" ] || continue
   owner_is_dead "$dir/" || continue
-  # Mounts inside it, such as the bench tests' FUSE filesystem (tests/fuse/penalty_fs.cc).
+  # Mounts inside it, such as the bench tests' FUSE filesystem (src/sim/ssd_sim.cc).
   { cut -d' ' -f2 /proc/self/mounts | grep -F "$dir/" || true; } | while read -r mnt; do
     umount -l "$mnt" && echo "unmounted $mnt"
   done

@@ -40,6 +40,9 @@ struct BenchSettings {
 
 struct CellSummary {
   BenchCell cell;
+  /// The interleaving group of the run: cells of one group were measured in the same windows,
+  /// their i-th trials form pairs. Absent in documents of older versions.
+  std::optional<uint32_t> group;
   uint32_t trials = 0;
   double iops = 0;       ///< median of the trials' IOPS
   double mib_per_s = 0;  ///< iops * block size
@@ -49,7 +52,7 @@ struct CellSummary {
   double lat_mean_us = 0;
   uint64_t io_count = 0;
   double measured_seconds = 0;
-  std::vector<double> trial_iops;
+  std::vector<double> trial_iops;  ///< one per window, in round order
 };
 
 /// Cell `subject` against cell `reference` (the aligned cell of its grid row, or the same cell
@@ -90,13 +93,11 @@ std::string AlignmentSummary(const std::vector<CellComparison>& comparisons);
 /// Fills `alignment` and `summary` of a report whose cells are set.
 void AddAlignmentAnalysis(BenchReport& report);
 
-/// Runs of the same cells (in the same order) as one report: each cell's trials concatenated
-/// in run order, its median and interval over all of them, I/O counts and times summed; the
-/// latency percentiles are the medians of the runs' (the histograms are not kept in a report).
-/// Settings and target are the first run's, with the rounds, budget and elapsed time summed.
-/// How apply --bench interleaves short runs of two places so that drift hits both alike. Fails
-/// when the runs do not have the same cells.
-Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs);
+/// `subject` against `reference` at `confidence`: paired (ComparePaired on their trials, window
+/// by window) when both belong to one interleaving group of the same run - `same_run` says the
+/// caller knows they do - else unpaired (CompareSamples).
+Result<Change> CompareCells(const CellSummary& reference, const CellSummary& subject,
+                            double confidence, bool same_run);
 
 /// The `partalign bench --json` document (docs/bench.md has the schema).
 nlohmann::json BenchJson(const BenchReport& report);
@@ -119,9 +120,12 @@ struct BenchComparison {
 /// pair; the intervals are simultaneous over all pairs (Bonferroni). Fails when nothing matches.
 /// `family`: how many comparisons the intervals are simultaneous over, when the caller makes
 /// more than this one (apply --bench: every cell of every partition); 0 = the matched pairs.
+/// `same_run`: both reports are parts of one run (apply --bench's old and new place), so cells
+/// of one group are compared paired; two runs never are.
 Result<BenchComparison> CompareReports(const BenchReport& before, const BenchReport& after,
                                        const std::string& before_source,
-                                       const std::string& after_source, size_t family = 0);
+                                       const std::string& after_source, size_t family = 0,
+                                       bool same_run = false);
 
 /// "random 4 KiB reads at QD1 12% faster (8-16%); sequential 1 MiB reads unchanged; ..."
 std::string ComparisonSummary(const std::vector<CellComparison>& comparisons);

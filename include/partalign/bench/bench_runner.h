@@ -1,7 +1,8 @@
-// Runs a BenchPlan on an engine: round after round, each cell once per round in the round's
-// order. Trials take longer than planned (a deadline is noticed at the next completion, queues
-// drain, the machine is busy): after each round the runner shortens the next trials so that
-// the remaining rounds fit the budget, and stops after a complete round when even that fails.
+// Runs a BenchPlan on an engine: round after round, each group once per round in the round's
+// order, the I/Os of a group's cells interleaved one by one in each of its windows. Windows take
+// longer than planned (a deadline is noticed at the next completion, queues drain, the machine
+// is busy): the runner stops after the last complete round that fits the budget, and shortens
+// windows only as far as needed for kMinRounds rounds to fit.
 #pragma once
 
 #include <cstdint>
@@ -27,24 +28,35 @@ struct BenchRange {
 
 struct CellMeasurement {
   BenchCell cell;
-  std::vector<double> trial_iops;  ///< one value per completed trial, in round order
+  uint32_t place = 0;  ///< index of its range
+  uint32_t group = 0;  ///< index of its group in the plan: cells of a group share windows
+  /// One rate per completed round, in round order. A cell measured alone: I/Os counted in the
+  /// window / the window (its IOPS then). A cell sharing windows: queue depth x I/Os / their
+  /// summed latency (by Little's law the IOPS it would have alone at that latency), so that the
+  /// i-th values of two cells of one group come from the same window and form a pair.
+  std::vector<double> trial_iops;
   uint64_t ios = 0;
   uint64_t bytes = 0;
+  /// A cell alone: the windows' length; sharing windows: its I/Os' summed latency / queue depth.
   uint64_t measured_ns = 0;
   LatencyHistogram latency;  ///< every counted I/O of every trial
 };
 
-/// The runner never shortens a trial below this: a fast SSD still does hundreds of I/Os in it.
+/// The runner never shortens a window below this: a fast SSD still does hundreds of I/Os in it.
 inline constexpr uint64_t kMinTrialNs = 1'000'000;
+
+/// Submission-order blocks generated per window; a window with more I/Os reuses them cyclically.
+inline constexpr uint32_t kOrderBlocks = 64;
 
 struct BenchMeasurements {
   std::vector<CellMeasurement> cells;  ///< in plan order
   uint32_t rounds = 0;                 ///< complete rounds measured
   uint64_t wall_ns = 0;                ///< as reported by the engine, drains included
-  uint64_t planned_ns = 0;             ///< the trial lengths asked for, summed
+  uint64_t planned_ns = 0;             ///< the window lengths asked for, summed
 };
 
-Result<BenchMeasurements> RunBench(const BenchPlan& plan, const BenchRange& range,
+/// `ranges[plan.places[i]]` is where cell i's I/Os go.
+Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
                                    BenchEngine& engine);
 
 }  // namespace partalign

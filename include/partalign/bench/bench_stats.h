@@ -1,9 +1,11 @@
 // Statistics of the benchmark: the median of a cell's trials with a distribution-free 95%
 // interval, and the comparison of two cells as a percent change with a distribution-free
-// interval (Hodges-Lehmann with the exact Mann-Whitney interval, on the log scale), corrected
-// for multiple comparisons (Bonferroni). Rank methods, because trials on a shared machine have
-// heavy tails: one trial that lost the CPU for a few milliseconds must not decide a comparison.
-// The method, its assumptions and why it was chosen are in docs/bench.md.
+// interval, corrected for multiple comparisons (Bonferroni): paired when the two cells were
+// measured in the same windows (the median of the per-window log ratios with its
+// order-statistic interval), unpaired otherwise (Hodges-Lehmann with the exact Mann-Whitney
+// interval, on the log scale). Rank methods, because windows on a shared machine have heavy
+// tails: one that lost the CPU for a few milliseconds must not decide a comparison. The method,
+// its assumptions and why it was chosen are in docs/bench.md.
 #pragma once
 
 #include <cstddef>
@@ -52,6 +54,9 @@ struct Change {
   /// The interval excludes 0: a difference at this confidence. False means "no significant
   /// difference", which is a result, not a failure.
   bool significant = false;
+  /// Paired: from per-window ratios of two cells measured in the same windows; the number of
+  /// pairs. 0: unpaired (two runs, or cells measured apart).
+  size_t pairs = 0;
 };
 
 /// P(U <= u) for u = 0 .. m*n, U the Mann-Whitney count of pairs (x_i < y_j) of two samples of
@@ -67,5 +72,19 @@ std::vector<double> MannWhitneyNullCdf(size_t m, size_t n);
 /// there are too few trials to reach `confidence` at all, or a value is not positive.
 Result<Change> CompareSamples(const std::vector<double>& before, const std::vector<double>& after,
                               double confidence);
+
+/// Two cells measured in the same windows: `reference[w]` and `subject[w]` are their rates in
+/// window w. The change is the median of the per-window log ratios log(subject_w /
+/// reference_w), exponentiated, minus 1; its interval is the distribution-free one for that
+/// median (MedianInterval: order statistics, the sign test's interval). It assumes only that
+/// the windows are independent; with the I/Os of both cells in a random order inside each
+/// window and as many of each, the median log ratio is 0 when the cells do not differ, whatever
+/// the machine does. A window in which one side lost the CPU for milliseconds is one outlier
+/// among the windows: it moves the interval by one rank, however far off it is (a signed-rank
+/// interval, which averages pairs of windows, was several times wider on this shared machine).
+/// Fails when the samples differ in length, there are too few windows for `confidence`, or a
+/// value is not positive.
+Result<Change> ComparePaired(const std::vector<double>& reference,
+                             const std::vector<double>& subject, double confidence);
 
 }  // namespace partalign

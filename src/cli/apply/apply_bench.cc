@@ -10,6 +10,7 @@
 
 #include "cli/bench_output.h"
 #include "io/bench/bench_session.h"
+#include "io/bench/bench_setup.h"
 #include "partalign/bench/bench_render.h"
 #include "partalign/util/units.h"
 
@@ -18,10 +19,9 @@ namespace {
 
 namespace fs = std::filesystem;
 
-// Trials of up to 50 ms: a sequential 1 MiB cell at QD8 on a disk doing ~800 reads a second
-// still completes ~40 reads per trial (at bench's 10 ms it would be 8, a coarse rate). The
-// runner shortens them to fit at least 8 rounds of three cells into a run.
-constexpr uint64_t kApplyTrialNs = 50'000'000;
+// Windows of at least 20 ms: a sequential 1 MiB cell at QD8 on a disk doing ~800 reads a
+// second still completes ~16 reads per window and place (at bench's 10 ms it would be 8).
+constexpr uint64_t kApplyMinWindowNs = 20'000'000;
 
 std::string Headline(const CellSummary& s) {
   return fmt::format("{} {} QD{} {} IOPS ({}-{})", ToString(s.cell.pattern),
@@ -51,17 +51,17 @@ std::string ReportStem(const std::string& dir, const std::string& path, uint32_t
 void AddApplyBenchOptions(CLI::App* command, ApplyBenchOptions* options) {
   command->add_flag(
       "--bench", options->enabled,
-      "benchmark every partition that changes place, read-only, before the change and "
-      "after it at its old and new place, interleaved (random 4 KiB at QD1/QD32, "
-      "sequential 1 MiB), and compare");
+      "benchmark every partition that changes place before the change, and after it at its old "
+      "and new place, interleaved I/O by I/O (random 4 KiB reads and rewrites of the same bytes "
+      "at QD1/QD32, sequential 1 MiB reads), and compare, paired");
   command
       ->add_option("--bench-seconds", options->seconds,
                    fmt::format("--bench: seconds per partition and place (default {:g})",
                                kDefaultApplyBenchSeconds))
       ->check(CLI::PositiveNumber);
   command->add_option("--bench-report", options->report_dir,
-                      "--bench: write each partition's runs (before, old, new) as JSON and the "
-                      "comparison as HTML into DIR");
+                      "--bench: write each partition's runs (before, old, new) and the "
+                      "comparison as JSON, and the comparison as HTML, into DIR");
 }
 
 std::vector<BenchedPlace> BenchedPlaces(const Plan& plan, uint64_t sector_size,
@@ -92,6 +92,8 @@ std::vector<BenchCell> ApplyBenchCells() {
       {IoPattern::kRandRead, kRandomBlock, kRandomBlock, 1, false},
       {IoPattern::kRandRead, kRandomBlock, kRandomBlock, kDeepQueueDepth, false},
       {IoPattern::kSeqRead, kSequentialBlock, kSequentialBlock, kSequentialQueueDepth, false},
+      {IoPattern::kRandRewrite, kRandomBlock, kRandomBlock, 1, false},
+      {IoPattern::kRandRewrite, kRandomBlock, kRandomBlock, kDeepQueueDepth, false},
   };
 }
 
@@ -103,36 +105,92 @@ ApplyBench::ApplyBench(ApplyBenchOptions options, std::string path,
                        std::vector<BenchedPlace> places)
     : options_(std::move(options)), path_(std::move(path)), places_(std::move(places)) {}
 
-Result<BenchReport> ApplyBench::Measure(Streams io, const BenchedPlace& place, bool after,
-                                        double seconds, bool print_notes) {
-  const uint64_t start = after ? place.new_start_bytes : place.old_start_bytes;
+namespace {
+
+// A session of apply's benchmark on `path`: its cells at `ranges`, reads and rewrites.
+BenchSession ApplySession(const std::string& path, const ApplyBenchOptions& options,
+                          double seconds) {
   BenchSession session;
-  session.path = path_;
-  session.cells = CellsForWindow(BenchWindowBytes(place));
-  // The partition as a device of its own: aligned offsets count from its start, as on
-  // /dev/sdb1, and no I/O leaves it.
-  session.range = BenchRange{start, BenchWindowBytes(place), start};
-  session.seed = options_.seed;
+  session.path = path;
+  session.access = BenchAccess::kRewrite;
+  session.seed = options.seed;
   session.seconds = seconds;
-  session.preferred_trial_ns = kApplyTrialNs;
+  session.min_window_ns = kApplyMinWindowNs;
   session.time_options = "--bench-seconds";
   session.started = std::chrono::steady_clock::now();
+  return session;
+}
+
+// The partition at `start` as a device of its own: aligned offsets count from its start, as
+// on /dev/sdb1, and no I/O leaves it.
+BenchRange PlaceRange(const BenchedPlace& place, bool new_place) {
+  const uint64_t start = new_place ? place.new_start_bytes : place.old_start_bytes;
+  return {start, BenchWindowBytes(place), start};
+}
+
+}  // namespace
+
+Result<BenchReport> ApplyBench::MeasureBefore(Streams io, const BenchedPlace& place) {
+  BenchSession session = ApplySession(path_, options_, options_.seconds);
+  session.cells = CellsForWindow(BenchWindowBytes(place));
+  session.ranges = {PlaceRange(place, /*new_place=*/false)};
   Result<BenchOutcome> outcome = RunBenchSession(session);
   if (!outcome) {
-    return MakeError(fmt::format("benchmark of partition {} at its {} place (byte {}): {}",
-                                 place.partition, after ? "new" : "old", start,
-                                 outcome.error().message));
+    return MakeError(fmt::format("benchmark of partition {} at its old place (byte {}): {}",
+                                 place.partition, place.old_start_bytes, outcome.error().message));
   }
   if (!outcome->fallback_reason.empty()) {
-    PrintWarning(io.err, outcome->fallback_reason + "; using pread");
+    PrintWarning(io.err, outcome->fallback_reason + "; using pread/pwrite");
   }
   for (const std::string& note : outcome->report.notes) {
-    if (print_notes) {
-      PrintWarning(io.err, fmt::format("benchmark of partition {} at its {} place: {}",
-                                       place.partition, after ? "new" : "old", note));
-    }
+    PrintWarning(io.err, fmt::format("benchmark of partition {} at its old place: {}",
+                                     place.partition, note));
   }
   return std::move(outcome->report);
+}
+
+Result<std::pair<BenchReport, BenchReport>> ApplyBench::MeasureBoth(Streams io,
+                                                                    const BenchedPlace& place) {
+  // Both places in one run: each cell at the old place (range 0) and the new one (range 1)
+  // shares its windows with itself at the other place.
+  BenchSession session = ApplySession(path_, options_, 2 * options_.seconds);
+  session.held = true;
+  session.ranges = {PlaceRange(place, false), PlaceRange(place, true)};
+  for (const BenchCell& cell : CellsForWindow(BenchWindowBytes(place))) {
+    const auto index = static_cast<uint32_t>(session.cells.size());
+    session.cells.insert(session.cells.end(), {cell, cell});
+    session.places.insert(session.places.end(), {0, 1});
+    session.groups.push_back({{index, index + 1}, 0});
+  }
+  Result<BenchOutcome> outcome = RunBenchSession(session);
+  if (!outcome) {
+    return MakeError(fmt::format("benchmark of partition {} at its old and new place: {}",
+                                 place.partition, outcome.error().message));
+  }
+  if (!outcome->fallback_reason.empty()) {
+    PrintWarning(io.err, outcome->fallback_reason + "; using pread/pwrite");
+  }
+  for (const std::string& note : outcome->report.notes) {
+    PrintWarning(io.err, fmt::format("benchmark of partition {} after the change: {}",
+                                     place.partition, note));
+  }
+  // The run's cells alternate old, new: one report per place.
+  const BenchReport& run = outcome->report;
+  std::pair<BenchReport, BenchReport> sides{run, run};
+  sides.first.cells.clear();
+  sides.second.cells.clear();
+  for (size_t i = 0; i < run.cells.size(); ++i) {
+    (i % 2 == 0 ? sides.first : sides.second).cells.push_back(run.cells[i]);
+  }
+  for (auto [report, new_place] :
+       {std::pair{&sides.first, false}, std::pair{&sides.second, true}}) {
+    const BenchRange range = PlaceRange(place, new_place);
+    report->target.range_start_bytes = range.start;
+    report->target.range_bytes = range.bytes;
+    report->target.offset_origin_bytes = range.origin;
+    AddAlignmentAnalysis(*report);
+  }
+  return sides;
 }
 
 Status ApplyBench::Before(Streams io) {
@@ -148,14 +206,22 @@ Status ApplyBench::Before(Streams io) {
   }
   places_ = std::move(measurable);
   if (places_.empty()) return {};
+  // Rewrites need a disk nobody uses; apply refuses one that is in use right after this.
+  Result<std::optional<std::string>> refusal = RewriteRefusal(path_);
+  if (!refusal) return refusal.error();
+  if (*refusal) {
+    PrintWarning(io.err, "--bench: nothing measured: " + **refusal);
+    places_.clear();
+    return {};
+  }
   io.out << fmt::format(
-      "\nBenchmark before the change (read-only, {:g} s per partition, seed {}), at the old "
-      "places:\n",
+      "\nBenchmark before the change ({:g} s per partition, seed {}; rewrites write back the "
+      "bytes they read), at the old places:\n",
       options_.seconds, options_.seed);
   io.out.flush();
   before_.clear();
   for (const BenchedPlace& place : places_) {
-    Result<BenchReport> report = Measure(io, place, /*after=*/false, options_.seconds);
+    Result<BenchReport> report = MeasureBefore(io, place);
     if (!report) return report.error();
     std::string cells;
     for (const CellSummary& s : report->cells) cells += (cells.empty() ? "" : "; ") + Headline(s);
@@ -177,32 +243,20 @@ Status ApplyBench::After(Streams io) {
     }
   }
   io.out << fmt::format(
-      "\nBenchmark after the change: the old and the new place of each partition in {} "
-      "interleaved blocks ({:g} s per place), so that the machine's load and caches change "
-      "both alike:\n",
-      kInterleavedBlocks, options_.seconds);
+      "\nBenchmark after the change: the old and the new place of each partition in one run, "
+      "their I/Os interleaved one by one ({:g} s per place), so that the machine's load and "
+      "caches change both alike; intervals paired window by window:\n",
+      options_.seconds);
   comparisons_.clear();
   size_t family = 0;
   for (const BenchedPlace& place : places_)
     family += CellsForWindow(BenchWindowBytes(place)).size();
   for (size_t i = 0; i < places_.size(); ++i) {
     const BenchedPlace& place = places_[i];
-    // old, new, new, old: neither place always goes first (ABBA).
-    std::vector<BenchReport> old_runs, new_runs;
-    for (int block = 0; block < kInterleavedBlocks; ++block) {
-      for (int k = 0; k < 2; ++k) {
-        const bool new_place = (block % 2 == 0) == (k == 1);
-        // The notes of a place's first run stand for its other runs.
-        Result<BenchReport> run =
-            Measure(io, place, new_place, options_.seconds / kInterleavedBlocks, block == 0);
-        if (!run) return run.error();
-        (new_place ? new_runs : old_runs).push_back(std::move(*run));
-      }
-    }
-    Result<BenchReport> old_place = MergeRuns(old_runs);
-    if (!old_place) return old_place.error();
-    Result<BenchReport> new_place = MergeRuns(new_runs);
-    if (!new_place) return new_place.error();
+    Result<std::pair<BenchReport, BenchReport>> both = MeasureBoth(io, place);
+    if (!both) return both.error();
+    const BenchReport* old_place = &both->first;
+    const BenchReport* new_place = &both->second;
     const std::string old_name =
         fmt::format("partition {} old place (byte {})", place.partition, place.old_start_bytes);
     const std::string new_name =
@@ -210,12 +264,12 @@ Status ApplyBench::After(Streams io) {
     // Simultaneous over every cell of every partition: one false alarm in the whole report is
     // what the 95% bounds.
     Result<BenchComparison> cmp =
-        CompareReports(*old_place, *new_place, old_name, new_name, family);
+        CompareReports(*old_place, *new_place, old_name, new_name, family, /*same_run=*/true);
     if (!cmp) return cmp.error();
     io.out << '\n';
     PrintBenchComparison(
         io.out, *cmp,
-        fmt::format("partition {}: byte {} -> {} ({} read), {} trials per place, {}; BEFORE "
+        fmt::format("partition {}: byte {} -> {} ({} measured), {} windows, {}; BEFORE "
                     "is the old place, AFTER the new one",
                     place.partition, place.old_start_bytes, place.new_start_bytes,
                     FormatSize(BenchWindowBytes(place)), old_place->cells.front().trials,
@@ -223,12 +277,15 @@ Status ApplyBench::After(Streams io) {
     if (!options_.report_dir.empty()) {
       const std::string stem = ReportStem(options_.report_dir, path_, place.partition);
       for (const auto& [side, report] :
-           {std::pair{"before", &before_[i]}, std::pair{"old", &*old_place},
-            std::pair{"new", &*new_place}}) {
+           {std::pair{"before", static_cast<const BenchReport*>(&before_[i])},
+            std::pair{"old", old_place}, std::pair{"new", new_place}}) {
         const std::string file = fmt::format("{}-{}.json", stem, side);
         if (Status s = WriteTextFile(file, BenchJson(*report).dump(2) + "\n"); !s) return s;
         io.out << "data:    " << file << '\n';
       }
+      const std::string compare = stem + "-compare.json";
+      if (Status s = WriteTextFile(compare, ComparisonJson(*cmp).dump(2) + "\n"); !s) return s;
+      io.out << "data:    " << compare << '\n';
       if (Status s = WriteBenchReports(stem + "-compare", ChangeHeatmap(*cmp), ComparisonHtml(*cmp),
                                        io.out);
           !s) {

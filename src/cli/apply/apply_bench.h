@@ -1,13 +1,15 @@
 // `apply --bench`: the product's "measure the disk before and after". Each partition whose place
-// a plan changes is benchmarked read-only at its old place before the first write and at its
-// new place after the last one, with the same cells, seed and time, and the two runs are
-// compared cell by cell with intervals (bench --compare's table). docs/apply.md, "Measuring
-// before and after".
+// a plan changes is benchmarked at its old place before the first write; after the last one its
+// old and new places are measured in one run, every cell's I/Os at the two places interleaved
+// one by one, and compared cell by cell with paired intervals (bench --compare's table). Reads,
+// and rewrites that write back the bytes they read. docs/apply.md, "Measuring before and
+// after".
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <CLI/CLI.hpp>
@@ -21,8 +23,8 @@
 
 namespace partalign {
 
-/// Seconds per partition and per side when --bench-seconds is not given: with three cells,
-/// about 24 rounds of 50 ms trials per side, which resolve changes of roughly 10% per cell.
+/// Seconds per partition and per place when --bench-seconds is not given: the paired run after
+/// the change, 8 s for both places, gives each of the five cells 64 windows of both places.
 inline constexpr double kDefaultApplyBenchSeconds = 4.0;
 
 struct ApplyBenchOptions {
@@ -48,8 +50,10 @@ struct BenchedPlace {
 std::vector<BenchedPlace> BenchedPlaces(const Plan& plan, uint64_t sector_size,
                                         const PartitionTable* table = nullptr);
 
-/// What apply measures: reads at offsets aligned relative to the partition's start, as the
-/// filesystem will issue them: random 4 KiB at QD1 and QD32, sequential 1 MiB at QD8.
+/// What apply measures, at offsets aligned relative to the partition's start, as the filesystem
+/// will issue them: random 4 KiB reads at QD1 and QD32, sequential 1 MiB reads at QD8, and random
+/// 4 KiB rewrites (read, write the same bytes back) at QD1 and QD32 - small random writes are
+/// where misalignment cost the seeds' 2018 SSD 2.5-14%.
 std::vector<BenchCell> ApplyBenchCells();
 
 /// The byte window of `place` that both runs read, relative to the partition's start: the
@@ -57,40 +61,38 @@ std::vector<BenchCell> ApplyBenchCells();
 /// partition-relative offsets (the same data, for a partition whose data moves).
 uint64_t BenchWindowBytes(const BenchedPlace& place);
 
-/// Blocks of old-place and new-place runs after the change, in ABBA order (old, new, new, old):
-/// a drift that is linear in time then hits both places alike. Two blocks keep each run long
-/// enough for trials of tens of milliseconds at the default --bench-seconds.
-inline constexpr int kInterleavedBlocks = 2;
-
 class ApplyBench {
  public:
   ApplyBench(ApplyBenchOptions options, std::string path, std::vector<BenchedPlace> places);
 
-  /// Before any write: benchmarks each place at its old position. Prints a line per partition. An
-  /// error means apply stops before writing anything (the lead handles the exit).
+  /// Before any write: benchmarks each place at its old position. Prints a line per partition.
+  /// When the disk is in use nothing is measured (apply refuses it right after, naming who uses
+  /// it). An error means apply stops before writing anything (the lead handles the exit).
   Status Before(Streams io);
-  /// After the last write and its verification: benchmarks each partition's old and new place
-  /// in kInterleavedBlocks alternating blocks (same cells, seed and time per place), so that
-  /// drift between them - the machine's load, caches, data just written - hits both alike, and
-  /// prints the new place against the old one per partition (bench --compare's table); writes
-  /// the reports when asked. Reading the old place after the change is sound: nothing is
-  /// written, and a read costs the same whatever the bytes. Fails only on I/O errors (apply has
-  /// already succeeded then; the lead prints a warning).
+  /// After the last write and its verification, with the disk held by apply (O_EXCL and flock):
+  /// measures each partition's old and new place in one run whose windows interleave every
+  /// cell's I/Os at both places one by one (same cells, seed, time per place), so that drift
+  /// between them - the machine's load, caches, data just written - hits both alike, and
+  /// prints the new place against the old one per partition, paired (bench --compare's table);
+  /// writes the reports when asked. Measuring the old place after the change is sound: reads
+  /// and rewrites leave every byte as it is, and cost the same whatever the bytes. Fails only
+  /// on I/O errors (apply has already succeeded then; the lead prints a warning).
   Status After(Streams io);
 
   /// The comparisons After made, one per benchmarked partition, in partition order.
   const std::vector<BenchComparison>& comparisons() const { return comparisons_; }
 
  private:
-  /// One run at the old or new place; its notes are printed with `print_notes`.
-  Result<BenchReport> Measure(Streams io, const BenchedPlace& place, bool after, double seconds,
-                              bool print_notes = true);
+  /// The run before the change, at the old place.
+  Result<BenchReport> MeasureBefore(Streams io, const BenchedPlace& place);
+  /// The paired run after the change: the old place's report and the new place's.
+  Result<std::pair<BenchReport, BenchReport>> MeasureBoth(Streams io, const BenchedPlace& place);
 
   ApplyBenchOptions options_;
   std::string path_;
   std::vector<BenchedPlace> places_;
   /// Parallel to places_ after Before: the run of each place before the change (printed, and
-  /// kept in the reports; the comparison is made after the change, interleaved).
+  /// kept in the reports; the comparison is made after the change, paired).
   std::vector<BenchReport> before_;
   std::vector<BenchComparison> comparisons_;
 };

@@ -1,7 +1,8 @@
 // partalign bench TARGET: a short O_DIRECT benchmark (the block size x offset alignment grid,
 // sequential 1 MiB, random 4 KiB at QD1 and QD32) with intervals, the aligned-vs-misaligned
-// comparison, and an SVG heatmap in an HTML report; --compare BEFORE AFTER compares two runs.
-// The method is in docs/bench.md.
+// comparison paired window by window, and an SVG heatmap in an HTML report; --write writes new
+// data where nothing can be lost, --rewrite writes back what it read; --compare BEFORE AFTER
+// compares two runs. The method is in docs/bench.md.
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
@@ -14,6 +15,7 @@
 #include "cli/bench_output.h"
 #include "cli/commands.h"
 #include "io/bench/bench_session.h"
+#include "io/device/in_use.h"
 #include "partalign/bench/bench_render.h"
 #include "partalign/bench/bench_report.h"
 #include "partalign/bench/bench_runner.h"
@@ -44,6 +46,7 @@ struct BenchCommand {
   uint32_t queue_depth = 0;  // 0: not given
   double duration_seconds = 0;
   bool write = false;
+  bool rewrite = false;
   std::string engine = "auto";
   uint64_t seed = kDefaultSeed;
   std::string report_dir;
@@ -142,14 +145,22 @@ Result<std::vector<BenchCell>> CellsFromOptions(const BenchCommand& c) {
       if (!aligns) return aligns.error();
       grid.offset_aligns = *aligns;
     }
-    return DefaultCells(c.write, grid);
+    return DefaultCells(c.write     ? BenchOp::kWrite
+                        : c.rewrite ? BenchOp::kRewrite
+                                    : BenchOp::kRead,
+                        grid);
   }
   BenchCell cell;
-  const std::string pattern = c.pattern.empty() ? "randread" : c.pattern;
+  const std::string pattern = !c.pattern.empty() ? c.pattern
+                              : c.write          ? "randwrite"
+                              : c.rewrite        ? "randrewrite"
+                                                 : "randread";
   std::optional<IoPattern> parsed = ParseIoPattern(pattern);
   if (!parsed) {
     return MakeError(fmt::format(
-        "--pattern: '{}' is not one of randread, seqread, randwrite, seqwrite", pattern));
+        "--pattern: '{}' is not one of randread, seqread, randwrite, seqwrite, randrewrite, "
+        "seqrewrite",
+        pattern));
   }
   cell.pattern = *parsed;
   cell.block_size = kRandomBlock;
@@ -182,12 +193,25 @@ Result<std::vector<BenchCell>> CellsFromOptions(const BenchCommand& c) {
 ExitCode RunMeasure(const BenchCommand& c, Streams io) {
   const auto started = std::chrono::steady_clock::now();
   if (c.target.empty()) return Fail(io, "bench: TARGET is required (or --compare BEFORE AFTER)");
+  if (c.write && c.rewrite) {
+    return Fail(io,
+                "--write and --rewrite do not mix: --write writes new data where nothing can "
+                "be lost, --rewrite writes back what it read");
+  }
   Result<std::vector<BenchCell>> requested = CellsFromOptions(c);
   if (!requested) return Fail(io, requested.error().message);
-  const bool writes = std::any_of(requested->begin(), requested->end(),
-                                  [](const BenchCell& cell) { return IsWrite(cell.pattern); });
+  auto any = [&](bool (*test)(IoPattern)) {
+    return std::any_of(requested->begin(), requested->end(),
+                       [&](const BenchCell& cell) { return test(cell.pattern); });
+  };
+  const bool writes = any(IsWrite);
+  const bool rewrites = any(IsRewrite);
   if (writes && !c.write) {
     return Fail(io, fmt::format("--pattern {} writes to '{}'; add --write to allow it", c.pattern,
+                                c.target));
+  }
+  if (rewrites && !c.rewrite) {
+    return Fail(io, fmt::format("--pattern {} rewrites '{}'; add --rewrite to allow it", c.pattern,
                                 c.target));
   }
   std::optional<EngineChoice> choice = ParseEngineChoice(c.engine);
@@ -198,7 +222,9 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
   BenchSession session;
   session.path = c.target;
   session.cells = std::move(*requested);
-  session.write = writes;
+  session.access = writes     ? BenchAccess::kWrite
+                   : rewrites ? BenchAccess::kRewrite
+                              : BenchAccess::kRead;
   session.engine = *choice;
   session.seed = c.seed;
   session.single = c.SingleMode();
@@ -213,11 +239,26 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
       PrintError(io.err, *decision->refusal);
       return ExitCode::kRefused;
     }
-    session.range = decision->range;
+    if (decision->range) session.ranges = {*decision->range};
     if (!decision->note.empty()) session.notes.push_back(decision->note);
   }
+  if (rewrites) {
+    Result<std::optional<std::string>> refusal = RewriteRefusal(c.target);
+    if (!refusal) return Fail(io, refusal.error().message);
+    if (*refusal) {
+      PrintError(io.err, **refusal);
+      return ExitCode::kRefused;
+    }
+  }
   Result<BenchOutcome> outcome = RunBenchSession(session);
-  if (!outcome) return Fail(io, outcome.error().message);
+  if (!outcome) {
+    if (rewrites && IsBusy(outcome.error())) {
+      PrintError(io.err,
+                 fmt::format("refusing to rewrite '{}': {}", c.target, outcome.error().message));
+      return ExitCode::kRefused;
+    }
+    return Fail(io, outcome.error().message);
+  }
   if (!outcome->fallback_reason.empty()) {
     PrintWarning(io.err, outcome->fallback_reason + "; using pread/pwrite");
   }
@@ -287,7 +328,8 @@ void AddBenchCommand(CLI::App& app, CommandRunners& runners) {
                   "grid: offset alignments, comma-separated (default 512,1024,...,4096); the "
                   "largest is the aligned reference");
   sub->add_option("--pattern", c->pattern,
-                  "single workload: randread, seqread, randwrite or seqwrite");
+                  "single workload: randread, seqread, randwrite, seqwrite, randrewrite or "
+                  "seqrewrite");
   sub->add_option("--block-size", c->block_size, "single workload: bytes per I/O (default 4K)");
   sub->add_option("--offset-align", c->offset_align,
                   "single workload: random offsets are multiples of this (default: block size)");
@@ -298,6 +340,10 @@ void AddBenchCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_flag("--write", c->write,
                 "allow writes: write patterns, or writes instead of reads in the default run; "
                 "refused on anything with a signature");
+  sub->add_flag("--rewrite", c->rewrite,
+                "measure writes without changing a byte: read each block and write the same bytes "
+                "back (O_DIRECT, the target opened exclusively and locked; refused while anything "
+                "uses it); rewrite patterns, or rewrites instead of reads in the default run");
   sub->add_option("--engine", c->engine, "auto, io_uring or psync (default auto)");
   sub->add_option("--seed", c->seed, "seed of the offsets and the trial order (default 1)");
   sub->add_option("--report", c->report_dir, "write the SVG heatmap and HTML report into DIR");

@@ -12,8 +12,8 @@ namespace partalign {
 namespace {
 
 // Geometry of the heatmap in SVG user units (pixels at 100%).
-constexpr int kCellWidth = 86;
-constexpr int kCellHeight = 42;
+constexpr int kCellWidth = 96;
+constexpr int kCellHeight = 52;
 constexpr int kLeftMargin = 120;
 constexpr int kTopMargin = 64;
 constexpr int kBottomMargin = 44;
@@ -44,6 +44,11 @@ std::string Shade(double s) {
   auto mix = [t](double a, double b) { return static_cast<int>(std::lround(a + (b - a) * t)); };
   return fmt::format("#{:02x}{:02x}{:02x}", mix(from.r, to.r), mix(from.g, to.g),
                      mix(from.b, to.b));
+}
+
+// "-11.2..-5.1%": the interval of a change, for a line of its own in a heatmap cell.
+std::string IntervalLine(const Change& c) {
+  return fmt::format("{:+.1f}..{:+.1f}%", c.low * 100, c.high * 100);
 }
 
 std::vector<uint64_t> Distinct(std::vector<uint64_t> values) {
@@ -154,8 +159,8 @@ std::string XmlEscape(std::string_view text) {
 
 std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string title) {
   std::string legend = fmt::format(
-      "median IOPS; % vs the largest offset alignment of the row; * and border: significant "
-      "(simultaneous 95%), pale: not; red <= {:.0f}% of it",
+      "median IOPS; change vs the largest offset alignment of the row and its interval (paired, "
+      "simultaneous 95%); * and border: significant, pale: not; red <= {:.0f}% of it",
       kWorstRatio * 100);
   auto fill = [&](const CellSummary& c, HeatCell& cell) {
     cell.lines = {FormatIops(c.iops)};
@@ -169,6 +174,7 @@ std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string t
       cell.faded = !a.change.significant;
       cell.lines.push_back(
           fmt::format("{:+.1f}%{}", a.change.change * 100, a.change.significant ? " *" : ""));
+      cell.lines.push_back(IntervalLine(a.change));
     }
   };
   return GridHeatmap(
@@ -178,12 +184,13 @@ std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string t
 
 std::optional<Heatmap> ChangeHeatmap(const BenchComparison& comparison) {
   std::string legend = fmt::format(
-      "change of median IOPS; border: significant (simultaneous 95%), pale: not; colours "
-      "saturate at +-{:.0f}%",
+      "change of IOPS and its interval (simultaneous 95%); border: significant, pale: not; "
+      "colours saturate at +-{:.0f}%",
       kChangeSaturation * 100);
   auto fill = [](const CellComparison& c, HeatCell& cell) {
-    cell.lines = {fmt::format("{:+.1f}%", c.change.change * 100),
-                  c.change.significant ? "significant" : "n.s."};
+    cell.lines = {
+        fmt::format("{:+.1f}%{}", c.change.change * 100, c.change.significant ? " *" : ""),
+        IntervalLine(c.change)};
     cell.shade = std::clamp(0.5 + c.change.change / (2 * kChangeSaturation), 0.0, 1.0);
     cell.marked = c.change.significant;
     cell.faded = !c.change.significant;

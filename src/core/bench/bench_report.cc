@@ -28,16 +28,20 @@ std::string SignedPercent(double fraction) { return fmt::format("{:+.1f}%", frac
 // "4 KiB", "512-byte", used in sentences.
 std::string SizeWords(uint64_t bytes) { return FormatSize(bytes); }
 
+// "writes", "rewrites" or "reads".
+const char* OpWord(IoPattern pattern) {
+  return IsWrite(pattern) ? "writes" : IsRewrite(pattern) ? "rewrites" : "reads";
+}
+
 std::string OperationWords(IoPattern pattern) {
   const char* order = OrderOf(pattern) == AccessOrder::kRandom ? "random" : "sequential";
-  const char* op = IsWrite(pattern) ? "writes" : "reads";
-  return fmt::format("{} {}", order, op);
+  return fmt::format("{} {}", order, OpWord(pattern));
 }
 
 // "random 4 KiB reads at QD32"; grid cells add their alignment.
 std::string CellPhrase(const BenchCell& cell) {
   const char* order = OrderOf(cell.pattern) == AccessOrder::kRandom ? "random" : "sequential";
-  const char* op = IsWrite(cell.pattern) ? "writes" : "reads";
+  const char* op = OpWord(cell.pattern);
   if (!IsHeadline(cell)) {
     return fmt::format("{} {} {} at {}-byte alignment", order, SizeWords(cell.block_size), op,
                        cell.offset_align);
@@ -67,7 +71,9 @@ nlohmann::json ChangeJson(const Change& c) {
   return {{"change_pct", Round(c.change * 100.0, 0.001)},
           {"change_low_pct", Round(c.low * 100.0, 0.001)},
           {"change_high_pct", Round(c.high * 100.0, 0.001)},
-          {"significant", c.significant}};
+          {"significant", c.significant},
+          {"paired", c.pairs > 0},
+          {"pairs", c.pairs}};
 }
 
 nlohmann::json CellKeyJson(const BenchCell& cell) {
@@ -134,6 +140,9 @@ Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t ind
   s.cell.queue_depth = static_cast<uint32_t>(*depth);
   auto grid = j.find("grid");
   s.cell.in_grid = grid != j.end() && grid->is_boolean() && grid->get<bool>();
+  if (auto group = j.find("group"); group != j.end() && group->is_number_unsigned()) {
+    s.group = group->get<uint32_t>();
+  }
   for (auto [key, field] :
        {std::pair{"iops", &s.iops}, std::pair{"mib_per_s", &s.mib_per_s},
         std::pair{"ci95_low", &s.iops_ci.low}, std::pair{"ci95_high", &s.iops_ci.high},
@@ -190,6 +199,7 @@ void SummarizeTrials(CellSummary& s) {
 CellSummary Summarize(const CellMeasurement& m) {
   CellSummary s;
   s.cell = m.cell;
+  s.group = m.group;
   s.trial_iops = m.trial_iops;
   SummarizeTrials(s);
   s.lat_p50_us = m.latency.Quantile(0.50) / kNsPerUs;
@@ -198,6 +208,15 @@ CellSummary Summarize(const CellMeasurement& m) {
   s.io_count = m.ios;
   s.measured_seconds = static_cast<double>(m.measured_ns) / 1e9;
   return s;
+}
+
+Result<Change> CompareCells(const CellSummary& reference, const CellSummary& subject,
+                            double confidence, bool same_run) {
+  if (same_run && reference.group && reference.group == subject.group &&
+      reference.trial_iops.size() == subject.trial_iops.size()) {
+    return ComparePaired(reference.trial_iops, subject.trial_iops, confidence);
+  }
+  return CompareSamples(reference.trial_iops, subject.trial_iops, confidence);
 }
 
 std::vector<CellComparison> CompareAlignment(const std::vector<CellSummary>& cells) {
@@ -209,8 +228,9 @@ std::vector<CellComparison> CompareAlignment(const std::vector<CellSummary>& cel
   const double confidence = BonferroniConfidence(kConfidence, pairs.size());
   std::vector<CellComparison> out;
   for (const auto& [ref, subject] : pairs) {
-    Result<Change> change = CompareSamples(ref->trial_iops, subject->trial_iops, confidence);
-    if (!change) continue;  // fewer than 2 trials: nothing to say about this pair
+    // The cells of one report come from one run: those of a group were measured together.
+    Result<Change> change = CompareCells(*ref, *subject, confidence, /*same_run=*/true);
+    if (!change) continue;  // too few trials: nothing to say about this pair
     out.push_back({ref->cell, subject->cell, ref->iops, subject->iops, *change});
   }
   return out;
@@ -269,6 +289,7 @@ nlohmann::json BenchJson(const BenchReport& report) {
   nlohmann::json cells = nlohmann::json::array();
   for (const CellSummary& c : report.cells) {
     nlohmann::json cell = CellKeyJson(c.cell);
+    cell["group"] = c.group ? nlohmann::json(*c.group) : nlohmann::json();
     cell["iops"] = Round(c.iops, 0.01);
     cell["mib_per_s"] = Round(c.mib_per_s, 0.001);
     cell["ci95_low"] = Round(c.iops_ci.low, 0.01);
@@ -343,63 +364,10 @@ Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string
   return report;
 }
 
-Result<BenchReport> MergeRuns(const std::vector<BenchReport>& runs) {
-  if (runs.empty()) return MakeError("no runs to merge");
-  BenchReport merged = runs.front();
-  merged.notes.clear();
-  for (size_t r = 1; r < runs.size(); ++r) {
-    const BenchReport& run = runs[r];
-    if (run.cells.size() != merged.cells.size()) {
-      return MakeError(fmt::format("run {} has {} cells, run 1 has {}", r + 1, run.cells.size(),
-                                   merged.cells.size()));
-    }
-    for (size_t i = 0; i < run.cells.size(); ++i) {
-      const BenchCell& a = merged.cells[i].cell;
-      const BenchCell& b = run.cells[i].cell;
-      if (a.pattern != b.pattern || a.block_size != b.block_size ||
-          a.offset_align != b.offset_align || a.queue_depth != b.queue_depth) {
-        return MakeError(fmt::format("run {} cell {} is {}, run 1 has {}", r + 1, i + 1,
-                                     Describe(b), Describe(a)));
-      }
-    }
-    merged.settings.rounds += run.settings.rounds;
-    merged.settings.budget_seconds += run.settings.budget_seconds;
-    merged.elapsed_seconds += run.elapsed_seconds;
-  }
-  for (const BenchReport& run : runs) {
-    for (const std::string& note : run.notes) {
-      if (std::find(merged.notes.begin(), merged.notes.end(), note) == merged.notes.end()) {
-        merged.notes.push_back(note);
-      }
-    }
-  }
-  for (size_t i = 0; i < merged.cells.size(); ++i) {
-    CellSummary& m = merged.cells[i];
-    std::vector<double> p50, p99, mean;
-    m.trial_iops.clear();
-    m.io_count = 0;
-    m.measured_seconds = 0;
-    for (const BenchReport& run : runs) {
-      const CellSummary& c = run.cells[i];
-      m.trial_iops.insert(m.trial_iops.end(), c.trial_iops.begin(), c.trial_iops.end());
-      m.io_count += c.io_count;
-      m.measured_seconds += c.measured_seconds;
-      p50.push_back(c.lat_p50_us);
-      p99.push_back(c.lat_p99_us);
-      mean.push_back(c.lat_mean_us);
-    }
-    SummarizeTrials(m);
-    m.lat_p50_us = Median(p50);
-    m.lat_p99_us = Median(p99);
-    m.lat_mean_us = Median(mean);
-  }
-  AddAlignmentAnalysis(merged);
-  return merged;
-}
-
 Result<BenchComparison> CompareReports(const BenchReport& before, const BenchReport& after,
                                        const std::string& before_source,
-                                       const std::string& after_source, size_t family) {
+                                       const std::string& after_source, size_t family,
+                                       bool same_run) {
   BenchComparison result{before_source, after_source, before, after, {}, {}, {}};
   std::vector<std::pair<const CellSummary*, const CellSummary*>> pairs;
   auto same = [](const BenchCell& a, const BenchCell& b) {
@@ -428,7 +396,7 @@ Result<BenchComparison> CompareReports(const BenchReport& before, const BenchRep
   }
   const double confidence = BonferroniConfidence(kConfidence, std::max(family, pairs.size()));
   for (const auto& [b, a] : pairs) {
-    Result<Change> change = CompareSamples(b->trial_iops, a->trial_iops, confidence);
+    Result<Change> change = CompareCells(*b, *a, confidence, same_run);
     if (!change) {
       return MakeError(fmt::format("{}: {}", Describe(b->cell), change.error().message));
     }

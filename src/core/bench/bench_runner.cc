@@ -5,8 +5,21 @@
 #include <fmt/format.h>
 
 namespace partalign {
+namespace {
 
-Result<BenchMeasurements> RunBench(const BenchPlan& plan, const BenchRange& range,
+// Seed stream of the windows' submission orders, apart from the cells' and the rounds'.
+constexpr uint64_t kWindowOrderStream = 0x77696e646f77;  // "window"
+
+// A window's planned length after scaling: never below kMinTrialNs, unless it was planned
+// shorter, and never above the plan.
+uint64_t Scaled(uint64_t window_ns, double scale) {
+  const auto scaled = static_cast<uint64_t>(static_cast<double>(window_ns) * scale);
+  return std::clamp(scaled, std::min(window_ns, kMinTrialNs), window_ns);
+}
+
+}  // namespace
+
+Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
                                    BenchEngine& engine) {
   BenchMeasurements result;
   std::vector<OffsetGenerator> offsets;
@@ -14,52 +27,94 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const BenchRange& rang
   result.cells.resize(plan.cells.size());
   for (size_t i = 0; i < plan.cells.size(); ++i) {
     const BenchCell& cell = plan.cells[i];
+    const uint32_t place = plan.places.at(i);
+    if (place >= ranges.size()) {
+      return MakeError(fmt::format("{}: no range for place {}", Describe(cell), place));
+    }
+    const BenchRange& range = ranges[place];
     OffsetSpec spec{OrderOf(cell.pattern), range.start,       range.bytes,
                     cell.block_size,       cell.offset_align, range.origin};
-    Result<OffsetGenerator> generator = OffsetGenerator::Make(spec, CellSeed(plan.seed, cell));
+    Result<OffsetGenerator> generator =
+        OffsetGenerator::Make(spec, CellSeed(plan.seed, cell, place));
     if (!generator)
       return MakeError(fmt::format("{}: {}", Describe(cell), generator.error().message));
     offsets.push_back(*generator);
     result.cells[i].cell = cell;
+    result.cells[i].place = place;
+    result.cells[i].group = plan.group_of.at(i);
     result.cells[i].trial_iops.reserve(plan.rounds);
   }
 
-  const uint64_t cells = plan.cells.size();
-  uint64_t trial_ns = plan.trial_ns;
+  uint64_t round_ns = 0;
+  for (const BenchGroup& g : plan.groups) round_ns += g.window_ns;
+  const uint64_t groups = plan.groups.size();
+  Xoshiro256 order_rng(DeriveSeed(plan.seed, kWindowOrderStream));
+  std::vector<uint8_t> order;
+  std::vector<TrialStream> streams;
+  double scale = 1.0;
   for (uint32_t round = 0; round < plan.rounds; ++round) {
     if (round > 0) {
-      // What each trial took beyond its planned length so far, and the trial length that lets
-      // the remaining rounds fit what is left of the budget.
-      const uint64_t trials_done = uint64_t{round} * cells;
+      // What each window took beyond its planned length so far. Until kMinRounds are done, the
+      // windows shrink as far as needed for those to fit the budget; after that they keep
+      // their planned length and the run stops before a round that would not fit: time lost
+      // to every window's start and drain is better spent on fewer, fuller windows.
+      const uint64_t windows_done = uint64_t{round} * groups;
       const uint64_t overhead = result.wall_ns > result.planned_ns
-                                    ? (result.wall_ns - result.planned_ns) / trials_done
+                                    ? (result.wall_ns - result.planned_ns) / windows_done
                                     : 0;
       const uint64_t left =
           plan.trial_budget_ns > result.wall_ns ? plan.trial_budget_ns - result.wall_ns : 0;
-      const uint64_t fit = left / ((plan.rounds - round) * cells);
-      trial_ns = std::clamp(fit > overhead ? fit - overhead : 0, kMinTrialNs, plan.trial_ns);
+      scale = 1.0;
+      if (round < kMinRounds) {
+        const double fit = static_cast<double>(left) / (kMinRounds - round) -
+                           static_cast<double>(overhead * groups);
+        scale = std::clamp(fit / static_cast<double>(round_ns), 0.0, 1.0);
+      }
+      uint64_t next_round = overhead * groups;
+      for (const BenchGroup& g : plan.groups) next_round += Scaled(g.window_ns, scale);
       // Stop between rounds, never inside one, so every cell has the same number of trials.
-      if (round >= kMinRounds &&
-          result.wall_ns + cells * (trial_ns + overhead) > plan.trial_budget_ns) {
-        break;
-      }
+      if (round >= kMinRounds && result.wall_ns + next_round > plan.trial_budget_ns) break;
     }
-    for (uint32_t index : plan.order[round]) {
-      CellMeasurement& m = result.cells[index];
-      TrialSpec spec{m.cell.pattern, m.cell.block_size, m.cell.queue_depth, trial_ns};
-      Result<TrialResult> trial = engine.RunTrial(spec, offsets[index], m.latency);
-      if (!trial) return trial.error();
-      if (trial->ios == 0 || trial->measured_ns == 0) {
-        return MakeError(
-            fmt::format("{}: the engine completed no I/O in a trial", Describe(m.cell)));
+    for (uint32_t g : plan.order[round]) {
+      const BenchGroup& group = plan.groups[g];
+      const uint64_t window_ns = Scaled(group.window_ns, scale);
+      streams.clear();
+      for (uint32_t index : group.cells) {
+        CellMeasurement& m = result.cells[index];
+        streams.push_back({m.cell.pattern, m.cell.block_size, &offsets[index], &m.latency});
       }
-      m.trial_iops.push_back(static_cast<double>(trial->ios) * 1e9 /
-                             static_cast<double>(trial->measured_ns));
-      m.ios += trial->ios;
-      m.bytes += trial->bytes;
-      m.measured_ns += trial->measured_ns;
+      const bool alone = group.cells.size() == 1;
+      if (alone) {
+        order.clear();
+      } else {
+        WindowOrder(group, kOrderBlocks, order_rng, order);
+      }
+      const uint32_t depth = plan.cells[group.cells.front()].queue_depth;
+      Result<TrialResult> trial = engine.RunTrial({streams, depth, window_ns, order});
+      if (!trial) return trial.error();
+      for (size_t k = 0; k < group.cells.size(); ++k) {
+        CellMeasurement& m = result.cells[group.cells[k]];
+        const StreamResult& s = trial->streams[k];
+        const bool measured =
+            alone ? s.ios > 0 && trial->measured_ns > 0 : s.latency_ios > 0 && s.latency_ns > 0;
+        if (!measured) {
+          return MakeError(
+              fmt::format("{}: the engine completed no I/O in a trial", Describe(m.cell)));
+        }
+        if (alone) {
+          m.trial_iops.push_back(static_cast<double>(s.ios) * 1e9 /
+                                 static_cast<double>(trial->measured_ns));
+          m.measured_ns += trial->measured_ns;
+        } else {
+          m.trial_iops.push_back(static_cast<double>(depth) * static_cast<double>(s.latency_ios) *
+                                 1e9 / static_cast<double>(s.latency_ns));
+          m.measured_ns += s.latency_ns / depth;
+        }
+        m.ios += s.ios;
+        m.bytes += s.bytes;
+      }
       result.wall_ns += trial->wall_ns;
-      result.planned_ns += trial_ns;
+      result.planned_ns += window_ns;
     }
     result.rounds = round + 1;
   }

@@ -112,4 +112,35 @@ Result<Change> CompareSamples(const std::vector<double>& before, const std::vect
   return change;
 }
 
+Result<Change> ComparePaired(const std::vector<double>& reference,
+                             const std::vector<double>& subject, double confidence) {
+  if (reference.size() != subject.size()) {
+    return MakeError(
+        fmt::format("a paired comparison needs as many windows on each side ({} and {})",
+                    reference.size(), subject.size()));
+  }
+  auto positive = [](double v) { return v > 0 && std::isfinite(v); };
+  if (!std::all_of(reference.begin(), reference.end(), positive) ||
+      !std::all_of(subject.begin(), subject.end(), positive)) {
+    return MakeError("a comparison needs positive, finite trial results");
+  }
+  const size_t n = reference.size();
+  std::vector<double> d(n);
+  for (size_t w = 0; w < n; ++w) d[w] = std::log(subject[w]) - std::log(reference[w]);
+  Result<Interval> interval = MedianInterval(d, confidence);
+  if (!interval || interval->level < confidence) {
+    return MakeError(
+        fmt::format("{} windows are too few for a {:.2f}% interval; give the benchmark more time",
+                    n, confidence * 100));
+  }
+  Change change;
+  change.confidence = confidence;
+  change.pairs = n;
+  change.change = std::expm1(Median(d));
+  change.low = std::expm1(interval->low);
+  change.high = std::expm1(interval->high);
+  change.significant = change.low > 0.0 || change.high < 0.0;
+  return change;
+}
+
 }  // namespace partalign

@@ -22,20 +22,28 @@ inline constexpr double kDefaultBenchBudgetSeconds = 10.0;
 
 struct BenchSession {
   std::string path;
-  /// As asked for; cells the sector size does not allow are skipped with a note.
+  /// As asked for; without `groups`, cells the sector size does not allow are skipped with a
+  /// note (with groups, such a cell is an error).
   std::vector<BenchCell> cells;
-  bool write = false;
-  /// Where the I/Os go (and where offset alignments count from); default: the whole target.
-  std::optional<BenchRange> range;
+  BenchAccess access = BenchAccess::kRead;
+  /// The caller holds the disk (O_EXCL and flock): rewrites open it without either.
+  bool held = false;
+  /// Where the I/Os go (and where offset alignments count from), indexed by `places`; default:
+  /// the whole target.
+  std::vector<BenchRange> ranges;
+  /// Per cell, its range; empty: all in ranges[0].
+  std::vector<uint32_t> places;
+  /// Cells measured in the same windows; empty: GridGroups (each grid row, the others alone).
+  std::vector<BenchGroup> groups;
   EngineChoice engine = EngineChoice::kAuto;
   uint64_t seed = 1;
   /// false: `seconds` is the whole run's wall time (the grid); true: seconds of I/O for a single
-  /// workload, in trials of about a quarter of a second.
+  /// workload, in trials of about a quarter of a second (at least kMinRounds of them).
   bool single = false;
   double seconds = kDefaultBenchBudgetSeconds;
-  /// Grid mode: the preferred trial length; 0 keeps the planner's default (10 ms). Longer
-  /// trials give slow cells (sequential 1 MiB) enough I/Os per trial at the price of rounds.
-  uint64_t preferred_trial_ns = 0;
+  /// Grid mode: the shortest window; 0 keeps the planner's default (10 ms). Longer windows
+  /// give slow cells (sequential 1 MiB) enough I/Os per window at the price of rounds.
+  uint64_t min_window_ns = 0;
   /// What a user changes to give the run more time, named in the "few I/Os" note.
   std::string time_options = "--budget or --duration";
   /// When the run's wall time started counting (option parsing and the write guard count too).

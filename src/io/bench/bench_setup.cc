@@ -11,6 +11,7 @@
 #include "io/bench/psync_engine.h"
 #include "io/bench/uring_engine.h"
 #include "io/device/blkid_probe.h"
+#include "io/device/in_use.h"
 #include "io/device/sysfs_identity.h"
 #include "io/table/fdisk_table.h"
 #include "io/util/unique_fd.h"
@@ -87,12 +88,17 @@ Result<WriteDecision> WriteIntoFreeSpace(const std::string& path, const std::str
 
 }  // namespace
 
-Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
-                                    std::optional<BenchRange> range,
+Result<BenchTarget> OpenBenchTarget(const std::string& path, BenchAccess access,
+                                    std::vector<BenchRange> ranges, bool held,
                                     const std::string& sysfs_root) {
-  Result<Target> target = OpenTarget(path, {.write = write, .exclusive = write, .direct = true});
+  const bool write = access != BenchAccess::kRead;
+  Result<Target> target =
+      OpenTarget(path, {.write = write, .exclusive = write && !held, .direct = true});
   if (!target) return target.error();
-  BenchTarget bench{std::move(*target), {}, {}};
+  if (access == BenchAccess::kRewrite && !held) {
+    if (Status s = LockExclusive(*target); !s) return s.error();
+  }
+  BenchTarget bench{std::move(*target), {}, std::move(ranges)};
   const Target& t = bench.target;
   bench.info.path = path;
   bench.info.kind = "image file";
@@ -102,18 +108,30 @@ Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
   }
   bench.info.size_bytes = t.size_bytes;
   bench.info.logical_sector_size = t.logical_sector_size;
-  bench.range = range.value_or(BenchRange{0, t.size_bytes});
-  if (bench.range.start + bench.range.bytes > t.size_bytes) {
-    return MakeError(fmt::format("the benchmark range ends past the end of '{}'", path));
+  if (bench.ranges.empty()) bench.ranges.push_back({0, t.size_bytes});
+  for (const BenchRange& range : bench.ranges) {
+    if (range.start + range.bytes > t.size_bytes) {
+      return MakeError(fmt::format("the benchmark range ends past the end of '{}'", path));
+    }
+    if (range.origin > range.start) {
+      return MakeError(
+          fmt::format("the benchmark's offset origin lies after its range in '{}'", path));
+    }
   }
-  if (bench.range.origin > bench.range.start) {
-    return MakeError(
-        fmt::format("the benchmark's offset origin lies after its range in '{}'", path));
-  }
-  bench.info.range_start_bytes = bench.range.start;
-  bench.info.range_bytes = bench.range.bytes;
-  bench.info.offset_origin_bytes = bench.range.origin;
+  bench.info.range_start_bytes = bench.ranges.front().start;
+  bench.info.range_bytes = bench.ranges.front().bytes;
+  bench.info.offset_origin_bytes = bench.ranges.front().origin;
   return bench;
+}
+
+Result<std::optional<std::string>> RewriteRefusal(const std::string& path) {
+  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+  if (!users) return users.error();
+  if (users->empty()) return std::optional<std::string>();
+  std::string found;
+  for (const DiskUser& u : *users) found += (found.empty() ? "" : "; ") + Describe(u);
+  return std::optional<std::string>(
+      fmt::format("refusing to rewrite '{}' while it is in use: {}", path, found));
 }
 
 Result<WriteDecision> DecideWrite(const std::string& path, const std::string& sysfs_root) {

@@ -1,6 +1,6 @@
 // Everything the benchmark needs from the system before the first I/O: the target opened with
-// O_DIRECT, the range the I/Os may use, the write guard, and an engine (io_uring, or pread/
-// pwrite when io_uring is unavailable).
+// O_DIRECT, the ranges the I/Os may use, the write and rewrite guards, and an engine (io_uring,
+// or pread/pwrite when io_uring is unavailable).
 #pragma once
 
 #include <memory>
@@ -16,17 +16,34 @@
 
 namespace partalign {
 
-struct BenchTarget {
-  Target target;  ///< opened with O_DIRECT; read-write only for --write
-  BenchTargetInfo info;
-  BenchRange range;
+/// What the benchmark does to its target.
+enum class BenchAccess {
+  kRead,
+  /// bench --write: new data, where DecideWrite allows it.
+  kWrite,
+  /// bench --rewrite, apply --bench: the bytes read written back, on a target nobody uses.
+  kRewrite,
 };
 
-/// Opens `path` for the benchmark; the I/Os go to `range`, or the whole target. With `write`,
-/// block devices are opened exclusively (O_EXCL) so that nobody mounts them meanwhile.
-Result<BenchTarget> OpenBenchTarget(const std::string& path, bool write,
-                                    std::optional<BenchRange> range = std::nullopt,
+struct BenchTarget {
+  Target target;         ///< opened with O_DIRECT; read-write for writes and rewrites
+  BenchTargetInfo info;  ///< describes ranges[0]
+  std::vector<BenchRange> ranges;
+};
+
+/// Opens `path` for the benchmark; the I/Os go to `ranges` (the places of the run's cells), or
+/// the whole target. For writes, block devices are opened exclusively (O_EXCL) so that nobody
+/// mounts them meanwhile; for rewrites, image files and block devices are also locked (flock,
+/// as apply and sfdisk --lock), unless `held`: the caller itself holds the disk that way (apply
+/// --bench after the change), and a second O_EXCL open or lock would fail against it.
+Result<BenchTarget> OpenBenchTarget(const std::string& path, BenchAccess access,
+                                    std::vector<BenchRange> ranges = {}, bool held = false,
                                     const std::string& sysfs_root = "/sys");
+
+/// Why `bench --rewrite` may not rewrite `path` (one sentence: a partition mounted, active swap,
+/// a holder, a loop device on it), or nullopt when nobody uses it. The exclusive open and the
+/// lock of OpenBenchTarget keep it so for the run.
+Result<std::optional<std::string>> RewriteRefusal(const std::string& path);
 
 /// Whether and where `bench --write` may write.
 struct WriteDecision {

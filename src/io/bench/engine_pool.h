@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
 #include <string>
 #include <string_view>
 
@@ -20,14 +21,15 @@ class EnginePool {
   static Result<EnginePool> Make(int fd, const std::string& path, uint32_t max_queue_depth,
                                  uint64_t pool_bytes);
 
-  /// Fails when `spec` needs a deeper queue or more buffer space than was set up.
-  Status Check(const TrialSpec& spec, std::string_view engine) const;
+  /// Fails when `spec` needs a deeper queue or more buffer space than was set up, or is not a
+  /// trial (no stream, too many, an order that leaves a stream out). Returns the buffer stride
+  /// of its slots: the largest block size of its streams.
+  Result<uint64_t> Check(const TrialSpec& spec, std::string_view engine) const;
 
-  /// The buffer of I/O slot `slot` when every I/O is `block_size` long; aligned to the block
-  /// size's largest power-of-two factor, at least the 512-byte sector, since the pool is
-  /// page-aligned.
-  char* Buffer(uint32_t slot, uint64_t block_size) const {
-    return pool_.data() + static_cast<size_t>(slot) * block_size;
+  /// The buffer of I/O slot `slot` when slots are `stride` bytes apart; aligned to the stride's
+  /// largest power-of-two factor, at least the 512-byte sector, since the pool is page-aligned.
+  char* Buffer(uint32_t slot, uint64_t stride) const {
+    return pool_.data() + static_cast<size_t>(slot) * stride;
   }
 
   /// "cannot read '/dev/loop0' at byte 4096: Input/output error" for result < 0 (a negative
@@ -44,6 +46,25 @@ class EnginePool {
   std::string path_;
   uint32_t max_queue_depth_ = 0;
   AlignedBuffer pool_;
+};
+
+/// Which stream the next I/O of a trial belongs to: stream 0 for one stream, else the entries
+/// of the trial's order, cyclically.
+class StreamPicker {
+ public:
+  explicit StreamPicker(const TrialSpec& spec)
+      : order_(spec.order), single_(spec.streams.size() == 1) {}
+  uint8_t Next() {
+    if (single_) return 0;
+    const uint8_t stream = order_[position_];
+    position_ = position_ + 1 == order_.size() ? 0 : position_ + 1;
+    return stream;
+  }
+
+ private:
+  std::span<const uint8_t> order_;
+  bool single_;
+  size_t position_ = 0;
 };
 
 }  // namespace partalign

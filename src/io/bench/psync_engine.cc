@@ -12,16 +12,6 @@
 #include "io/bench/bench_clock.h"
 
 namespace partalign {
-namespace {
-
-// What one thread measured in a trial.
-struct WorkerResult {
-  uint64_t ios = 0;
-  uint64_t end_ns = 0;  ///< completion time of its last counted I/O
-  std::string error;
-};
-
-}  // namespace
 
 Result<std::unique_ptr<PsyncEngine>> PsyncEngine::Create(int fd, const std::string& path,
                                                          uint32_t max_queue_depth,
@@ -33,63 +23,75 @@ Result<std::unique_ptr<PsyncEngine>> PsyncEngine::Create(int fd, const std::stri
   return engine;
 }
 
-Result<TrialResult> PsyncEngine::RunTrial(const TrialSpec& spec, OffsetGenerator& offsets,
-                                          LatencyHistogram& latency) {
-  if (Status s = pool_.Check(spec, "psync"); !s) return s.error();
-  const bool write = IsWrite(spec.pattern);
-  const size_t length = spec.block_size;
+Result<TrialResult> PsyncEngine::RunTrial(const TrialSpec& spec) {
+  Result<uint64_t> stride = pool_.Check(spec, "psync");
+  if (!stride) return stride.error();
   const uint32_t threads = spec.queue_depth;
-  std::mutex offsets_mutex;  // shared generator; uncontended at QD1
-  const uint64_t start = MonotonicNs();
-  const uint64_t deadline = start + spec.duration_ns;
+  // The order, the offset streams, the histograms and the results are shared by the threads;
+  // the lock is uncontended at QD1 and held only between I/Os.
+  std::mutex mutex;
+  StreamPicker picker(spec);
+  TrialResult result;
+  size_t streams_seen = 0;
+  std::string error;
+  const uint64_t begin = MonotonicNs();
+  const uint64_t deadline = begin + spec.duration_ns;
 
-  // One synchronous I/O after another until the first completion at or after the deadline.
-  auto work = [&](uint32_t index, LatencyHistogram& histogram, WorkerResult& out) {
-    char* buffer = pool_.Buffer(index, spec.block_size);
+  // Synchronous I/Os one after another until the first completion at or after the deadline
+  // once every stream has one.
+  auto work = [&](uint32_t index) {
+    char* buffer = pool_.Buffer(index, *stride);
+    const int fd = pool_.fd();
     for (;;) {
+      uint8_t s;
       uint64_t offset;
-      if (threads == 1) {
-        offset = offsets.Next();
-      } else {
-        std::lock_guard<std::mutex> lock(offsets_mutex);
-        offset = offsets.Next();
+      {
+        std::lock_guard<std::mutex> lock(mutex);
+        if (!error.empty()) return;
+        s = picker.Next();
+        offset = spec.streams[s].offsets->Next();
       }
+      const TrialStream& stream = spec.streams[s];
+      const size_t length = stream.block_size;
+      const bool rewrite = IsRewrite(stream.pattern);
+      auto transfer = [&](bool write) {
+        for (;;) {
+          const ssize_t n = write ? ::pwrite(fd, buffer, length, static_cast<off_t>(offset))
+                                  : ::pread(fd, buffer, length, static_cast<off_t>(offset));
+          if (n < 0 && errno == EINTR) continue;
+          if (n == static_cast<ssize_t>(length)) return std::string();
+          return pool_.IoError(n < 0 ? -errno : n, write, offset, length);
+        }
+      };
       const uint64_t before = MonotonicNs();
-      const int fd = pool_.fd();
-      const ssize_t n = write ? ::pwrite(fd, buffer, length, static_cast<off_t>(offset))
-                              : ::pread(fd, buffer, length, static_cast<off_t>(offset));
+      // A rewrite writes back only what it read in full.
+      std::string failed = transfer(IsWrite(stream.pattern));
+      if (failed.empty() && rewrite) failed = transfer(/*write=*/true);
       const uint64_t after = MonotonicNs();
-      if (n < 0 && errno == EINTR) continue;
-      if (n != static_cast<ssize_t>(length)) {
-        out.error = pool_.IoError(n < 0 ? -errno : n, write, offset, length);
+      std::lock_guard<std::mutex> lock(mutex);
+      if (!failed.empty()) {
+        if (error.empty()) error = failed;
         return;
       }
-      histogram.Record(after - before);
-      ++out.ios;
-      out.end_ns = after;
-      if (after >= deadline) return;
+      StreamResult& r = result.streams[s];
+      stream.latency->Record(after - before);
+      r.latency_ns += after - before;
+      ++r.latency_ios;
+      streams_seen += r.ios == 0;
+      ++r.ios;
+      r.bytes += length;
+      result.measured_ns = std::max(result.measured_ns, after - begin);
+      if (after >= deadline && streams_seen == spec.streams.size()) return;
     }
   };
 
-  std::vector<WorkerResult> results(threads);
-  std::vector<LatencyHistogram> histograms(threads - 1);
   std::vector<std::thread> pool;
   pool.reserve(threads - 1);
-  for (uint32_t i = 1; i < threads; ++i) {
-    pool.emplace_back(work, i, std::ref(histograms[i - 1]), std::ref(results[i]));
-  }
-  work(0, latency, results[0]);
+  for (uint32_t i = 1; i < threads; ++i) pool.emplace_back(work, i);
+  work(0);
   for (std::thread& t : pool) t.join();
-  for (const LatencyHistogram& h : histograms) latency.Merge(h);
-
-  TrialResult result;
-  for (const WorkerResult& w : results) {
-    if (!w.error.empty()) return MakeError(w.error);
-    result.ios += w.ios;
-    result.measured_ns = std::max(result.measured_ns, w.end_ns - start);
-  }
-  result.bytes = result.ios * length;
-  result.wall_ns = MonotonicNs() - start;
+  if (!error.empty()) return MakeError(error);
+  result.wall_ns = MonotonicNs() - begin;
   return result;
 }
 

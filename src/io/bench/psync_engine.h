@@ -1,6 +1,7 @@
 // The fallback benchmark engine for when io_uring is unavailable: pread()/pwrite() on the
-// O_DIRECT descriptor, one I/O per call, like fio's psync engine. Queue depths above 1 run as
-// that many threads (fio's numjobs), each with its own buffer.
+// O_DIRECT descriptor, one I/O per call (a rewrite: pread, then pwrite of the same buffer),
+// like fio's psync engine. Queue depths above 1 run as that many threads (fio's numjobs), each
+// with its own buffer, taking the trial's streams in its order.
 #pragma once
 
 #include <memory>
@@ -18,8 +19,7 @@ class PsyncEngine final : public BenchEngine {
                                                      uint32_t max_queue_depth, uint64_t pool_bytes);
 
   std::string name() const override { return "psync"; }
-  Result<TrialResult> RunTrial(const TrialSpec& spec, OffsetGenerator& offsets,
-                               LatencyHistogram& latency) override;
+  Result<TrialResult> RunTrial(const TrialSpec& spec) override;
 
  private:
   PsyncEngine() = default;

@@ -40,29 +40,39 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(int fd, const std::stri
   engine->fixed_file_ = io_uring_register_files(&engine->ring_, &fd, 1) == 0;
   engine->submitted_ns_.assign(max_queue_depth, 0);
   engine->offset_of_.assign(max_queue_depth, 0);
+  engine->stream_of_.assign(max_queue_depth, 0);
+  engine->phase_.assign(max_queue_depth, Phase::kTransfer);
   return engine;
 }
 
 UringEngine::~UringEngine() {
-  if (ring_ready_) io_uring_queue_exit(&ring_);
+  if (!ring_ready_) return;
+  // The ring's own teardown runs later, in the kernel's background: a registered file would
+  // stay open until then, and with it an exclusive open (O_EXCL) or lock (flock) of the target,
+  // which apply takes right after its "before" benchmark. Unregistering drops it now.
+  if (fixed_file_) io_uring_unregister_files(&ring_);
+  io_uring_queue_exit(&ring_);
 }
 
 std::string UringEngine::name() const {
   return fixed_buffers_ ? "io_uring" : "io_uring (unregistered buffers)";
 }
 
-Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec, OffsetGenerator& offsets,
-                                          LatencyHistogram& latency) {
-  if (Status s = pool_.Check(spec, "io_uring"); !s) return s.error();
-  const bool write = IsWrite(spec.pattern);
-  const unsigned length = static_cast<unsigned>(spec.block_size);
+Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec) {
+  Result<uint64_t> stride = pool_.Check(spec, "io_uring");
+  if (!stride) return stride.error();
   const int file = fixed_file_ ? kFixedFileIndex : pool_.fd();
+  StreamPicker picker(spec);
 
-  // Fills `slot`'s SQE; the ring has room for max_queue_depth entries, never more in flight.
-  auto prepare = [&](uint32_t slot, uint64_t now) {
+  // Fills the SQE of `slot`'s I/O in its current phase; the ring has room for max_queue_depth
+  // entries, never more in flight.
+  auto queue = [&](uint32_t slot) {
     io_uring_sqe* sqe = io_uring_get_sqe(&ring_);
-    const uint64_t offset = offsets.Next();
-    char* buffer = pool_.Buffer(slot, spec.block_size);
+    const TrialStream& stream = spec.streams[stream_of_[slot]];
+    const bool write = IsWrite(stream.pattern) || phase_[slot] == Phase::kRewriteWrite;
+    const auto length = static_cast<unsigned>(stream.block_size);
+    char* buffer = pool_.Buffer(slot, *stride);
+    const uint64_t offset = offset_of_[slot];
     if (fixed_buffers_) {
       if (write) {
         io_uring_prep_write_fixed(sqe, file, buffer, length, offset, 0);
@@ -76,15 +86,23 @@ Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec, OffsetGenerator
     }
     if (fixed_file_) sqe->flags |= IOSQE_FIXED_FILE;
     io_uring_sqe_set_data64(sqe, slot);
+  };
+  // Starts the next I/O of the trial in `slot`.
+  auto start = [&](uint32_t slot, uint64_t now) {
+    const uint8_t s = picker.Next();
+    stream_of_[slot] = s;
+    offset_of_[slot] = spec.streams[s].offsets->Next();
     submitted_ns_[slot] = now;
-    offset_of_[slot] = offset;
+    phase_[slot] = IsRewrite(spec.streams[s].pattern) ? Phase::kRewriteRead : Phase::kTransfer;
+    queue(slot);
   };
 
   TrialResult result;
   std::string error;
-  const uint64_t start = MonotonicNs();
-  const uint64_t deadline = start + spec.duration_ns;
-  for (uint32_t slot = 0; slot < spec.queue_depth; ++slot) prepare(slot, start);
+  size_t streams_seen = 0;  // streams with a counted I/O: the window ends only after all have one
+  const uint64_t begin = MonotonicNs();
+  const uint64_t deadline = begin + spec.duration_ns;
+  for (uint32_t slot = 0; slot < spec.queue_depth; ++slot) start(slot, begin);
   uint32_t in_flight = spec.queue_depth;
   bool measuring = true;
   while (in_flight > 0) {
@@ -109,7 +127,8 @@ Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec, OffsetGenerator
       return ErrnoError(-rc, fmt::format("io_uring_enter on '{}'", pool_.path()));
     }
     const uint64_t now = MonotonicNs();
-    const bool reissue = measuring && now < deadline && error.empty();
+    const bool all_seen = streams_seen == spec.streams.size();
+    const bool reissue = measuring && (now < deadline || !all_seen) && error.empty();
     unsigned head;
     unsigned seen = 0;
     io_uring_cqe* cqe;
@@ -117,27 +136,46 @@ Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec, OffsetGenerator
       ++seen;
       const auto slot = static_cast<uint32_t>(io_uring_cqe_get_data64(cqe));
       --in_flight;
-      if (cqe->res != static_cast<int>(length)) {
+      const TrialStream& stream = spec.streams[stream_of_[slot]];
+      const auto length = static_cast<int>(stream.block_size);
+      const bool write = IsWrite(stream.pattern) || phase_[slot] == Phase::kRewriteWrite;
+      if (cqe->res != length) {
+        // A rewrite whose read failed writes nothing.
         if (error.empty()) error = pool_.IoError(cqe->res, write, offset_of_[slot], length);
         continue;
       }
+      if (phase_[slot] == Phase::kRewriteRead) {
+        // The same bytes back where they came from. A read that completes after the window
+        // is simply dropped: it changed nothing.
+        if (reissue) {
+          phase_[slot] = Phase::kRewriteWrite;
+          queue(slot);
+          ++in_flight;
+        }
+        continue;
+      }
+      const uint64_t latency = now - submitted_ns_[slot];
+      StreamResult& r = result.streams[stream_of_[slot]];
+      r.latency_ns += latency;
+      ++r.latency_ios;
       if (measuring) {
-        latency.Record(now - submitted_ns_[slot]);
-        ++result.ios;
-        result.bytes += length;
+        stream.latency->Record(latency);
+        streams_seen += r.ios == 0;
+        ++r.ios;
+        r.bytes += stream.block_size;
       }
       if (reissue) {
-        prepare(slot, now);
+        start(slot, now);
         ++in_flight;
       }
     }
     io_uring_cq_advance(&ring_, seen);
-    if (measuring && (now >= deadline || !error.empty())) {
+    if (measuring && ((now >= deadline && streams_seen == spec.streams.size()) || !error.empty())) {
       measuring = false;
-      result.measured_ns = now - start;
+      result.measured_ns = now - begin;
     }
   }
-  result.wall_ns = MonotonicNs() - start;
+  result.wall_ns = MonotonicNs() - begin;
   if (!error.empty()) return MakeError(error);
   return result;
 }

@@ -1,6 +1,8 @@
-// The io_uring benchmark engine (liburing): O_DIRECT reads or writes from one registered
-// buffer pool, the target registered as a fixed file, up to 128 I/Os in flight. Each batch of
-// completions is replaced at once; the engine sleeps only when nothing has completed.
+// The io_uring benchmark engine (liburing): O_DIRECT reads, writes or rewrites (a read, then a
+// write of the same buffer to the same offset once the read has completed) from one registered
+// buffer pool, the target registered as a fixed file, up to 128 I/Os in flight, the I/Os of a
+// trial's streams interleaved in the trial's order. Each batch of completions is replaced at
+// once; the engine sleeps only when nothing has completed.
 #pragma once
 
 #include <liburing.h>
@@ -26,8 +28,7 @@ class UringEngine final : public BenchEngine {
   ~UringEngine() override;
 
   std::string name() const override;
-  Result<TrialResult> RunTrial(const TrialSpec& spec, OffsetGenerator& offsets,
-                               LatencyHistogram& latency) override;
+  Result<TrialResult> RunTrial(const TrialSpec& spec) override;
 
  private:
   UringEngine() = default;
@@ -37,8 +38,12 @@ class UringEngine final : public BenchEngine {
   EnginePool pool_;
   bool fixed_buffers_ = false;
   bool fixed_file_ = false;
+  /// What a slot's I/O in flight is doing.
+  enum class Phase : uint8_t { kTransfer, kRewriteRead, kRewriteWrite };
   std::vector<uint64_t> submitted_ns_;  ///< per slot, when its I/O was submitted
-  std::vector<uint64_t> offset_of_;     ///< per slot, for error messages
+  std::vector<uint64_t> offset_of_;     ///< per slot: where it goes (and for error messages)
+  std::vector<uint8_t> stream_of_;      ///< per slot: the stream its I/O belongs to
+  std::vector<Phase> phase_;            ///< per slot
 };
 
 }  // namespace partalign

@@ -232,17 +232,22 @@ Result<std::vector<DiskUser>> FindDiskUsers(const std::string& path, const InUse
 Result<Target> OpenForTableWrite(const std::string& path) {
   Result<Target> target = OpenTarget(path, {.write = true, .exclusive = true});
   if (!target) return target.error();
-  if (::flock(target->fd.get(), LOCK_EX | LOCK_NB) != 0) {
+  if (Status s = LockExclusive(*target); !s) return s.error();
+  return target;
+}
+
+Status LockExclusive(const Target& target) {
+  if (::flock(target.fd.get(), LOCK_EX | LOCK_NB) != 0) {
     int err = errno;
     if (err == EWOULDBLOCK) {
       return Error{fmt::format("'{}' is locked by another program (flock; sfdisk --lock, udev "
                                "and systemd-repart take the same lock)",
-                               path),
+                               target.path),
                    EWOULDBLOCK};
     }
-    return ErrnoError(err, fmt::format("cannot lock '{}'", path));
+    return ErrnoError(err, fmt::format("cannot lock '{}'", target.path));
   }
-  return target;
+  return {};
 }
 
 bool IsBusy(const Error& error) {

@@ -47,6 +47,10 @@ std::vector<std::string> ParseProcSwaps(std::string_view text);
 /// both. See IsBusy() for the errors that mean "somebody else has it".
 Result<Target> OpenForTableWrite(const std::string& path);
 
+/// Takes the lock OpenForTableWrite takes (flock LOCK_EX | LOCK_NB) on an open target; fails
+/// with EWOULDBLOCK (IsBusy) when another program holds it.
+Status LockExclusive(const Target& target);
+
 /// True for OpenForTableWrite's "in use" and "locked" errors: a refusal, not a failure.
 bool IsBusy(const Error& error);
 

@@ -1,7 +1,8 @@
 // apply --bench: which partitions are measured (BenchedPlaces), and end to end on an image file
 // and on a loop device held by apply (O_EXCL + flock) that each changed partition is measured
-// read-only at its old place and at its new one, with its own origin and the same cells and
-// seed, and that the comparison printed is the one the JSON reports give.
+// at its old place and at its new one, with its own origin and the same cells and seed, reads
+// and rewrites that change no byte, and that the comparison printed is the paired one the JSON
+// reports give.
 #include "cli/apply/apply_bench.h"
 
 #include <fcntl.h>
@@ -86,14 +87,21 @@ TEST(BenchedPlacesTest, ExtendedPartitionIsAContainerNotBenchmarked) {
   EXPECT_EQ(BenchedPlaces(plan, 512).size(), 3u);  // without the table nothing says which
 }
 
-TEST(ApplyBenchCellsTest, AlignedReadsOnly) {
+TEST(ApplyBenchCellsTest, AlignedReadsAndRewrites) {
   std::vector<BenchCell> cells = ApplyBenchCells();
-  ASSERT_EQ(cells.size(), 3u);
+  ASSERT_EQ(cells.size(), 5u);
+  int rewrites = 0;
   for (const BenchCell& c : cells) {
-    EXPECT_FALSE(IsWrite(c.pattern)) << Describe(c);
+    EXPECT_FALSE(IsWrite(c.pattern)) << Describe(c);  // never new data
+    rewrites += IsRewrite(c.pattern);
     EXPECT_EQ(c.offset_align, c.block_size) << Describe(c);
     EXPECT_EQ(c.block_size % 4096, 0u) << Describe(c);  // whole sectors of any logical size
   }
+  // Random 4 KiB rewrites at QD1 and QD32.
+  EXPECT_EQ(rewrites, 2);
+  EXPECT_NE(std::find(cells.begin(), cells.end(),
+                      BenchCell{IoPattern::kRandRewrite, 4096, 4096, 32, false}),
+            cells.end());
 }
 
 // The partitions of the end-to-end tests start off the 1 MiB grain. The first MiB of each is
@@ -127,7 +135,7 @@ void FillPartitions(const std::string& path) {
   ::close(fd);
 }
 
-// The bytes of every partition's old extent: a read-only benchmark leaves them as they are.
+// The bytes of every partition's old extent: reads and rewrites leave them as they are.
 std::string PartitionBytes(const std::string& image) {
   std::string all = test::ReadFile(image);
   std::string parts;
@@ -235,15 +243,16 @@ void ApplyWithBenchAndCheck(const std::string& disk, const Plan& plan, const tes
     nlohmann::json old_place = ReadJson(stem + "-old.json");
     nlohmann::json new_place = ReadJson(stem + "-new.json");
     EXPECT_TRUE(std::filesystem::exists(stem + "-compare.html"));
+    nlohmann::json compare = ReadJson(stem + "-compare.json");
     ASSERT_TRUE(before.contains("target") && old_place.contains("target") &&
                 new_place.contains("target"));
-    // Each run reads its own place of the partition, no byte outside it, with offsets aligned
-    // from the partition's start. The old and new places are measured after the change in
-    // interleaved blocks: each has the trials of all its blocks.
-    for (const auto& [doc, start, bytes, blocks] :
-         {std::tuple{&before, place.old_start_bytes, place.old_bytes, 1},
-          std::tuple{&old_place, place.old_start_bytes, place.old_bytes, kInterleavedBlocks},
-          std::tuple{&new_place, place.new_start_bytes, place.new_bytes, kInterleavedBlocks}}) {
+    // Each run measures its own place of the partition, no byte outside it, with offsets
+    // aligned from the partition's start. The old and new places are measured after the change
+    // in one run, each cell in the same windows at both places.
+    for (const auto& [doc, start, bytes] :
+         {std::tuple{&before, place.old_start_bytes, place.old_bytes},
+          std::tuple{&old_place, place.old_start_bytes, place.old_bytes},
+          std::tuple{&new_place, place.new_start_bytes, place.new_bytes}}) {
       const nlohmann::json& t = (*doc)["target"];
       EXPECT_EQ(t["range_start_bytes"].get<uint64_t>(), start) << t;
       EXPECT_EQ(t["offset_origin_bytes"].get<uint64_t>(), start) << t;
@@ -259,22 +268,32 @@ void ApplyWithBenchAndCheck(const std::string& disk, const Plan& plan, const tes
         EXPECT_EQ(c["offset_align"].get<uint64_t>(), cell.offset_align) << c;
         EXPECT_EQ(c["queue_depth"].get<uint32_t>(), cell.queue_depth) << c;
         EXPECT_GT(c["io_count"].get<uint64_t>(), 0u) << c;
-        EXPECT_GE(c["trials"].get<int>(), static_cast<int>(kMinRounds) * blocks) << c;
+        EXPECT_GE(c["trials"].get<int>(), static_cast<int>(kMinRounds)) << c;
       }
     }
-    // The comparison printed is the one the two merged reports give, cell for cell.
+    // Old and new cells were measured in the same windows: the same group, the same trials.
+    for (size_t i = 0; i < ApplyBenchCells().size(); ++i) {
+      EXPECT_EQ(old_place["cells"][i]["group"], new_place["cells"][i]["group"]);
+      EXPECT_EQ(old_place["cells"][i]["trials"], new_place["cells"][i]["trials"]);
+    }
+    // The comparison printed is the paired one the two reports give, cell for cell.
     Result<BenchReport> b = ParseBenchJson(old_place, "old");
     Result<BenchReport> a = ParseBenchJson(new_place, "new");
     ASSERT_TRUE(b && a);
     // Simultaneous over every cell of every benchmarked partition.
-    Result<BenchComparison> cmp =
-        CompareReports(*b, *a, "old", "new", ApplyBenchCells().size() * places.size());
+    Result<BenchComparison> cmp = CompareReports(
+        *b, *a, "old", "new", ApplyBenchCells().size() * places.size(), /*same_run=*/true);
     ASSERT_TRUE(cmp) << cmp.error().message;
     ASSERT_EQ(cmp->cells.size(), ApplyBenchCells().size());
     const std::string title = fmt::format("partition {}: byte {} -> {}", place.partition,
                                           place.old_start_bytes, place.new_start_bytes);
     EXPECT_NE(r.out.find(title), std::string::npos) << r.out;
+    ASSERT_EQ(compare["cells"].size(), cmp->cells.size());
     for (const CellComparison& c : cmp->cells) {
+      EXPECT_GT(c.change.pairs, 0u) << Describe(c.subject);
+      const nlohmann::json& written = compare["cells"][&c - cmp->cells.data()];
+      EXPECT_EQ(written["paired"], true) << written;
+      EXPECT_NEAR(written["change_low_pct"].get<double>(), c.change.low * 100, 0.01) << written;
       std::optional<PrintedRow> row = FindRow(r.out, title, c.subject);
       ASSERT_TRUE(row) << Describe(c.subject) << " not in the table after '" << title << "':\n"
                        << r.out;
@@ -291,19 +310,22 @@ TEST(ApplyBenchTest, ImageFileMeasuresEachMovedPartitionAtBothPlaces) {
   const std::string data = PartitionBytes(image);
   Plan plan = test::MakeTableOnlyPlan(image, 512);
   ApplyWithBenchAndCheck(image, plan, dir);
-  // Read-only: a table-only plan and a benchmark change no byte inside the partitions.
+  // A table-only plan and a benchmark of reads and rewrites change no byte inside the
+  // partitions.
   EXPECT_TRUE(PartitionBytes(image) == data) << "the partitions' bytes changed";
 }
 
-// On a block device apply holds the disk (O_EXCL + flock) while the "after" runs: their
-// O_RDONLY | O_DIRECT open must still work (O_EXCL excludes only other exclusive openers).
+// On a block device apply holds the disk (O_EXCL + flock) while the "after" run measures: its
+// rewrites open the disk read-write without O_EXCL and without the lock, which apply holds.
 TEST(ApplyBenchTest, LoopDeviceHeldByApplyIsMeasuredAfterTheWrite) {
   PARTALIGN_REQUIRE_DEVICES();
   test::PartitionedLoop disk(kScript, 512, kDiskBytes);
   FillPartitions(disk.device());
+  const std::string data = PartitionBytes(disk.device());
   Plan plan = test::MakeTableOnlyPlan(disk.device());
   test::TempDir dir;
   ApplyWithBenchAndCheck(disk.device(), plan, dir);
+  EXPECT_TRUE(PartitionBytes(disk.device()) == data) << "the partitions' bytes changed";
 }
 
 TEST(ApplyBenchTest, WithoutBenchNothingIsMeasured) {

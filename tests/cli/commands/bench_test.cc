@@ -1,6 +1,9 @@
 // partalign bench end to end: image files (no root), loop devices with direct I/O, the write
-// guard, --compare, and a FUSE target with a known misalignment penalty.
+// and rewrite guards, rewrites that leave every byte of an ext4 partition as it was, --compare,
+// and the simulated SSD (a FUSE file attached as a loop device) with a known misalignment
+// penalty.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -10,8 +13,8 @@
 
 #include "support/device_test.h"
 #include "support/loop_device.h"
-#include "support/penalty_fs.h"
 #include "support/run_command.h"
+#include "support/ssd_sim.h"
 #include "support/temp_dir.h"
 
 namespace partalign {
@@ -315,29 +318,133 @@ TEST_F(BenchCommandTest, WriteOnADiskGoesOnlyIntoUnallocatedSpace) {
   EXPECT_NE(r.err.find("ext4 filesystem"), std::string::npos) << r.err;
 }
 
-// The synthetic penalty: reads that cross a 4 KiB boundary take kPenaltyUs longer.
-constexpr unsigned kPenaltyUs = 300;
-constexpr unsigned long long kFuseImageBytes = 256ull << 20;
+// sha256 of everything `path` holds (sha256sum as the oracle).
+std::string Digest(const std::string& path) {
+  CommandResult r = RunCommand({"sha256sum", path});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  return r.out.substr(0, r.out.find(' '));
+}
 
-TEST_F(BenchCommandTest, FusePenaltyIsDetectedWhereReadsCross) {
+// --rewrite on a disk with an ext4 partition full of files, then on the partition itself:
+// every byte of the target is what it was (and e2fsck finds the filesystem clean); while the
+// partition is mounted, both are refused.
+TEST_F(BenchCommandTest, RewriteLeavesEveryByteOfAnExt4PartitionWithFiles) {
   PARTALIGN_REQUIRE_DEVICES();
-  test::PenaltyFs fs(dir.File("mnt"), kPenaltyUs, kFuseImageBytes);
-  // A focused grid: 3 block sizes x 2 alignments (+ sequential and QD32) gets many trials per
-  // cell in a short budget, which a busy CI machine needs (FUSE reads wait for the daemon to
-  // be scheduled, so stray stalls of a few ms are common).
+  ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image}, "label: dos\n2048,40960,L\n").exit_code, 0);
+  test::LoopDevice loop(image, 512, /*direct_io=*/true);
+  ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
+  const std::string part = loop.PartitionPath(1);
+  ASSERT_EQ(RunCommand({"mkfs.ext4", "-q", "-F", part}).exit_code, 0);
+  const std::string mnt = dir.File("mnt");
+  std::filesystem::create_directories(mnt);
+  ASSERT_EQ(RunCommand({"mount", part, mnt}).exit_code, 0);
+  {
+    struct Unmount {
+      std::string path;
+      ~Unmount() { RunCommand({"umount", path}); }
+    } unmount{mnt};
+    for (int i = 0; i < 12; ++i) {
+      ASSERT_EQ(RunCommand({"dd", "if=/dev/urandom", "of=" + mnt + "/file" + std::to_string(i),
+                            "bs=64K", "count=" + std::to_string(1 + 3 * i), "status=none"})
+                    .exit_code,
+                0);
+    }
+    // Mounted: refused, with what uses it, for the disk and for the partition.
+    for (const std::string& target : {loop.path(), part}) {
+      CommandResult r = RunPartalign({"bench", "--rewrite", "--budget", "0.5", target});
+      EXPECT_EQ(r.exit_code, 3) << r.err;
+      EXPECT_NE(r.err.find("refusing to rewrite '" + target + "' while it is in use: "),
+                std::string::npos)
+          << r.err;
+      EXPECT_NE(r.err.find("is mounted on '" + mnt + "'"), std::string::npos) << r.err;
+    }
+  }
+  for (const std::string& target : {loop.path(), part}) {
+    SCOPED_TRACE(target);
+    const std::string disk_before = Digest(loop.path());
+    const std::string before = Digest(target);
+    nlohmann::json j = RunJson({"bench", "--json", "--rewrite", "--budget", "2", target});
+    ExpectBenchDocument(j, 66);
+    for (const nlohmann::json& c : j["cells"]) {
+      const std::string pattern = c["pattern"];
+      EXPECT_TRUE(pattern == "randrewrite" || pattern == "seqrewrite") << pattern;
+      EXPECT_GT(c["io_count"].get<uint64_t>(), 0u);
+    }
+    EXPECT_NE(j["summary"].get<std::string>().find("misaligned random rewrites"), std::string::npos)
+        << j["summary"];
+    EXPECT_EQ(Digest(target), before);
+    EXPECT_EQ(Digest(loop.path()), disk_before);
+    CommandResult fsck = RunCommand({"e2fsck", "-fn", part});
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+  }
+  // The single-workload rewrites, deep queues with 512-byte offsets that overlap in flight.
+  const std::string before = Digest(loop.path());
+  nlohmann::json j =
+      RunJson({"bench", "--json", "--rewrite", "--pattern", "randrewrite", "--block-size", "64K",
+               "--offset-align", "512", "--queue-depth", "32", "--duration", "0.5", loop.path()});
+  ExpectBenchDocument(j, 1);
+  EXPECT_EQ(Digest(loop.path()), before);
+}
+
+TEST_F(BenchCommandTest, RewriteUsageErrors) {
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const Case& c : std::vector<Case>{
+           {{"bench", "--pattern", "randrewrite", image}, "add --rewrite to allow it"},
+           {{"bench", "--write", "--rewrite", image}, "--write and --rewrite do not mix"},
+           {{"bench", "--rewrite", "--pattern", "randwrite", image}, "add --write to allow it"},
+       }) {
+    CommandResult r = RunPartalign(c.args);
+    EXPECT_EQ(r.exit_code, 1) << test::Describe(c.args, r);
+    EXPECT_NE(r.err.find(c.message), std::string::npos) << test::Describe(c.args, r);
+  }
+}
+
+TEST_F(BenchCommandTest, RewriteOfALockedImageIsRefused) {
+  // An image attached to a loop device is in use.
+  test::CreateSparseFile(image, 8ull << 20);
+  if (::geteuid() == 0) {
+    test::LoopDevice loop(image, 512);
+    CommandResult r = RunPartalign({"bench", "--rewrite", "--budget", "0.5", image});
+    EXPECT_EQ(r.exit_code, 3) << r.err;
+    EXPECT_NE(r.err.find("is attached to loop device '" + loop.path() + "'"), std::string::npos)
+        << r.err;
+  }
+  // flock held by another program (sfdisk --lock): refused, one line.
+  CommandResult r = RunCommand({"flock", "--exclusive", "--nonblock", image, PARTALIGN_BINARY,
+                                "bench", "--rewrite", "--budget", "0.5", image});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("is locked by another program"), std::string::npos) << r.err;
+  EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+}
+
+// --- the simulated SSD ------------------------------------------------------------------------
+
+constexpr unsigned long long kSimBytes = 256ull << 20;
+
+TEST_F(BenchCommandTest, SimulatedSsdPenaltyIsDetectedWhereReadsCrossAPage) {
+  PARTALIGN_REQUIRE_DEVICES();
+  // Reads only, 100 us a page: a 4 KiB read across a page boundary reads two pages of one die.
+  test::SsdSim sim(dir.File("sim"), {.size_bytes = kSimBytes, .read_us = 100, .program_us = 0});
+  test::LoopDevice loop(sim.image(), 512, /*direct_io=*/true);
+  ASSERT_EQ(test::ReadFile("/sys/block/" + loop.name() + "/loop/dio"), "1\n")
+      << "the loop device does not pass direct I/O to the simulator";
+  // A focused grid: 3 block sizes x 3 alignments (+ sequential and QD32) gets many windows
+  // per cell in a short budget, which a busy CI machine needs.
   nlohmann::json j = RunJson({"bench", "--json", "--budget", "3", "--block-sizes", "512,2048,4096",
-                              "--offset-aligns", "512,2048,4096", fs.image()});
+                              "--offset-aligns", "512,2048,4096", loop.path()});
   ExpectBenchDocument(j, 3 * 3 + 2);
   EXPECT_GE(j["cells"][0]["trials"].get<int>(), 16);
-  // The reads arrived with their own offsets: most of the grid's misaligned reads crossed.
-  EXPECT_NE(fs.Stats().find("crossing "), std::string::npos);
-  EXPECT_EQ(fs.Stats().find("crossing 0\n"), std::string::npos) << fs.Stats();
-  // 4 KiB reads at 512-byte offsets: 7 of 8 cross, each 300 us slower.
+  EXPECT_GT(sim.Stat("reads"), 0u);
+  // 4 KiB reads at 512-byte offsets: 7 of 8 read two pages.
   const nlohmann::json* crossing = Comparison(j, 4096, 512);
   ASSERT_NE(crossing, nullptr);
   EXPECT_TRUE((*crossing)["significant"].get<bool>()) << crossing->dump();
-  EXPECT_LT((*crossing)["change_pct"].get<double>(), -50) << crossing->dump();
-  // 512-byte reads at 512-byte offsets and 2 KiB reads at 2 KiB offsets never cross.
+  EXPECT_TRUE((*crossing)["paired"].get<bool>()) << crossing->dump();
+  EXPECT_LT((*crossing)["change_pct"].get<double>(), -20) << crossing->dump();
+  // 512-byte reads at 512-byte offsets and 2 KiB reads at 2 KiB offsets never cross a page.
   for (auto [block, align] : {std::pair{512, 512}, std::pair{2048, 2048}}) {
     const nlohmann::json* never = Comparison(j, block, align);
     ASSERT_NE(never, nullptr);
@@ -347,15 +454,37 @@ TEST_F(BenchCommandTest, FusePenaltyIsDetectedWhereReadsCross) {
       << j["summary"];
 }
 
-TEST_F(BenchCommandTest, UniformFuseTargetShowsNoSignificantDifference) {
+TEST_F(BenchCommandTest, SimulatedSsdRewritesAreSlowerWhenMisalignedAndChangeNothing) {
   PARTALIGN_REQUIRE_DEVICES();
-  test::PenaltyFs fs(dir.File("mnt"), /*penalty_us=*/0, kFuseImageBytes);
+  // The default flash (25 us read, 200 us program): a misaligned 4 KiB rewrite reads two pages
+  // and read-modify-writes two, against one read and one program.
+  test::SsdSim sim(dir.File("sim"), {.size_bytes = 64ull << 20});
+  test::LoopDevice loop(sim.image(), 512, /*direct_io=*/true);
+  ASSERT_EQ(RunCommand({"dd", "if=/dev/urandom", "of=" + loop.path(), "bs=1M", "count=64",
+                        "oflag=direct", "status=none"})
+                .exit_code,
+            0);
+  const std::string before = Digest(loop.path());
+  nlohmann::json j = RunJson({"bench", "--json", "--rewrite", "--budget", "3", "--block-sizes",
+                              "4K", "--offset-aligns", "512,4K", loop.path()});
+  const nlohmann::json* misaligned = Comparison(j, 4096, 512);
+  ASSERT_NE(misaligned, nullptr);
+  EXPECT_TRUE((*misaligned)["significant"].get<bool>()) << misaligned->dump();
+  EXPECT_LT((*misaligned)["change_pct"].get<double>(), -30) << misaligned->dump();
+  EXPECT_GT(sim.Stat("partial_pages"), 0u);
+  EXPECT_EQ(Digest(loop.path()), before);
+}
+
+TEST_F(BenchCommandTest, UniformSimulatedSsdShowsNoSignificantDifference) {
+  PARTALIGN_REQUIRE_DEVICES();
+  test::SsdSim sim(dir.File("sim"), {.size_bytes = kSimBytes, .read_us = 0, .program_us = 0});
+  test::LoopDevice loop(sim.image(), 512, /*direct_io=*/true);
   // The comparisons hold a family-wise error rate of 5%: a correct tool reports a false
   // difference in 1 run of 20 by design. Two runs with different seeds must not both do so
   // (a correct tool fails this test in fewer than 1 of 400 runs).
   std::string failures;
   for (const char* seed : {"1", "2"}) {
-    nlohmann::json j = RunJson({"bench", "--json", "--budget", "3", "--seed", seed, fs.image()});
+    nlohmann::json j = RunJson({"bench", "--json", "--budget", "3", "--seed", seed, loop.path()});
     ExpectBenchDocument(j, 66);
     std::string significant;
     for (const nlohmann::json& c : j["alignment"]["comparisons"]) {

@@ -15,7 +15,7 @@ BenchReport GridReport(double slow_factor) {
   BenchReport r;
   r.target = {"/dev/<loop>", "disk", 1 << 30, 512, 0, 1 << 30};
   r.settings = {"grid", 10, 1, "io_uring", 8, 0.01};
-  for (const BenchCell& c : DefaultCells(false)) {
+  for (const BenchCell& c : DefaultCells(BenchOp::kRead)) {
     CellSummary s;
     s.cell = c;
     double iops = 10000;
@@ -41,6 +41,9 @@ TEST(HeatmapTest, GridOfBlockSizesByAlignments) {
   EXPECT_TRUE(slow.marked);
   EXPECT_NEAR(*slow.shade, 0.0, 1e-3);  // half the reference: fully red
   EXPECT_EQ(slow.lines[1], "-50.0% *");
+  ASSERT_EQ(slow.lines.size(), 3u);  // IOPS, change, its interval
+  EXPECT_NE(slow.lines[2].find(".."), std::string::npos) << slow.lines[2];
+  EXPECT_EQ(slow.lines[2].back(), '%');
   EXPECT_EQ(h->cells[7][7].lines[1], "reference");
   EXPECT_FALSE(h->cells[0][0].marked);
   EXPECT_TRUE(h->cells[0][0].faded);  // not significant: drawn pale
@@ -90,7 +93,8 @@ TEST(HtmlTest, ComparisonShowsBeforeAfterAndChange) {
   std::optional<Heatmap> change = ChangeHeatmap(c);
   ASSERT_TRUE(change);
   EXPECT_TRUE(change->cells[7][0].marked);
-  EXPECT_EQ(change->cells[7][0].lines[0], "-50.0%");
+  EXPECT_EQ(change->cells[7][0].lines[0], "-50.0% *");
+  EXPECT_NE(change->cells[7][0].lines[1].find(".."), std::string::npos);
   EXPECT_NEAR(*change->cells[7][0].shade, 0.0, 1e-9);  // saturated red
   EXPECT_NEAR(*change->cells[0][0].shade, 0.5, 1e-9);  // no change: the neutral middle
 }

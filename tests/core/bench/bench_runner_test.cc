@@ -1,6 +1,7 @@
 // RunBench with a simulated device: the seeded uniform target reports no difference, a
-// synthetic 4 KiB-crossing penalty is detected where (and only where) I/Os cross, drift does
-// not fake an effect, and the budget and errors are honoured.
+// synthetic 4 KiB-crossing penalty is detected where (and only where) I/Os cross, drift and
+// window-wide noise neither fake an effect nor widen the paired intervals, and the budget and
+// errors are honoured.
 #include "partalign/bench/bench_runner.h"
 
 #include <gtest/gtest.h>
@@ -14,11 +15,12 @@ namespace {
 using test::FakeDevice;
 using test::FakeEngine;
 
-constexpr BenchRange kRange{0, uint64_t{1} << 30};
+const std::vector<BenchRange> kRange{{0, uint64_t{1} << 30}};
 
 BenchReport RunFake(FakeDevice device, uint64_t budget_ns = 8'000'000'000, uint64_t seed = 1) {
   FakeEngine engine(device);
-  BenchPlan plan = *PlanBench(DefaultCells(false), {.trial_budget_ns = budget_ns, .seed = seed});
+  BenchPlan plan =
+      *PlanBench(DefaultCells(BenchOp::kRead), {.trial_budget_ns = budget_ns, .seed = seed});
   Result<BenchMeasurements> m = RunBench(plan, kRange, engine);
   EXPECT_TRUE(m) << m.error().message;
   BenchReport report;
@@ -40,6 +42,15 @@ bool AnySignificant(const BenchReport& r) {
                      [](const CellComparison& c) { return c.change.significant; });
 }
 
+// The widest half-width of the grid's intervals, in percent of the reference.
+double WidestHalfWidth(const BenchReport& r) {
+  double widest = 0;
+  for (const CellComparison& c : r.alignment) {
+    widest = std::max(widest, (c.change.high - c.change.low) / 2);
+  }
+  return widest;
+}
+
 TEST(RunBenchTest, UniformTargetShowsNoSignificantDifference) {
   // A device whose latency does not depend on alignment, one fixed seed: nothing differs. (By
   // design about 3% of seeds do report a difference; the next test checks that rate.)
@@ -47,6 +58,7 @@ TEST(RunBenchTest, UniformTargetShowsNoSignificantDifference) {
   ASSERT_EQ(r.alignment.size(), 56u);
   for (const CellComparison& c : r.alignment) {
     EXPECT_FALSE(c.change.significant) << Describe(c.subject) << " " << FormatChange(c.change);
+    EXPECT_EQ(c.change.pairs, r.cells.front().trials) << "the grid's comparisons are paired";
   }
   EXPECT_NE(r.summary.find("no significant difference"), std::string::npos) << r.summary;
 }
@@ -61,6 +73,35 @@ TEST(RunBenchTest, UniformTargetRaisesFalseAlarmsInFewerThanFivePercentOfRuns) {
     runs_with_alarm += AnySignificant(RunFake({.seed = seed * 7919}, 8'000'000'000, seed));
   }
   EXPECT_LE(runs_with_alarm, kRuns * 5 / 100);
+}
+
+TEST(RunBenchTest, NoiseThatHitsWholeWindowsCancelsInThePairs) {
+  // A noisy neighbour makes every window up to twice as slow or fast (sigma 0.35 on the log
+  // scale, ten times the default): the cells of a row share each window, so the ratios within
+  // a window do not see it. The intervals stay as narrow as on a quiet machine and the 10%
+  // penalty of 4 KiB reads that cross a 4 KiB boundary is still found.
+  BenchReport quiet = RunFake({.crossing_penalty = 0.1, .io_sigma = 0.3, .trial_sigma = 0.0});
+  BenchReport noisy = RunFake({.crossing_penalty = 0.1, .io_sigma = 0.3, .trial_sigma = 0.35});
+  EXPECT_LT(WidestHalfWidth(noisy), WidestHalfWidth(quiet) * 1.25)
+      << WidestHalfWidth(noisy) << " vs " << WidestHalfWidth(quiet);
+  EXPECT_LT(WidestHalfWidth(noisy), 0.08);
+  for (uint64_t align : {512u, 1024u, 1536u, 2560u, 3072u, 3584u}) {
+    const CellComparison& c = Find(noisy, 4096, align);
+    EXPECT_TRUE(c.change.significant && c.change.change < 0)
+        << align << " " << FormatChange(c.change);
+  }
+  // Unpaired, the same trials could not tell: the window noise is in every trial.
+  const CellSummary* slow = nullptr;
+  const CellSummary* reference = nullptr;
+  for (const CellSummary& c : noisy.cells) {
+    if (c.cell.in_grid && c.cell.block_size == 4096 && c.cell.offset_align == 512) slow = &c;
+    if (c.cell.in_grid && c.cell.block_size == 4096 && c.cell.offset_align == 4096) reference = &c;
+  }
+  ASSERT_TRUE(slow && reference);
+  Change unpaired = *CompareSamples(reference->trial_iops, slow->trial_iops,
+                                    BonferroniConfidence(kConfidence, 56));
+  EXPECT_GT(unpaired.high - unpaired.low,
+            4 * (Find(noisy, 4096, 512).change.high - Find(noisy, 4096, 512).change.low));
 }
 
 TEST(RunBenchTest, CrossingPenaltyIsDetectedWhereIosCross) {
@@ -97,34 +138,40 @@ TEST(RunBenchTest, SameSeedSameResults) {
 
 TEST(RunBenchTest, StopsBetweenRoundsWhenTheBudgetRunsOut) {
   FakeEngine engine({});
-  // Every trial's wall time is far above its planned length (a slow drain): the runner stops
-  // after the minimum number of rounds, never in the middle of one.
+  // Every window's wall time is far above its planned length (a slow drain): the runner
+  // shortens the windows for the minimum number of rounds and stops after them, never in the
+  // middle of one.
   engine.set_wall_overhead(1000);
-  BenchPlan plan = *PlanBench(DefaultCells(false), {.trial_budget_ns = 8'000'000'000});
+  BenchPlan plan = *PlanBench(DefaultCells(BenchOp::kRead), {.trial_budget_ns = 8'000'000'000});
   ASSERT_GT(plan.rounds, kMinRounds);
   BenchMeasurements m = *RunBench(plan, kRange, engine);
   EXPECT_EQ(m.rounds, kMinRounds);
   for (const CellMeasurement& c : m.cells) EXPECT_EQ(c.trial_iops.size(), kMinRounds);
-  EXPECT_EQ(engine.trials(), static_cast<int>(kMinRounds * plan.cells.size()));
+  EXPECT_EQ(engine.trials(), static_cast<int>(kMinRounds * plan.groups.size()));
 }
 
-TEST(RunBenchTest, ShortensTrialsSoThatEveryPlannedRoundFits) {
+TEST(RunBenchTest, KeepsItsWindowsAndDropsTheRoundsThatDoNotFit) {
   FakeEngine engine({});
-  // Each trial takes 40 latencies (2 ms) longer than asked: the runner measures that after the
-  // first round and shortens the following trials instead of overrunning or dropping rounds.
-  engine.set_wall_overhead(40);
-  BenchPlan plan = *PlanBench(DefaultCells(false), {.trial_budget_ns = 8'000'000'000});
+  // Each window takes 20 latencies (1 ms) longer than asked: the rounds take longer than
+  // planned, and the runner stops after the last one that fits instead of shortening windows
+  // (which would only waste a larger share of the time on starts and drains).
+  engine.set_wall_overhead(20);
+  BenchPlan plan = *PlanBench(DefaultCells(BenchOp::kRead), {.trial_budget_ns = 8'000'000'000});
   BenchMeasurements m = *RunBench(plan, kRange, engine);
-  EXPECT_EQ(m.rounds, plan.rounds);
-  EXPECT_LE(m.wall_ns, plan.trial_budget_ns * 102 / 100);
-  EXPECT_GT(m.wall_ns, plan.trial_budget_ns * 90 / 100);
-  EXPECT_LT(m.planned_ns, plan.rounds * plan.cells.size() * plan.trial_ns);
+  EXPECT_LT(m.rounds, plan.rounds);
+  EXPECT_GT(m.rounds, kMinRounds);
+  EXPECT_LE(m.wall_ns, plan.trial_budget_ns);
+  EXPECT_GT(m.wall_ns, plan.trial_budget_ns * 95 / 100);
+  uint64_t round_ns = 0;
+  for (const BenchGroup& g : plan.groups) round_ns += g.window_ns;
+  EXPECT_EQ(m.planned_ns, m.rounds * round_ns);
+  for (const CellMeasurement& c : m.cells) EXPECT_EQ(c.trial_iops.size(), m.rounds);
 }
 
 TEST(RunBenchTest, EngineErrorsStopTheRun) {
   FakeEngine engine({});
   engine.set_fail_after(5);
-  BenchPlan plan = *PlanBench(DefaultCells(false), {.trial_budget_ns = 1'000'000'000});
+  BenchPlan plan = *PlanBench(DefaultCells(BenchOp::kRead), {.trial_budget_ns = 1'000'000'000});
   Result<BenchMeasurements> m = RunBench(plan, kRange, engine);
   ASSERT_FALSE(m);
   EXPECT_EQ(m.error().message, "fake I/O error");
@@ -132,10 +179,38 @@ TEST(RunBenchTest, EngineErrorsStopTheRun) {
 
 TEST(RunBenchTest, RangeTooSmallForACellIsAnError) {
   FakeEngine engine({});
-  BenchPlan plan = *PlanBench(DefaultCells(false), {.trial_budget_ns = 1'000'000'000});
-  Result<BenchMeasurements> m = RunBench(plan, {0, 512 * 1024}, engine);  // < 1 MiB sequential
+  BenchPlan plan = *PlanBench(DefaultCells(BenchOp::kRead), {.trial_budget_ns = 1'000'000'000});
+  Result<BenchMeasurements> m = RunBench(plan, {{0, 512 * 1024}}, engine);  // < 1 MiB sequential
   ASSERT_FALSE(m);
   EXPECT_NE(m.error().message.find("seqread bs=1048576"), std::string::npos) << m.error().message;
+  // A place without a range.
+  BenchPlan two =
+      *PlanBench({{IoPattern::kRandRead, 4096, 4096, 1}, {IoPattern::kRandRead, 4096, 4096, 1}},
+                 {.trial_budget_ns = 1'000'000'000, .places = {0, 1}});
+  EXPECT_FALSE(RunBench(two, kRange, engine));
+}
+
+TEST(RunBenchTest, TwoPlacesInOneGroupGoToTheirOwnRangesAndPair) {
+  // apply --bench's shape: the same cell at two places, sharing windows. The fake charges the
+  // crossing penalty to every I/O at the misaligned place (its origin is 512 bytes off).
+  FakeEngine engine({.crossing_penalty = 0.2, .io_sigma = 0.2, .trial_sigma = 0.3});
+  const BenchCell cell{IoPattern::kRandRewrite, 4096, 4096, 1};
+  const std::vector<BenchRange> places{{512, 64 << 20, 512}, {1 << 20, 64 << 20, 1 << 20}};
+  BenchPlan plan = *PlanBench(
+      {cell, cell}, {.trial_budget_ns = 2'000'000'000, .groups = {{{0, 1}, 0}}, .places = {0, 1}});
+  BenchMeasurements m = *RunBench(plan, places, engine);
+  ASSERT_EQ(m.cells.size(), 2u);
+  EXPECT_EQ(m.cells[0].place, 0u);
+  EXPECT_EQ(m.cells[1].place, 1u);
+  EXPECT_EQ(m.cells[0].group, m.cells[1].group);
+  CellSummary old_place = Summarize(m.cells[0]);
+  CellSummary new_place = Summarize(m.cells[1]);
+  Change paired = *CompareCells(old_place, new_place, 0.95, /*same_run=*/true);
+  EXPECT_EQ(paired.pairs, m.rounds);
+  EXPECT_TRUE(paired.significant);
+  EXPECT_NEAR(paired.change, 0.2, 0.03) << FormatChange(paired);
+  // Two runs are never paired.
+  EXPECT_EQ(CompareCells(old_place, new_place, 0.95, /*same_run=*/false)->pairs, 0u);
 }
 
 }  // namespace

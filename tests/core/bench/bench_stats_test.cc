@@ -185,6 +185,130 @@ TEST(CompareSamplesTest, RejectsTooFewOrNonPositiveSamples) {
   EXPECT_FALSE(CompareSamples({1, -2}, {1, 2}, 0.95));
 }
 
+// Pairs of per-window rates: each window has a machine factor both sides share (what pairing
+// removes), and each side its own noise; `ratio` is subject / reference.
+void PairedTrials(Xoshiro256& rng, size_t n, double ratio, double window_sigma, double sigma,
+                  std::vector<double>* reference, std::vector<double>* subject) {
+  reference->clear();
+  subject->clear();
+  for (size_t w = 0; w < n; ++w) {
+    const double machine = 1000 * std::exp(window_sigma * rng.NextNormal());
+    reference->push_back(machine * std::exp(sigma * rng.NextNormal()));
+    subject->push_back(machine * ratio * std::exp(sigma * rng.NextNormal()));
+  }
+}
+
+TEST(ComparePairedTest, IntervalCoversTheTrueRatioAndIgnoresWindowNoise) {
+  Xoshiro256 rng(606);
+  constexpr int kExperiments = 2000;
+  int covered = 0;
+  double width = 0;
+  std::vector<double> reference, subject;
+  for (int e = 0; e < kExperiments; ++e) {
+    // The machine varies by 50% from window to window; each side by 5% on its own.
+    PairedTrials(rng, 64, 1.1, 0.5, 0.05, &reference, &subject);
+    Change c = *ComparePaired(reference, subject, 0.95);
+    covered += c.low <= 0.1 && 0.1 <= c.high;
+    width += (c.high - c.low) / kExperiments;
+    EXPECT_EQ(c.pairs, 64u);
+  }
+  const double coverage = static_cast<double>(covered) / kExperiments;
+  EXPECT_GE(coverage, 0.95 - 0.01);
+  EXPECT_LE(coverage, 0.98);  // order statistics reach 95% or a little more
+  // About 2 x 1.96 x 1.25 x 0.05 x sqrt(2 / 64) x 1.1 = 4.8% (the median's interval is 1.25
+  // times as wide as the mean's on normal data): the 50% window noise is gone.
+  EXPECT_LT(width, 0.06);
+  EXPECT_GT(width, 0.035);
+}
+
+TEST(ComparePairedTest, FalsePositiveRateOnASkewedNullIsAtMostFivePercent) {
+  // Without a difference, a window's log ratio is symmetric about 0 whatever the noise looks
+  // like (both sides draw from the same distribution): here heavy-tailed and skewed, a stall
+  // of 10x in 5% of the I/O sums.
+  Xoshiro256 rng(707);
+  constexpr int kExperiments = 4000;
+  int significant = 0;
+  std::vector<double> reference(40), subject(40);
+  for (int e = 0; e < kExperiments; ++e) {
+    for (size_t w = 0; w < 40; ++w) {
+      const double machine = std::exp(0.5 * rng.NextNormal());
+      reference[w] =
+          machine * (rng.NextDouble() < 0.05 ? 0.1 : 1) * std::exp(0.1 * rng.NextNormal());
+      subject[w] = machine * (rng.NextDouble() < 0.05 ? 0.1 : 1) * std::exp(0.1 * rng.NextNormal());
+    }
+    significant += ComparePaired(reference, subject, 0.95)->significant;
+  }
+  const double rate = static_cast<double>(significant) / kExperiments;
+  EXPECT_LE(rate, 0.05 + 0.007);
+  EXPECT_GE(rate, 0.03);
+}
+
+TEST(ComparePairedTest, BonferroniFamilyOf56HasAtMostFivePercentFalseAlarms) {
+  // 56 independent comparisons at 1 - 0.05/56 each: 4.9% of the runs raise an alarm. The bound
+  // allows two standard errors of the simulation (0.9% with 600 runs).
+  Xoshiro256 rng(808);
+  constexpr int kRuns = 600;
+  const double confidence = BonferroniConfidence(kConfidence, 56);
+  int runs_with_alarm = 0;
+  std::vector<double> reference, subject;
+  for (int run = 0; run < kRuns; ++run) {
+    bool alarm = false;
+    for (int i = 0; i < 56; ++i) {
+      PairedTrials(rng, 32, 1.0, 0.3, 0.08, &reference, &subject);
+      alarm |= ComparePaired(reference, subject, confidence)->significant;
+    }
+    runs_with_alarm += alarm;
+  }
+  const double rate = static_cast<double>(runs_with_alarm) / kRuns;
+  EXPECT_LE(rate, 0.05 + 0.018);
+  EXPECT_GE(rate, 0.02);  // not so conservative that it could never say anything
+}
+
+TEST(ComparePairedTest, DetectsAFivePercentEffectWithSixtyFourWindows) {
+  // The smallest effect of the 10% detection target (half the I/Os of a cell misaligned), at
+  // the family level of the default grid.
+  Xoshiro256 rng(909);
+  const double confidence = BonferroniConfidence(kConfidence, 56);
+  int detected = 0;
+  std::vector<double> reference, subject;
+  for (int e = 0; e < 1000; ++e) {
+    PairedTrials(rng, 64, 0.95, 0.3, 0.03, &reference, &subject);
+    Change c = *ComparePaired(reference, subject, confidence);
+    detected += c.significant && c.change < 0;
+  }
+  EXPECT_GE(detected, 950);
+}
+
+TEST(ComparePairedTest, WindowsWhereOneSideStalledDoNotWidenTheInterval) {
+  // A quarter of the windows have a stall of one side (20x slower, either side): the median
+  // of the per-window ratios and its order-statistic interval barely notice.
+  Xoshiro256 rng(1010);
+  std::vector<double> reference, subject;
+  PairedTrials(rng, 64, 1.05, 0.3, 0.02, &reference, &subject);
+  Change clean = *ComparePaired(reference, subject, BonferroniConfidence(kConfidence, 56));
+  for (size_t w = 0; w < 64; w += 4) ((w / 4) % 2 ? reference : subject)[w] /= 20;
+  Change stalled = *ComparePaired(reference, subject, BonferroniConfidence(kConfidence, 56));
+  EXPECT_TRUE(stalled.significant);
+  EXPECT_NEAR(stalled.change, 0.05, 0.01);
+  EXPECT_LT(stalled.high - stalled.low, 2 * (clean.high - clean.low));
+  EXPECT_LT(stalled.high - stalled.low, 0.05);
+}
+
+TEST(ComparePairedTest, RejectsUnequalTooFewOrNonPositiveSamples) {
+  EXPECT_FALSE(ComparePaired({1, 2, 3}, {1, 2}, 0.95));
+  EXPECT_FALSE(ComparePaired({1, 2}, {1, -2}, 0.95));
+  // 5 pairs: [min, max] covers the median with 1 - 2^-4 = 93.75%, short of 95%.
+  Result<Change> few = ComparePaired({1, 2, 3, 4, 5}, {1, 2, 3, 4, 5}, 0.95);
+  ASSERT_FALSE(few);
+  EXPECT_EQ(few.error().message,
+            "5 windows are too few for a 95.00% interval; give the benchmark more time");
+  // Constant ratios: the interval is the point.
+  Change exact = *ComparePaired(std::vector<double>(8, 100), std::vector<double>(8, 90), 0.95);
+  EXPECT_NEAR(exact.change, -0.1, 1e-12);
+  EXPECT_NEAR(exact.low, -0.1, 1e-12);
+  EXPECT_TRUE(exact.significant);
+}
+
 TEST(BonferroniTest, SplitsTheErrorRateEvenly) {
   EXPECT_DOUBLE_EQ(BonferroniConfidence(0.95, 1), 0.95);
   EXPECT_DOUBLE_EQ(BonferroniConfidence(0.95, 50), 0.999);

@@ -1,7 +1,8 @@
 // A simulated device for the benchmark's unit tests (fio's engines/null.c idea: an engine that
 // pretends, to test the tool itself). Latencies are drawn from a seeded log-normal
 // distribution; an I/O that crosses a 4 KiB boundary can cost extra; the whole machine can
-// drift. Time is simulated, so the tests are fast and give the same result on every run.
+// drift, and be faster or slower for a whole window (a noisy neighbour). Time is simulated, so
+// the tests are fast and give the same result on every run.
 #pragma once
 
 #include <cmath>
@@ -17,8 +18,8 @@ struct FakeDevice {
   double per_kib_ns = 100;        ///< transfer cost per KiB
   double crossing_penalty = 0.0;  ///< extra fraction for an I/O crossing a 4 KiB boundary
   double io_sigma = 0.3;          ///< log-normal spread of single I/Os
-  double trial_sigma = 0.03;      ///< log-normal spread of whole trials (machine noise)
-  double drift_per_trial = 0.0;   ///< the machine slows by this fraction every trial
+  double trial_sigma = 0.03;      ///< log-normal spread of whole windows (machine noise)
+  double drift_per_trial = 0.0;   ///< the machine slows by this fraction every window
   uint64_t seed = 1;
 };
 
@@ -28,8 +29,7 @@ class FakeEngine : public BenchEngine {
 
   std::string name() const override { return "fake"; }
 
-  Result<TrialResult> RunTrial(const TrialSpec& spec, OffsetGenerator& offsets,
-                               LatencyHistogram& latency) override {
+  Result<TrialResult> RunTrial(const TrialSpec& spec) override {
     if (fail_after_ >= 0 && trials_ >= fail_after_) return MakeError("fake I/O error");
     const double machine = std::exp(device_.trial_sigma * rng_.NextNormal()) *
                            std::pow(1.0 + device_.drift_per_trial, static_cast<double>(trials_));
@@ -37,18 +37,28 @@ class FakeEngine : public BenchEngine {
     TrialResult r;
     double now = 0;
     double last = 0;
-    while (now < static_cast<double>(spec.duration_ns)) {
-      const uint64_t offset = offsets.Next();
-      const bool crosses = offset / 4096 != (offset + spec.block_size - 1) / 4096;
-      last = (device_.base_ns + device_.per_kib_ns * static_cast<double>(spec.block_size) / 1024) *
-             (crosses ? 1.0 + device_.crossing_penalty : 1.0) * machine *
-             std::exp(device_.io_sigma * rng_.NextNormal());
-      latency.Record(static_cast<uint64_t>(last));
+    size_t position = 0;
+    size_t seen = 0;
+    const size_t streams = spec.streams.size();
+    while (now < static_cast<double>(spec.duration_ns) || seen < streams) {
+      const size_t s = streams == 1 ? 0 : spec.order[position++ % spec.order.size()];
+      const TrialStream& stream = spec.streams[s];
+      const uint64_t offset = stream.offsets->Next();
+      const bool crosses = offset / 4096 != (offset + stream.block_size - 1) / 4096;
+      last =
+          (device_.base_ns + device_.per_kib_ns * static_cast<double>(stream.block_size) / 1024) *
+          (crosses ? 1.0 + device_.crossing_penalty : 1.0) * machine *
+          std::exp(device_.io_sigma * rng_.NextNormal()) * (IsRewrite(stream.pattern) ? 2 : 1);
+      stream.latency->Record(static_cast<uint64_t>(last));
+      StreamResult& out = r.streams[s];
+      seen += out.ios == 0;
+      ++out.ios;
+      out.bytes += stream.block_size;
+      out.latency_ns += static_cast<uint64_t>(last);
+      ++out.latency_ios;
       // Queue depth q: q I/Os in parallel, so each adds a q-th of its latency to the clock.
       now += last / spec.queue_depth;
-      ++r.ios;
     }
-    r.bytes = r.ios * spec.block_size;
     r.measured_ns = static_cast<uint64_t>(now);
     r.wall_ns = static_cast<uint64_t>(now + last * wall_overhead_);
     return r;

@@ -1,7 +1,11 @@
 // Both benchmark engines against image files (no root) and loop devices with direct I/O (root):
 // they count what they complete, record one latency per I/O, write the data they say they
-// write, and report O_DIRECT errors with the offset.
+// write, rewrite without changing a byte, interleave the streams of a trial in its order, and
+// report O_DIRECT errors with the offset.
 #include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
 
 #include <cstring>
 #include <memory>
@@ -52,11 +56,11 @@ TEST_P(BenchEngineTest, ReadTrialCountsEveryCompletedIo) {
     OffsetGenerator offsets = Offsets(AccessOrder::kRandom, 4096, 512);
     LatencyHistogram latency;
     Result<TrialResult> r =
-        engine->RunTrial({IoPattern::kRandRead, 4096, depth, kTrialNs}, offsets, latency);
+        RunSingleTrial(*engine, IoPattern::kRandRead, 4096, depth, kTrialNs, offsets, latency);
     ASSERT_TRUE(r) << r.error().message;
-    EXPECT_GT(r->ios, 0u);
-    EXPECT_EQ(r->bytes, r->ios * 4096);
-    EXPECT_EQ(latency.count(), r->ios);
+    EXPECT_GT(r->ios(), 0u);
+    EXPECT_EQ(r->bytes(), r->ios() * 4096);
+    EXPECT_EQ(latency.count(), r->ios());
     EXPECT_GE(r->measured_ns, kTrialNs);
     EXPECT_GE(r->wall_ns, r->measured_ns);
     EXPECT_GT(latency.min(), 0u);
@@ -69,14 +73,14 @@ TEST_P(BenchEngineTest, SequentialWritesLandWithTheBufferData) {
   OffsetGenerator offsets = Offsets(AccessOrder::kSequential, 65536, 65536);
   LatencyHistogram latency;
   Result<TrialResult> r =
-      engine->RunTrial({IoPattern::kSeqWrite, 65536, 1, kTrialNs}, offsets, latency);
+      RunSingleTrial(*engine, IoPattern::kSeqWrite, 65536, 1, kTrialNs, offsets, latency);
   ASSERT_TRUE(r) << r.error().message;
-  ASSERT_GT(r->ios, 0u);
+  ASSERT_GT(r->ios(), 0u);
   // At QD1 every write comes from slot 0: the first 64 KiB of the pseudo-random pool.
   AlignedBuffer expected(65536);
   expected.FillPseudoRandom();
   const std::string data = test::ReadFile(image_);
-  const uint64_t written = std::min<uint64_t>(r->ios, kImageBytes / 65536);
+  const uint64_t written = std::min<uint64_t>(r->ios(), kImageBytes / 65536);
   for (uint64_t block = 0; block < written; ++block) {
     ASSERT_EQ(std::memcmp(data.data() + block * 65536, expected.data(), 65536), 0) << block;
   }
@@ -85,17 +89,80 @@ TEST_P(BenchEngineTest, SequentialWritesLandWithTheBufferData) {
   }
 }
 
+TEST_P(BenchEngineTest, RewritesLeaveEveryByteAsItWas) {
+  // Pseudo-random contents, unlike the pool's: a write of the pool would change them.
+  {
+    AlignedBuffer data(kImageBytes);
+    data.FillPseudoRandom(99);
+    int fd = ::open(image_.c_str(), O_WRONLY | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::pwrite(fd, data.data(), kImageBytes, 0), static_cast<ssize_t>(kImageBytes));
+    ::close(fd);
+  }
+  const std::string before = test::ReadFile(image_);
+  Target t = Open(image_, /*write=*/true);
+  std::unique_ptr<BenchEngine> engine = *GetParam()(t, 32, 32 * 4096);
+  for (uint32_t depth : {1u, 32u}) {
+    // 512-byte offsets: at QD32 in-flight rewrites overlap each other.
+    OffsetGenerator offsets = Offsets(AccessOrder::kRandom, 4096, 512);
+    LatencyHistogram latency;
+    Result<TrialResult> r =
+        RunSingleTrial(*engine, IoPattern::kRandRewrite, 4096, depth, kTrialNs, offsets, latency);
+    ASSERT_TRUE(r) << r.error().message;
+    EXPECT_GT(r->ios(), 0u);
+    EXPECT_EQ(r->bytes(), r->ios() * 4096);
+    EXPECT_EQ(latency.count(), r->ios());
+    EXPECT_GE(r->streams[0].latency_ios, r->ios());
+  }
+  OffsetGenerator sequential = Offsets(AccessOrder::kSequential, 65536, 65536);
+  LatencyHistogram latency;
+  ASSERT_TRUE(
+      RunSingleTrial(*engine, IoPattern::kSeqRewrite, 65536, 2, kTrialNs, sequential, latency));
+  EXPECT_TRUE(test::ReadFile(image_) == before) << "a rewrite changed the image";
+}
+
+TEST_P(BenchEngineTest, StreamsOfATrialFollowItsOrder) {
+  Target t = Open(image_);
+  std::unique_ptr<BenchEngine> engine = *GetParam()(t, 1, 4096);
+  // Three streams, the second twice per block: at QD1 the counts follow the order to within
+  // one block.
+  std::vector<OffsetGenerator> offsets;
+  std::vector<LatencyHistogram> latency(3);
+  for (uint64_t align : {512u, 1024u, 4096u})
+    offsets.push_back(Offsets(AccessOrder::kRandom, 4096, align));
+  std::vector<TrialStream> streams;
+  for (size_t i = 0; i < 3; ++i) {
+    streams.push_back({IoPattern::kRandRead, 4096, &offsets[i], &latency[i]});
+  }
+  const std::vector<uint8_t> order{1, 0, 1, 2, 2, 1, 0, 1};
+  Result<TrialResult> r = engine->RunTrial({streams, 1, kTrialNs, order});
+  ASSERT_TRUE(r) << r.error().message;
+  const uint64_t blocks = r->ios() / 4;
+  ASSERT_GT(blocks, 10u);
+  EXPECT_NEAR(static_cast<double>(r->streams[0].ios), static_cast<double>(blocks), 1.5);
+  EXPECT_NEAR(static_cast<double>(r->streams[1].ios), 2.0 * blocks, 2.5);
+  EXPECT_NEAR(static_cast<double>(r->streams[2].ios), static_cast<double>(blocks), 1.5);
+  for (size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(latency[i].count(), r->streams[i].ios) << i;
+    EXPECT_EQ(r->streams[i].latency_ios, r->streams[i].ios) << "QD1 drains nothing";
+    EXPECT_GT(r->streams[i].latency_ns, 0u);
+  }
+  // An order that leaves a stream out is refused.
+  const std::vector<uint8_t> partial{0, 1};
+  EXPECT_FALSE(engine->RunTrial({streams, 1, kTrialNs, partial}));
+}
+
 TEST_P(BenchEngineTest, TrialsBeyondTheSetUpAreRefused) {
   Target t = Open(image_);
   std::unique_ptr<BenchEngine> engine = *GetParam()(t, 4, 4 * 4096);
   OffsetGenerator offsets = Offsets(AccessOrder::kRandom, 4096, 4096);
   LatencyHistogram latency;
   Result<TrialResult> r =
-      engine->RunTrial({IoPattern::kRandRead, 4096, 8, kTrialNs}, offsets, latency);
+      RunSingleTrial(*engine, IoPattern::kRandRead, 4096, 8, kTrialNs, offsets, latency);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("set up for QD4 and 16384 bytes"), std::string::npos)
       << r.error().message;
-  EXPECT_FALSE(engine->RunTrial({IoPattern::kRandRead, 8192, 4, kTrialNs}, offsets, latency));
+  EXPECT_FALSE(RunSingleTrial(*engine, IoPattern::kRandRead, 8192, 4, kTrialNs, offsets, latency));
 }
 
 TEST_P(BenchEngineTest, MisalignedDirectIoOnAFourKDeviceIsAnErrorWithItsOffset) {
@@ -106,7 +173,7 @@ TEST_P(BenchEngineTest, MisalignedDirectIoOnAFourKDeviceIsAnErrorWithItsOffset) 
   OffsetGenerator offsets = Offsets(AccessOrder::kRandom, 512, 512);
   LatencyHistogram latency;
   Result<TrialResult> r =
-      engine->RunTrial({IoPattern::kRandRead, 512, 1, kTrialNs}, offsets, latency);
+      RunSingleTrial(*engine, IoPattern::kRandRead, 512, 1, kTrialNs, offsets, latency);
   ASSERT_FALSE(r);
   EXPECT_NE(r.error().message.find("cannot read '" + loop.path() + "' at byte "), std::string::npos)
       << r.error().message;
@@ -121,10 +188,10 @@ TEST_P(BenchEngineTest, LoopDeviceWithDirectIo) {
   OffsetGenerator offsets = Offsets(AccessOrder::kRandom, 4096, 4096);
   LatencyHistogram latency;
   Result<TrialResult> r =
-      engine->RunTrial({IoPattern::kRandRead, 4096, 32, kTrialNs}, offsets, latency);
+      RunSingleTrial(*engine, IoPattern::kRandRead, 4096, 32, kTrialNs, offsets, latency);
   ASSERT_TRUE(r) << r.error().message;
-  EXPECT_GT(r->ios, 32u);
-  EXPECT_EQ(latency.count(), r->ios);
+  EXPECT_GT(r->ios(), 32u);
+  EXPECT_EQ(latency.count(), r->ios());
 }
 
 INSTANTIATE_TEST_SUITE_P(Engines, BenchEngineTest,

@@ -1,10 +1,14 @@
-// The write guard and the signature listing behind it: images made by the real tools (mkfs,
-// mkswap, sfdisk) are refused with what they hold; blank images are not.
+// The write and rewrite guards and the signature listing behind them: images made by the real
+// tools (mkfs, mkswap, sfdisk) are refused with what they hold, blank images are not; rewrites
+// are refused while anything uses the disk or holds its lock.
 #include "io/bench/bench_setup.h"
+
+#include <sys/file.h>
 
 #include <gtest/gtest.h>
 
 #include "io/device/blkid_probe.h"
+#include "io/device/in_use.h"
 #include "support/device_test.h"
 #include "support/loop_device.h"
 #include "support/run_command.h"
@@ -98,12 +102,12 @@ TEST_F(WriteGuardTest, TableWithoutFreeSpaceIsRefused) {
 }
 
 TEST_F(WriteGuardTest, OpenBenchTargetDescribesAnImage) {
-  Result<BenchTarget> t = OpenBenchTarget(image_, /*write=*/false);
+  Result<BenchTarget> t = OpenBenchTarget(image_, BenchAccess::kRead);
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->info.kind, "image file");
   EXPECT_EQ(t->info.size_bytes, kImageBytes);
-  EXPECT_EQ(t->range.start, 0u);
-  EXPECT_EQ(t->range.bytes, kImageBytes);
+  EXPECT_EQ(t->ranges.at(0).start, 0u);
+  EXPECT_EQ(t->ranges.at(0).bytes, kImageBytes);
 }
 
 TEST_F(WriteGuardTest, MountedLoopDeviceIsInUse) {
@@ -122,6 +126,46 @@ TEST_F(WriteGuardTest, MountedLoopDeviceIsInUse) {
   EXPECT_NE(why->find("it is in use"), std::string::npos) << *why;
 }
 
+TEST_F(WriteGuardTest, RewriteIsRefusedWhileAPartitionIsMounted) {
+  PARTALIGN_REQUIRE_DEVICES();
+  ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image_}, "label: dos\n2048,20480\n").exit_code, 0);
+  test::LoopDevice loop(image_, 512);
+  ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
+  ASSERT_EQ(RunCommand({"mkfs.ext4", "-q", "-F", loop.PartitionPath(1)}).exit_code, 0);
+  EXPECT_FALSE(*RewriteRefusal(loop.path()));
+  test::TempDir mnt;
+  ASSERT_EQ(RunCommand({"mount", loop.PartitionPath(1), mnt.path()}).exit_code, 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { RunCommand({"umount", path}); }
+  } unmount{mnt.path()};
+  std::optional<std::string> why = *RewriteRefusal(loop.path());
+  ASSERT_TRUE(why);
+  EXPECT_EQ(
+      why->rfind("refusing to rewrite '" + loop.path() + "' while it is in use: partition 1 ('" +
+                     loop.PartitionPath(1) + "') is mounted on '",
+                 0),
+      0u)
+      << *why;
+  // The exclusive open fails too, as a refusal (IsBusy), not as an I/O error.
+  Result<BenchTarget> t = OpenBenchTarget(loop.path(), BenchAccess::kRewrite);
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(IsBusy(t.error())) << t.error().message;
+}
+
+TEST_F(WriteGuardTest, RewriteTakesTheLockThatApplyAndSfdiskTake) {
+  Result<Target> holder = OpenTarget(image_);
+  ASSERT_TRUE(holder);
+  ASSERT_EQ(::flock(holder->fd.get(), LOCK_EX | LOCK_NB), 0);
+  Result<BenchTarget> t = OpenBenchTarget(image_, BenchAccess::kRewrite);
+  ASSERT_FALSE(t);
+  EXPECT_TRUE(IsBusy(t.error())) << t.error().message;
+  EXPECT_NE(t.error().message.find("is locked by another program"), std::string::npos);
+  // A caller that holds the lock itself (apply --bench after the change) opens without it.
+  Result<BenchTarget> held = OpenBenchTarget(image_, BenchAccess::kRewrite, {}, /*held=*/true);
+  ASSERT_TRUE(held) << held.error().message;
+}
+
 TEST_F(WriteGuardTest, LoopPartitionWithoutSignatureMayBeWrittenItsDiskOnlyOutside) {
   PARTALIGN_REQUIRE_DEVICES();
   ASSERT_EQ(RunCommand({"sfdisk", "--quiet", image_}, "label: dos\n2048,20480\n").exit_code, 0);
@@ -131,7 +175,7 @@ TEST_F(WriteGuardTest, LoopPartitionWithoutSignatureMayBeWrittenItsDiskOnlyOutsi
   WriteDecision part = Decide(loop.PartitionPath(1));
   EXPECT_FALSE(part.refusal) << *part.refusal;
   EXPECT_FALSE(part.range);
-  Result<BenchTarget> t = OpenBenchTarget(loop.PartitionPath(1), /*write=*/false);
+  Result<BenchTarget> t = OpenBenchTarget(loop.PartitionPath(1), BenchAccess::kRead);
   ASSERT_TRUE(t) << t.error().message;
   EXPECT_EQ(t->info.kind, "partition");
   EXPECT_EQ(t->info.size_bytes, 20480u * 512);

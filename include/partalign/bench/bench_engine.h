@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "partalign/bench/bench_plan.h"
 #include "partalign/bench/bench_random.h"
@@ -22,6 +23,10 @@ struct TrialStream {
   uint64_t block_size = 4096;
   OffsetGenerator* offsets = nullptr;
   LatencyHistogram* latency = nullptr;
+  /// When set: the latency of every I/O of the stream that completes (drained ones included)
+  /// is appended while its capacity lasts; the engine never makes it grow (no allocation in
+  /// the I/O loop).
+  std::vector<uint64_t>* samples = nullptr;
 };
 
 /// One trial (a window): keep `queue_depth` I/Os in flight for `duration_ns`. With one stream

@@ -17,7 +17,22 @@ uint64_t Scaled(uint64_t window_ns, double scale) {
   return std::clamp(scaled, std::min(window_ns, kMinTrialNs), window_ns);
 }
 
+// WindowRate leaves out a tenth of a cell's I/Os, rounded up (at least one stall), once it has
+// this many; fewer are taken whole.
+constexpr size_t kTrimDivisor = 10;
+constexpr size_t kMinTrimmed = 4;
+
 }  // namespace
+
+double WindowRate(std::vector<uint64_t>& latencies_ns, uint32_t queue_depth) {
+  const size_t n = latencies_ns.size();
+  const size_t kept = n < kMinTrimmed ? n : n - (n + kTrimDivisor - 1) / kTrimDivisor;
+  if (kept == 0) return 0;
+  std::nth_element(latencies_ns.begin(), latencies_ns.begin() + (kept - 1), latencies_ns.end());
+  double sum = 0;
+  for (size_t i = 0; i < kept; ++i) sum += static_cast<double>(latencies_ns[i]);
+  return sum > 0 ? static_cast<double>(queue_depth) * static_cast<double>(kept) * 1e9 / sum : 0;
+}
 
 Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
                                    BenchEngine& engine) {
@@ -51,6 +66,9 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
   Xoshiro256 order_rng(DeriveSeed(plan.seed, kWindowOrderStream));
   std::vector<uint8_t> order;
   std::vector<TrialStream> streams;
+  // One latency buffer per cell slot of a window, allocated once.
+  std::vector<std::vector<uint64_t>> samples(kMaxGroupCells);
+  for (std::vector<uint64_t>& v : samples) v.reserve(kMaxWindowSamples);
   double scale = 1.0;
   for (uint32_t round = 0; round < plan.rounds; ++round) {
     if (round > 0) {
@@ -78,12 +96,15 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
     for (uint32_t g : plan.order[round]) {
       const BenchGroup& group = plan.groups[g];
       const uint64_t window_ns = Scaled(group.window_ns, scale);
-      streams.clear();
-      for (uint32_t index : group.cells) {
-        CellMeasurement& m = result.cells[index];
-        streams.push_back({m.cell.pattern, m.cell.block_size, &offsets[index], &m.latency});
-      }
       const bool alone = group.cells.size() == 1;
+      streams.clear();
+      for (size_t k = 0; k < group.cells.size(); ++k) {
+        const uint32_t index = group.cells[k];
+        CellMeasurement& m = result.cells[index];
+        samples[k].clear();
+        streams.push_back({m.cell.pattern, m.cell.block_size, &offsets[index], &m.latency,
+                           alone ? nullptr : &samples[k]});
+      }
       if (alone) {
         order.clear();
       } else {
@@ -95,8 +116,8 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
       for (size_t k = 0; k < group.cells.size(); ++k) {
         CellMeasurement& m = result.cells[group.cells[k]];
         const StreamResult& s = trial->streams[k];
-        const bool measured =
-            alone ? s.ios > 0 && trial->measured_ns > 0 : s.latency_ios > 0 && s.latency_ns > 0;
+        const double shared_rate = alone ? 0 : WindowRate(samples[k], depth);
+        const bool measured = alone ? s.ios > 0 && trial->measured_ns > 0 : shared_rate > 0;
         if (!measured) {
           return MakeError(
               fmt::format("{}: the engine completed no I/O in a trial", Describe(m.cell)));
@@ -106,8 +127,7 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
                                  static_cast<double>(trial->measured_ns));
           m.measured_ns += trial->measured_ns;
         } else {
-          m.trial_iops.push_back(static_cast<double>(depth) * static_cast<double>(s.latency_ios) *
-                                 1e9 / static_cast<double>(s.latency_ns));
+          m.trial_iops.push_back(shared_rate);
           m.measured_ns += s.latency_ns / depth;
         }
         m.ios += s.ios;

@@ -77,6 +77,9 @@ Result<TrialResult> PsyncEngine::RunTrial(const TrialSpec& spec) {
       stream.latency->Record(after - before);
       r.latency_ns += after - before;
       ++r.latency_ios;
+      if (stream.samples && stream.samples->size() < stream.samples->capacity()) {
+        stream.samples->push_back(after - before);
+      }
       streams_seen += r.ios == 0;
       ++r.ios;
       r.bytes += length;

@@ -158,6 +158,9 @@ Result<TrialResult> UringEngine::RunTrial(const TrialSpec& spec) {
       StreamResult& r = result.streams[stream_of_[slot]];
       r.latency_ns += latency;
       ++r.latency_ios;
+      if (stream.samples && stream.samples->size() < stream.samples->capacity()) {
+        stream.samples->push_back(latency);
+      }
       if (measuring) {
         stream.latency->Record(latency);
         streams_seen += r.ios == 0;

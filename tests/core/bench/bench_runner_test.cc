@@ -51,6 +51,26 @@ double WidestHalfWidth(const BenchReport& r) {
   return widest;
 }
 
+TEST(WindowRateTest, LeavesOutTheSlowestTenthOnly) {
+  // 20 I/Os of 100 us and two stalls of 50 ms: the stalls are the slowest tenth.
+  std::vector<uint64_t> latencies(20, 100'000);
+  latencies[3] = latencies[17] = 50'000'000;
+  EXPECT_DOUBLE_EQ(WindowRate(latencies, 1), 10'000);
+  EXPECT_EQ(latencies.size(), 20u);
+  // 5 I/Os: the slowest one is left out (a tenth, rounded up); at QD32, by Little's law, 32 in
+  // flight at 1 ms each.
+  std::vector<uint64_t> deep{1'000'000, 1'000'000, 40'000'000, 1'000'000, 1'000'000};
+  EXPECT_DOUBLE_EQ(WindowRate(deep, 32), 32'000);
+  std::vector<uint64_t> three{1'000'000, 1'000'000, 4'000'000};  // too few: all count
+  EXPECT_DOUBLE_EQ(WindowRate(three, 1), 500);
+  // Half of the I/Os 10% slower (a misalignment penalty): the mean of the fastest 90%.
+  std::vector<uint64_t> mixed;
+  for (int i = 0; i < 10; ++i) mixed.insert(mixed.end(), {100'000, 110'000});
+  EXPECT_NEAR(WindowRate(mixed, 1), 1e9 / ((10 * 100'000.0 + 8 * 110'000.0) / 18), 1e-6);
+  std::vector<uint64_t> none;
+  EXPECT_EQ(WindowRate(none, 1), 0);
+}
+
 TEST(RunBenchTest, UniformTargetShowsNoSignificantDifference) {
   // A device whose latency does not depend on alignment, one fixed seed: nothing differs. (By
   // design about 3% of seeds do report a difference; the next test checks that rate.)

@@ -56,6 +56,9 @@ class FakeEngine : public BenchEngine {
       out.bytes += stream.block_size;
       out.latency_ns += static_cast<uint64_t>(last);
       ++out.latency_ios;
+      if (stream.samples && stream.samples->size() < stream.samples->capacity()) {
+        stream.samples->push_back(static_cast<uint64_t>(last));
+      }
       // Queue depth q: q I/Os in parallel, so each adds a q-th of its latency to the clock.
       now += last / spec.queue_depth;
     }

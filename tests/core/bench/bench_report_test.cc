@@ -96,6 +96,22 @@ TEST(AlignmentAnalysisTest, UniformGridSaysNoSignificantDifference) {
             "56 grid cells (simultaneous 95% intervals)");
 }
 
+TEST(AlignmentAnalysisTest, RewritesAreNamedAsSuch) {
+  const BenchCell misaligned{IoPattern::kRandRewrite, 4096, 512, 1, true};
+  const BenchCell aligned{IoPattern::kRandRewrite, 4096, 4096, 1, true};
+  std::vector<CellSummary> cells{Cell(misaligned, 500, 0.01, 1, 16, 0),
+                                 Cell(aligned, 1000, 0.01, 2, 16, 0)};
+  std::vector<CellComparison> comparisons = CompareAlignment(cells);
+  ASSERT_EQ(comparisons.size(), 1u);
+  EXPECT_EQ(
+      AlignmentSummary(comparisons)
+          .rfind("misaligned random rewrites: significantly slower in 1 of 1 grid cells (largest: "
+                 "random 4 KiB rewrites at 512-byte alignment, 50% slower (",
+                 0),
+      0u)
+      << AlignmentSummary(comparisons);
+}
+
 TEST(AlignmentAnalysisTest, CellsOfOneGroupArePairedOthersNot) {
   BenchReport r = Report(20000, 20000, 20000, 11);
   for (const CellComparison& c : r.alignment) EXPECT_EQ(c.change.pairs, 16u);

@@ -1,6 +1,7 @@
 #include "cli/bench_output.h"
 
 #include <fstream>
+#include <set>
 
 #include <fmt/format.h>
 
@@ -18,12 +19,14 @@ TextTable MakeTable(const std::vector<std::string>& columns, size_t left_columns
 
 // "partalign bench: '/dev/loop0' (disk, 1 GiB, 512-byte sectors), io_uring, ..."
 std::string Headline(const BenchReport& r) {
+  std::set<uint32_t> groups;
+  for (const CellSummary& c : r.cells) groups.insert(c.group.value_or(groups.size()));
   return fmt::format(
-      "partalign bench: '{}' ({}, {}, {}-byte sectors), engine {}, {} rounds x {} cells of "
-      "{:.1f} ms, seed {}, {:.1f} s",
+      "partalign bench: '{}' ({}, {}, {}-byte sectors), engine {}, {} rounds x {} windows of "
+      "{:.1f} ms ({} cells), seed {}, {:.1f} s",
       r.target.path, r.target.kind, FormatSize(r.target.size_bytes), r.target.logical_sector_size,
-      r.settings.engine, r.settings.rounds, r.cells.size(), r.settings.trial_seconds * 1e3,
-      r.settings.seed, r.elapsed_seconds);
+      r.settings.engine, r.settings.rounds, groups.size(), r.settings.trial_seconds * 1e3,
+      r.cells.size(), r.settings.seed, r.elapsed_seconds);
 }
 
 }  // namespace
@@ -55,13 +58,15 @@ void PrintBenchReport(std::ostream& out, const BenchReport& report) {
   for (const auto& row : CellRows(report)) table.AddRow(row);
   out << table.Render();
   if (!report.alignment.empty()) {
+    const Change& first = report.alignment.front().change;
     out << fmt::format(
-        "VS-ALIGNED: change of IOPS against offset alignment {} of the same block size, with "
+        "VS-ALIGNED: change of IOPS against offset alignment {} of the same block size{}, with "
         "simultaneous 95% intervals over {} comparisons (each at {:.3f}%); * = significant\n",
-        report.alignment.front().reference.offset_align, report.alignment.size(),
-        report.alignment.front().change.confidence * 100);
+        report.alignment.front().reference.offset_align,
+        first.pairs > 0 ? fmt::format(", paired over {} windows", first.pairs) : "",
+        report.alignment.size(), first.confidence * 100);
   }
-  out << "IOPS-95%CI: distribution-free 95% interval of the median over the trials\n";
+  out << "IOPS-95%CI: distribution-free 95% interval of the median over the windows\n";
   if (!report.summary.empty()) out << "summary: " << report.summary << '\n';
 }
 

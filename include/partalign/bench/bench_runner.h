@@ -1,8 +1,9 @@
 // Runs a BenchPlan on an engine: round after round, each group once per round in the round's
 // order, the I/Os of a group's cells interleaved one by one in each of its windows. Windows take
 // longer than planned (a deadline is noticed at the next completion, queues drain, the machine
-// is busy): the runner stops after the last complete round that fits the budget, and shortens
-// windows only as far as needed for kMinRounds rounds to fit.
+// is busy): the runner shortens the next windows (to half their planned length at most) so that
+// the remaining rounds fit the budget, and stops after the last complete round that fits; the
+// first kMinRounds rounds always run, their windows as short as it takes.
 #pragma once
 
 #include <cstdint>

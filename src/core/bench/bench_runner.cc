@@ -17,6 +17,9 @@ uint64_t Scaled(uint64_t window_ns, double scale) {
   return std::clamp(scaled, std::min(window_ns, kMinTrialNs), window_ns);
 }
 
+// The runner shortens windows to this share of their plan at most, once kMinRounds are done.
+constexpr double kMinWindowScale = 0.5;
+
 // WindowRate leaves out a tenth of a cell's I/Os, rounded up (at least one stall), once it has
 // this many; fewer are taken whole.
 constexpr size_t kTrimDivisor = 10;
@@ -72,22 +75,22 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
   double scale = 1.0;
   for (uint32_t round = 0; round < plan.rounds; ++round) {
     if (round > 0) {
-      // What each window took beyond its planned length so far. Until kMinRounds are done, the
-      // windows shrink as far as needed for those to fit the budget; after that they keep
-      // their planned length and the run stops before a round that would not fit: time lost
-      // to every window's start and drain is better spent on fewer, fuller windows.
+      // What each window took beyond its planned length so far, and the scale of the windows
+      // that lets the remaining rounds fit what is left of the budget. Windows shrink to half
+      // their planned length at most (to nothing, if need be, for the first kMinRounds): below
+      // that, time lost to every window's start and drain is better spent on fewer, fuller
+      // windows, and the run stops before a round that would not fit.
       const uint64_t windows_done = uint64_t{round} * groups;
       const uint64_t overhead = result.wall_ns > result.planned_ns
                                     ? (result.wall_ns - result.planned_ns) / windows_done
                                     : 0;
       const uint64_t left =
           plan.trial_budget_ns > result.wall_ns ? plan.trial_budget_ns - result.wall_ns : 0;
-      scale = 1.0;
-      if (round < kMinRounds) {
-        const double fit = static_cast<double>(left) / (kMinRounds - round) -
-                           static_cast<double>(overhead * groups);
-        scale = std::clamp(fit / static_cast<double>(round_ns), 0.0, 1.0);
-      }
+      const uint32_t rounds_to_fit = round < kMinRounds ? kMinRounds - round : plan.rounds - round;
+      const double fit =
+          static_cast<double>(left) / rounds_to_fit - static_cast<double>(overhead * groups);
+      scale = std::clamp(fit / static_cast<double>(round_ns),
+                         round < kMinRounds ? 0.0 : kMinWindowScale, 1.0);
       uint64_t next_round = overhead * groups;
       for (const BenchGroup& g : plan.groups) next_round += Scaled(g.window_ns, scale);
       // Stop between rounds, never inside one, so every cell has the same number of trials.

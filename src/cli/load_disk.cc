@@ -40,7 +40,11 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   Result<TableRead> table = ReadPartitionTable(options.target, read);
   if (!table) return table.error();
   disk.table = std::move(*table);
-  for (const std::string& w : disk.table.warnings) PrintWarning(io.err, "libfdisk: " + w);
+  // On a table the gate found damaged (one GPT copy, a hybrid MBR) libfdisk's warnings repeat
+  // the gate's findings, which audit prints and plan/apply refuse with in one line.
+  if (WorstSeverity(disk.table.table.findings) != TableSeverity::kReadOnly) {
+    for (const std::string& w : disk.table.warnings) PrintWarning(io.err, "libfdisk: " + w);
+  }
   return disk;
 }
 

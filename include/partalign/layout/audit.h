@@ -117,6 +117,9 @@ struct AuditReport {
   std::vector<PartitionAudit> partitions;
   /// A disk without a partition table that holds a stack (docs/stack.md), checked.
   std::optional<StackWalk> whole_disk;
+  /// What the validation gate found in the table (PartitionTable::findings): audit reads a
+  /// read-only table (one damaged GPT copy, a hybrid MBR) and says so.
+  std::vector<TableFinding> table_findings;
 
   size_t misaligned_count() const;
   /// Every partition and the whole-disk stack are aligned.

@@ -9,13 +9,12 @@
 #include <string>
 #include <vector>
 
+#include "partalign/label/table_finding.h"
+#include "partalign/label/table_scan.h"
 #include "partalign/topology/device.h"
+#include "partalign/util/result.h"
 
 namespace partalign {
-
-enum class PartitionKind { kPrimary, kExtended, kLogical };
-
-std::string_view ToString(PartitionKind kind);
 
 /// What libblkid finds at the start of a partition.
 struct PartitionContents {
@@ -71,6 +70,19 @@ struct TableArea {
   bool operator==(const TableArea&) const = default;
 };
 
+struct PartitionTable;
+
+/// Whether partalign may plan or write a change to `table`: an error naming the first
+/// read-only or unreadable finding otherwise (a damaged table is reported, never "fixed" by a
+/// plan: libfdisk would rewrite both GPT copies, or a hybrid MBR as a protective one).
+Status CheckChangeable(const PartitionTable& table);
+
+/// Where libfdisk's reading of the table (`table`) differs from the validation gate's scan:
+/// label, disk identifier, GPT usable area, and each partition's number, kind, start and size.
+/// One message each; empty when they agree. A difference means one of the two misreads the
+/// table, so the caller refuses it.
+std::vector<std::string> ScanVersusTable(const TableScan& scan, const PartitionTable& table);
+
 struct PartitionTable {
   LabelType label = LabelType::kNone;
   /// The logical sector size the table was read with; every *_sector field is in this unit.
@@ -87,6 +99,9 @@ struct PartitionTable {
   /// "xxh64:" + 16 hex digits over the bytes of every area, in order: any change to the
   /// on-disk table changes it (plan files are bound to it).
   std::string fingerprint;
+  /// What the validation gate found (notes and read-only findings: an unreadable table is not
+  /// read at all). Empty for a sound table.
+  std::vector<TableFinding> findings;
 
   const Partition* Find(uint32_t number) const;
   bool operator==(const PartitionTable&) const = default;

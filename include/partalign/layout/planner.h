@@ -55,6 +55,12 @@ Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device, const Al
 Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
                       const Alignment& alignment, const PlanOptions& options = {});
 
+/// Whether `table`'s partitions lie where a table may have them: each inside the usable area
+/// (DOS: sectors 1 to 2^32-1 and the disk's end), primary and extended partitions disjoint,
+/// logical ones disjoint and inside the extended partition after its first sector. The planner
+/// starts from it; apply checks the table a plan file asks for with it.
+Status CheckTableLayout(const PartitionTable& table);
+
 /// The table a plan produces: every partition moved to its new extent (nothing else changes).
 /// Partitions without an action keep their place.
 PartitionTable ApplyPlanToTable(const PartitionTable& table,

@@ -35,6 +35,15 @@ std::string TopologySpecOf(const Topology& topology);
 std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
                                         const PartitionTable& table);
 
+/// What makes `plan` (a plan file: possibly edited by hand) unfit for `table`, the disk's table
+/// it is bound to, beyond staleness: the table it asks for must be a valid layout
+/// (CheckTableLayout: inside the usable area, no overlaps, logical partitions inside the
+/// extended one), every start a table-only or move-data action moves must lie on the plan's
+/// alignment (DOS extended partitions excepted: they hold only the EBR chain), and a table-only
+/// action may not move the start of a partition that holds data (`table` read with contents):
+/// the data would stay behind. One message each; empty when the plan is consistent.
+std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table);
+
 /// Differences between the table `plan` asks for, starting from `before`, and `after`, entry
 /// by entry: the same partitions (number, kind, type, name, UUID, attributes, boot flag), each
 /// at its planned start and end (table-only actions) or where it was (every other kind), the

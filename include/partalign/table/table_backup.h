@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "partalign/label/table_scan.h"
 #include "partalign/layout/plan.h"
 #include "partalign/table/table_transition.h"
 #include "partalign/topology/device.h"
@@ -20,7 +21,11 @@
 namespace partalign {
 
 inline constexpr std::string_view kBackupFormat = "partalign-table-backup";
-inline constexpr int kBackupFormatVersion = 1;
+/// Version 2 adds "context" (the bytes around the saved ranges). Version 1 files are still read:
+/// their restore checks everything but the context, and refuses a disk that shows no table to
+/// tell whose it is (docs/apply.md, "Restore").
+inline constexpr int kBackupFormatVersion = 2;
+inline constexpr int kOldestBackupFormatVersion = 1;
 /// File name suffix of backups.
 inline constexpr std::string_view kBackupSuffix = ".partalign-backup";
 
@@ -62,6 +67,16 @@ struct BackupMove {
   bool operator==(const BackupMove&) const = default;
 };
 
+/// Bytes next to a saved range, outside every range and every partition of the saved and the
+/// written table, as they were when the backup was taken: they identify the disk when it
+/// shows no table (wiped) to compare with the backup's.
+struct BackupContext {
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+  std::string xxh64;
+  bool operator==(const BackupContext&) const = default;
+};
+
 struct TableBackup {
   std::string partalign_version;
   std::string created;  ///< UTC, ISO 8601 ("2026-11-21T10:15:00Z")
@@ -79,6 +94,10 @@ struct TableBackup {
   /// The data moves of the apply this backup was taken for, in order (empty: a table-only
   /// change). Key "moves", absent in backups of table-only changes.
   std::vector<BackupMove> moves;
+  /// The bytes around the ranges (format version 2; empty in version 1 files).
+  std::vector<BackupContext> context;
+  /// The format version the file had (kBackupFormatVersion for new backups).
+  int format_version = kBackupFormatVersion;
   bool operator==(const TableBackup&) const = default;
 };
 
@@ -102,6 +121,42 @@ std::vector<std::string> BackupDeviceMismatches(const BackupDevice& saved, const
 /// backup range) back to the saved bytes, in the write order for that direction.
 Result<TableTransition> RestoreTransition(const TableBackup& backup,
                                           const std::vector<std::vector<uint8_t>>& current);
+
+/// A byte extent [offset_bytes, offset_bytes + length_bytes) of a disk.
+struct ByteExtent {
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+};
+
+/// The byte extents of the data partitions (not DOS extended ones) of `table`.
+std::vector<ByteExtent> PartitionExtents(const PartitionTable& table);
+
+/// How far a backup's context reaches on each side of a range.
+inline constexpr uint64_t kContextWindowBytes = 1024 * 1024;
+
+/// Where a backup's context goes (hashes left empty): on each side of each range, the whole
+/// sectors up to kContextWindowBytes away that lie outside every range and every extent in
+/// `keep_out` (the partitions of the saved and the written table: their bytes belong to
+/// filesystems, which change them) and on the disk. Restore compares them only when the disk
+/// shows no table to identify it by (wiped, or holding something else). In offset order.
+std::vector<BackupContext> ContextPlaces(const std::vector<BackupRange>& ranges,
+                                         uint64_t sector_size, uint64_t disk_size_bytes,
+                                         const std::vector<ByteExtent>& keep_out);
+
+/// What makes the ranges of `backup` unfit to write back, checked against the table they hold
+/// (`saved`, read from the ranges alone) and the disk now (`current_xxh64[i]`: the xxh64 of the
+/// bytes range i covers now): each range must be a sector-rounded area of `saved`, or hold now
+/// what the backup's write put there (its bytes go back), or already hold the saved bytes. A
+/// range edited to point elsewhere (into a partition) is none of these. One message each.
+std::vector<std::string> BackupRangeProblems(const TableBackup& backup, const PartitionTable& saved,
+                                             const std::vector<std::string>& current_xxh64);
+
+/// Differences between the table a backup restores (`saved`) and the table on the disk now as
+/// the scan read it: label, disk GUID or DOS disk identifier, and (GPT) any partition GUID the
+/// backup's table does not have. apply changes none of them, so the disk after the backup's
+/// write, or torn half-way, still matches. Empty also when the disk shows no identity (no
+/// table, no valid GPT copy): `now.disk_id` is then empty and the context decides.
+std::vector<std::string> TableIdentityMismatches(const PartitionTable& saved, const TableScan& now);
 
 /// "sda-20261121T101500Z-xxh64-0123456789abcdef.partalign-backup" for a backup taken at
 /// `timestamp` ("20261121T101500Z") of `device_name` before the table `fingerprint`.

@@ -429,9 +429,10 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       PrintWhereItStopped(io, steps, k, r.path);
       return k == 0 ? ExitCode::kRefused : ExitCode::kFailure;
     }
-    TableBackup backup = MakeBackup("apply", *r.device, *disk, s.computed.transition,
-                                    s.computed.old_table.fingerprint,
-                                    s.computed.new_table.fingerprint, s.computed.old_script);
+    TableBackup backup =
+        MakeBackup("apply", *r.device, *disk, s.computed.transition,
+                   s.computed.old_table.fingerprint, s.computed.new_table.fingerprint,
+                   s.computed.old_script, {&s.computed.old_table, &s.computed.new_table});
     backup.moves = MovesFrom(steps, k, sector_size);
     std::optional<std::string> backup_path = SaveBackup(io, r.write->backup_dir, backup);
     if (!backup_path) {

@@ -161,8 +161,8 @@ BackupDevice BackupDeviceOf(const DeviceInfo& device, const Target& target) {
 
 TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, const Target& target,
                        const TableTransition& transition, const std::string& table_fingerprint,
-                       const std::string& applied_table_fingerprint,
-                       const std::string& sfdisk_dump) {
+                       const std::string& applied_table_fingerprint, const std::string& sfdisk_dump,
+                       const std::vector<const PartitionTable*>& tables) {
   TableBackup b;
   b.partalign_version = kVersion;
   b.created = UtcTime("%Y-%m-%dT%H:%M:%SZ");
@@ -175,6 +175,16 @@ TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, con
   b.sfdisk_dump = sfdisk_dump;
   b.ranges = BackupRangesOf(transition);
   HashBackupRanges(transition, &b);
+  std::vector<ByteExtent> keep_out;
+  for (const PartitionTable* t : tables) {
+    if (!t) continue;
+    for (const ByteExtent& e : PartitionExtents(*t)) keep_out.push_back(e);
+  }
+  b.context = ContextPlaces(b.ranges, b.sector_size, target.size_bytes, keep_out);
+  std::vector<std::string> hashes = HashContext(target.fd.get(), target.path, b.context);
+  for (size_t i = 0; i < b.context.size(); ++i) b.context[i].xxh64 = hashes[i];
+  // A sector that could not be read identifies nothing.
+  std::erase_if(b.context, [](const BackupContext& c) { return c.xxh64.empty(); });
   return b;
 }
 

@@ -55,11 +55,13 @@ TableWriteHooks HooksFromEnvironment();
 /// The backup's record of the disk.
 BackupDevice BackupDeviceOf(const DeviceInfo& device, const Target& target);
 
-/// A backup of the ranges of `transition` (their old bytes) with everything else filled in.
+/// A backup of the ranges of `transition` (their old bytes) with everything else filled in,
+/// the context (the bytes around the ranges) read from `target`, outside the partitions of
+/// `tables` (the table before and after the write; null entries are skipped).
 TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, const Target& target,
                        const TableTransition& transition, const std::string& table_fingerprint,
-                       const std::string& applied_table_fingerprint,
-                       const std::string& sfdisk_dump);
+                       const std::string& applied_table_fingerprint, const std::string& sfdisk_dump,
+                       const std::vector<const PartitionTable*>& tables);
 
 /// Writes `backup` durably into `dir` and prints its path. nullopt after printing the error.
 std::optional<std::string> SaveBackup(Streams io, const std::string& dir,

@@ -117,11 +117,17 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     return ExitCode::kFailure;
   }
   const uint64_t sector_size = device->topology.logical_sector_size;
+  // With contents: a hand-edited plan may call a move of data "table-only".
   Result<TableRead> table =
-      ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = false});
+      ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = true});
   if (!table) {
     PrintError(io.err, table.error().message + "; nothing was written");
     return ExitCode::kFailure;
+  }
+  if (Status s = CheckChangeable(table->table); !s) {
+    PrintError(io.err, fmt::format("refusing to apply '{}' to '{}': {}; nothing was written",
+                                   c.plan_path, path, s.error().message));
+    return ExitCode::kRefused;
   }
   std::vector<std::string> stale = PlanMismatches(*plan, *device, table->table);
   if (!stale.empty()) {
@@ -131,6 +137,14 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     for (const std::string& m : stale) PrintError(io.err, "  " + m);
     PrintError(io.err, "nothing was written");
     return ExitCode::kRefused;
+  }
+  if (std::vector<std::string> bad = PlanInconsistencies(*plan, table->table); !bad.empty()) {
+    PrintError(io.err,
+               fmt::format("plan '{}' does not fit the table of '{}': {}{}; nothing was "
+                           "written",
+                           c.plan_path, path, bad.front(),
+                           bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
+    return ExitCode::kFailure;
   }
   if (!c.write.target.empty() && c.write.target != plan->disk.path) {
     PrintWarning(io.err, fmt::format("the plan names '{}'; writing '{}' (--target), whose "
@@ -237,7 +251,8 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     return ExitCode::kRefused;
   }
   TableBackup backup = MakeBackup("apply", *device, *disk, t, computed->old_table.fingerprint,
-                                  computed->new_table.fingerprint, computed->old_script);
+                                  computed->new_table.fingerprint, computed->old_script,
+                                  {&computed->old_table, &computed->new_table});
   std::optional<std::string> backup_path = SaveBackup(io, c.write.backup_dir, backup);
   if (!backup_path) return ExitCode::kFailure;
 

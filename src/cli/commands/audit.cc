@@ -68,6 +68,9 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
   }
   for (const std::string& line : AuditDetails(report)) io.out << line << '\n';
   io.out << AuditSummary(report) << '\n';
+  for (const TableFinding& f : table.findings) {
+    io.out << (f.severity == TableSeverity::kNote ? "note: " : "warning: ") << f.message << '\n';
+  }
   for (const TopologyFinding& f : disk->findings) io.out << "warning: " << f.message << '\n';
   return verdict;
 }

@@ -11,6 +11,7 @@
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
 #include "io/device/device_probe.h"
+#include "io/label/table_gate.h"
 #include "io/table/backup_file.h"
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_write.h"
@@ -60,6 +61,46 @@ void PrintDifferences(std::ostream& out, const TableBackup& backup, const TableT
   out << table.Render();
 }
 
+// Whether the disk `reader` is the one whose table `backup` holds (`saved`), beyond the device
+// identity already compared: the table on it now has the saved table's label, disk GUID or
+// identifier and partition GUIDs (apply changes none of them, so the table it wrote and a write
+// torn half-way match too); a disk that shows no table must hold the backup's context, the
+// bytes that were around the saved ranges.
+Status CheckSameDisk(const RestoreCommand& c, const std::string& path, const TableBackup& backup,
+                     const PartitionTable& saved, const Target& reader) {
+  const TableScan now = ScanTarget(reader.fd.get(), path, reader.size_bytes, backup.sector_size);
+  auto refuse = [&](const std::string& why) {
+    return MakeError(
+        fmt::format("refusing to restore '{}' to '{}': the backup was taken from "
+                    "another disk: {}; nothing was written",
+                    c.backup_path, path, why));
+  };
+  if (!now.disk_id.empty()) {
+    std::vector<std::string> other = TableIdentityMismatches(saved, now);
+    if (other.empty()) return {};
+    return refuse(
+        fmt::format("{}{}", other.front(),
+                    other.size() > 1 ? fmt::format(" (and {} more)", other.size() - 1) : ""));
+  }
+  if (backup.context.empty()) {
+    return MakeError(fmt::format(
+        "refusing to restore '{}' to '{}': the disk shows no partition table to tell whose it is, "
+        "and the backup records no bytes around its ranges (format version {}); its sfdisk dump "
+        "can be written with sfdisk; nothing was written",
+        c.backup_path, path, backup.format_version));
+  }
+  std::vector<std::string> hashes = HashContext(reader.fd.get(), path, backup.context);
+  for (size_t i = 0; i < backup.context.size(); ++i) {
+    if (hashes[i] != backup.context[i].xxh64) {
+      return refuse(
+          fmt::format("the disk shows no partition table, and its {} bytes at byte {} "
+                      "differ from those the backup recorded next to its ranges",
+                      backup.context[i].length_bytes, backup.context[i].offset_bytes));
+    }
+  }
+  return {};
+}
+
 ExitCode RunRestore(const RestoreCommand& c, Streams io) {
   Result<TableBackup> backup = ReadBackupFile(c.backup_path);
   if (!backup) {
@@ -98,10 +139,35 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
     PrintError(io.err, "nothing was written");
     return ExitCode::kRefused;
   }
+  // The backup must hold the table it names, every range where that table (or the write
+  // after it) has it, and the disk must be the one whose table it is (docs/apply.md, "Restore").
+  Result<PartitionTable> saved = ReadSavedTable(*backup);
+  if (!saved) {
+    PrintError(io.err, fmt::format("backup '{}' does not hold the table it names: {}; nothing was "
+                                   "written",
+                                   c.backup_path, saved.error().message));
+    return ExitCode::kFailure;
+  }
   Result<std::vector<std::vector<uint8_t>>> current = ReadCurrent(*reader, *backup);
   if (!current) {
     PrintError(io.err, current.error().message);
     return ExitCode::kFailure;
+  }
+  std::vector<std::string> current_xxh64;
+  for (const std::vector<uint8_t>& bytes : *current) {
+    current_xxh64.push_back(Xxh64Hex(bytes.data(), bytes.size()));
+  }
+  if (std::vector<std::string> bad = BackupRangeProblems(*backup, *saved, current_xxh64);
+      !bad.empty()) {
+    PrintError(io.err,
+               fmt::format("refusing to restore '{}' to '{}': {}{}; nothing was written",
+                           c.backup_path, path, bad.front(),
+                           bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
+    return ExitCode::kRefused;
+  }
+  if (Status s = CheckSameDisk(c, path, *backup, *saved, *reader); !s) {
+    PrintError(io.err, s.error().message);
+    return ExitCode::kRefused;
   }
   Result<TableTransition> t = RestoreTransition(*backup, *current);
   if (!t) {
@@ -160,12 +226,15 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
   changed = ChangedRanges(*t);
 
   // The sectors about to be overwritten are saved too: a restore can be undone by restoring.
+  // Only a table the gate passes is given to libfdisk for the dump.
   const uint64_t sector_size = backup->sector_size;
   Result<TableRead> now =
       ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = false});
-  Result<std::string> dump = DumpSfdiskScript(path, {.sector_size = sector_size});
+  Result<std::string> dump =
+      now ? DumpSfdiskScript(path, {.sector_size = sector_size}) : Result<std::string>(now.error());
   TableBackup undo = MakeBackup("restore", *device, *disk, *t, now ? now->table.fingerprint : "",
-                                backup->table_fingerprint, dump ? *dump : "");
+                                backup->table_fingerprint, dump ? *dump : "",
+                                {&*saved, now ? &now->table : nullptr});
   if (!SaveBackup(io, c.write.backup_dir, undo)) return ExitCode::kFailure;
 
   if (Status s =

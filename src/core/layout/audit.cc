@@ -10,6 +10,7 @@
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/tools/tool_verdicts.h"
 #include "partalign/topology/probe_report.h"
+#include "partalign/util/checked_math.h"
 #include "partalign/util/json_util.h"
 #include "partalign/util/units.h"
 #include "partalign/util/version.h"
@@ -26,7 +27,11 @@ uint64_t OffsetMod(uint64_t value, uint64_t offset, uint64_t m) {
 // device has an alignment offset.
 std::string Arithmetic(std::string_view what, uint64_t sector, uint64_t sector_size,
                        uint64_t offset, uint64_t modulus) {
-  const uint64_t bytes = sector * sector_size;
+  std::optional<uint64_t> checked = LbaToBytes(sector, sector_size);
+  if (!checked) {
+    return fmt::format("{} {} x {} is beyond 2^64 bytes", what, sector, sector_size);
+  }
+  const uint64_t bytes = *checked;
   const uint64_t rest = OffsetMod(bytes, offset, modulus);
   if (offset == 0) {
     return fmt::format("{} {} x {} = {} bytes, {} % {} = {}", what, sector, sector_size, bytes,
@@ -39,7 +44,10 @@ std::string Arithmetic(std::string_view what, uint64_t sector, uint64_t sector_s
 CheckResult ModuloCheck(Criterion criterion, std::string_view what, uint64_t sector,
                         uint64_t sector_size, uint64_t offset, uint64_t modulus) {
   CheckResult c{criterion};
-  c.ok = OffsetMod(sector * sector_size, offset, modulus) == 0;
+  // A table that passed the validation gate lies inside the disk; a wrapped product would
+  // make a sector beyond 2^64 bytes look like byte 0, aligned.
+  std::optional<uint64_t> bytes = LbaToBytes(sector, sector_size);
+  c.ok = bytes && OffsetMod(*bytes, offset, modulus) == 0;
   c.detail = Arithmetic(what, sector, sector_size, offset, modulus);
   return c;
 }
@@ -225,6 +233,7 @@ AuditReport AuditTable(const PartitionTable& table, const Topology& topology,
   report.topology = topology;
   report.label = table.label;
   report.sector_size = table.sector_size;
+  report.table_findings = table.findings;
   report.grain_bytes = options.grain_bytes.value_or(kDefaultGrainBytes);
   report.alignment = RecommendAlignment(topology, options.grain_bytes);
   std::vector<uint64_t> starts;
@@ -240,7 +249,7 @@ AuditReport AuditTable(const PartitionTable& table, const Topology& topology,
     audit.kind = p.kind;
     audit.start_sector = p.start_sector;
     audit.end_sector = p.end_sector();
-    audit.size_bytes = p.size_sectors * table.sector_size;
+    audit.size_bytes = LbaToBytes(p.size_sectors, table.sector_size).value_or(0);
     audit.contents = p.contents;
     audit.checks = CheckPartition(p, topology, report);
     const StackCheckOptions stack_options{report.grain_bytes, options.lvm2_version};
@@ -300,21 +309,22 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
       details[key] = StringOrNull(c.detail);
     }
     const PartitionContents& fs = p.contents;
-    partitions.push_back({{"number", p.number},
-                          {"kind", ToString(p.kind)},
-                          {"start_sector", p.start_sector},
-                          {"end_sector", p.end_sector},
-                          {"size_bytes", p.size_bytes},
-                          {"start_bytes", p.start_sector * report.sector_size},
-                          {"fs_type", StringOrNull(fs.fs_type)},
-                          {"fs_block_size", OptionalJson(fs.fs_block_size)},
-                          {"fs_size_bytes", OptionalJson(fs.fs_size_bytes)},
-                          {"has_data", fs.has_data},
-                          {"checks", checks},
-                          {"details", details},
-                          {"stack", StackJson(p.stack)},
-                          {"stack_errors", p.stack.errors},
-                          {"aligned", p.aligned}});
+    partitions.push_back(
+        {{"number", p.number},
+         {"kind", ToString(p.kind)},
+         {"start_sector", p.start_sector},
+         {"end_sector", p.end_sector},
+         {"size_bytes", p.size_bytes},
+         {"start_bytes", OptionalJson(LbaToBytes(p.start_sector, report.sector_size))},
+         {"fs_type", StringOrNull(fs.fs_type)},
+         {"fs_block_size", OptionalJson(fs.fs_block_size)},
+         {"fs_size_bytes", OptionalJson(fs.fs_size_bytes)},
+         {"has_data", fs.has_data},
+         {"checks", checks},
+         {"details", details},
+         {"stack", StackJson(p.stack)},
+         {"stack_errors", p.stack.errors},
+         {"aligned", p.aligned}});
   }
   nlohmann::json whole_disk = nullptr;
   if (report.whole_disk) {
@@ -326,6 +336,11 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
   for (Criterion c : kAllCriteria) {
     if (IsRequired(c)) required.push_back(CriterionKey(c));
   }
+  nlohmann::json table_findings = nlohmann::json::array();
+  for (const TableFinding& f : report.table_findings) {
+    table_findings.push_back(
+        {{"code", f.code}, {"severity", ToString(f.severity)}, {"message", f.message}});
+  }
   const Alignment& a = report.alignment.alignment;
   return {{"schema_version", kJsonSchemaVersion},
           {"partalign_version", kVersion},
@@ -333,6 +348,8 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
           {"label", ToString(report.label)},
           {"sector_size", report.sector_size},
           {"table_fingerprint", table_fingerprint},
+          {"table_status", TableStatus(report.table_findings)},
+          {"table_findings", table_findings},
           {"grain_bytes", report.grain_bytes},
           {"alignment",
            {{"grain_bytes", a.grain_bytes},

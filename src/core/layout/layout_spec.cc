@@ -317,6 +317,7 @@ Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uin
 
 Result<Plan> MakeLayoutPlan(const LayoutSpec& spec, const PartitionTable& current,
                             const DeviceInfo& device, const Alignment& alignment) {
+  if (Status s = CheckChangeable(current); !s) return s.error();
   if (!current.partitions.empty()) {
     return MakeError(fmt::format(
         "'{}' already holds {} partition{}; --layout plans a fresh table for an empty disk",

@@ -1,17 +1,70 @@
 #include "partalign/layout/partition_table.h"
 
-namespace partalign {
+#include <algorithm>
+#include <cctype>
 
-std::string_view ToString(PartitionKind kind) {
-  switch (kind) {
-    case PartitionKind::kPrimary:
-      return "primary";
-    case PartitionKind::kExtended:
-      return "extended";
-    case PartitionKind::kLogical:
-      return "logical";
+#include <fmt/format.h>
+
+namespace partalign {
+namespace {
+
+std::string Lower(std::string s) {
+  for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return s;
+}
+
+std::string Range(uint64_t start, uint64_t end) { return fmt::format("sectors {}-{}", start, end); }
+
+}  // namespace
+
+Status CheckChangeable(const PartitionTable& table) {
+  if (WorstSeverity(table.findings) < TableSeverity::kReadOnly) return {};
+  return MakeError(
+      fmt::format("{}; partalign changes only a sound table (repair it first, for "
+                  "example with gdisk, or restore a backup)",
+                  DescribeFindings(table.findings, TableSeverity::kReadOnly)));
+}
+
+std::vector<std::string> ScanVersusTable(const TableScan& scan, const PartitionTable& table) {
+  std::vector<std::string> out;
+  if (scan.label != table.label) {
+    out.push_back(fmt::format("libfdisk reads a {} table, the scan a {} table",
+                              ToString(table.label), ToString(scan.label)));
+    return out;
   }
-  return "primary";
+  if (Lower(scan.disk_id) != Lower(table.disk_id)) {
+    out.push_back(
+        fmt::format("disk identifier: libfdisk {}, the scan {}", table.disk_id, scan.disk_id));
+  }
+  if (scan.label == LabelType::kGpt && (scan.first_usable_lba != table.first_usable_lba ||
+                                        scan.last_usable_lba != table.last_usable_lba)) {
+    out.push_back(fmt::format("usable area: libfdisk {}, the scan {}",
+                              Range(table.first_usable_lba, table.last_usable_lba),
+                              Range(scan.first_usable_lba, scan.last_usable_lba)));
+  }
+  for (const ScannedPartition& s : scan.partitions) {
+    const Partition* p = table.Find(s.number);
+    if (!p) {
+      out.push_back(fmt::format("partition {}: found by the scan, not by libfdisk", s.number));
+      continue;
+    }
+    if (p->kind != s.kind || p->start_sector != s.start_sector ||
+        p->size_sectors != s.size_sectors) {
+      out.push_back(
+          fmt::format("partition {}: libfdisk reads a {} partition of {} sectors at {}, "
+                      "the scan a {} partition of {} sectors at {}",
+                      s.number, ToString(p->kind), p->size_sectors, p->start_sector,
+                      ToString(s.kind), s.size_sectors, s.start_sector));
+    }
+  }
+  for (const Partition& p : table.partitions) {
+    bool found = std::any_of(scan.partitions.begin(), scan.partitions.end(),
+                             [&](const ScannedPartition& s) { return s.number == p.number; });
+    if (!found) {
+      out.push_back(fmt::format("partition {}: found by libfdisk, not by the scan", p.number));
+    }
+  }
+  return out;
 }
 
 const Partition* PartitionTable::Find(uint32_t number) const {

@@ -1,5 +1,6 @@
 #include "partalign/layout/plan.h"
 
+#include <algorithm>
 #include <array>
 
 #include <fmt/format.h>
@@ -64,6 +65,45 @@ Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdenti
     layout.partitions.push_back(std::move(p));
   }
   return layout;
+}
+
+// What each kind allows (include/partalign/layout/plan.h): `none` and `impossible` change
+// nothing, `move-data` moves the start and copies at most the larger of the old and new extent,
+// the others copy nothing. Sectors are inside the disk (checked before), so the byte counts
+// cannot wrap.
+Status CheckActionKind(const PlanAction& a, uint64_t sector_size, const std::string& path) {
+  const bool moves = a.new_start_sector != a.old_start_sector;
+  const bool changes = moves || a.new_end_sector != a.old_end_sector;
+  switch (a.kind) {
+    case ActionKind::kNone:
+    case ActionKind::kImpossible:
+      if (changes) {
+        return MakeError(fmt::format("{}kind: '{}' but the new sectors differ from the old ones",
+                                     path, ToString(a.kind)));
+      }
+      break;
+    case ActionKind::kTableOnly:
+      if (!changes) return MakeError(path + "kind: 'table-only' but nothing changes");
+      break;
+    case ActionKind::kMoveData: {
+      if (!moves) return MakeError(path + "kind: 'move-data' but the start does not move");
+      const uint64_t largest =
+          std::max(a.old_end_sector - a.old_start_sector, a.new_end_sector - a.new_start_sector) +
+          1;
+      if (a.bytes_to_move == 0 || a.bytes_to_move > largest * sector_size) {
+        return MakeError(
+            fmt::format("{}bytes_to_move: {} is not between 1 and the partition's {} "
+                        "bytes",
+                        path, a.bytes_to_move, largest * sector_size));
+      }
+      return {};
+    }
+  }
+  if (a.bytes_to_move != 0) {
+    return MakeError(fmt::format("{}bytes_to_move: {} for a '{}' action, which moves no data", path,
+                                 a.bytes_to_move, ToString(a.kind)));
+  }
+  return {};
 }
 
 }  // namespace
@@ -190,6 +230,17 @@ Result<Plan> PlanFromJson(std::string_view text) {
   if (plan.disk.logical_sector_size != plan.topology.logical_sector_size) {
     return MakeError("disk.logical_sector_size and topology.logical_sector_size differ");
   }
+  const uint64_t ss = plan.disk.logical_sector_size;
+  if (plan.alignment.grain_bytes % ss != 0) {
+    return MakeError(fmt::format("grain_bytes: {} is not a multiple of the logical sector size {}",
+                                 plan.alignment.grain_bytes, ss));
+  }
+  if (plan.alignment.offset_bytes >= plan.alignment.grain_bytes ||
+      plan.alignment.offset_bytes % ss != 0) {
+    return MakeError(fmt::format(
+        "offset_bytes: {} is not a multiple of the logical sector size {} below grain_bytes {}",
+        plan.alignment.offset_bytes, ss, plan.alignment.grain_bytes));
+  }
 
   for (size_t i = 0; i < actions->size(); ++i) {
     const nlohmann::json& item = (*actions)[i];
@@ -217,6 +268,13 @@ Result<Plan> PlanFromJson(std::string_view text) {
     if (a.old_end_sector >= sectors || a.new_end_sector >= sectors) {
       return MakeError(fmt::format("{}: beyond the end of the disk ({} sectors)",
                                    path.substr(0, path.size() - 1), sectors));
+    }
+    if (Status s = CheckActionKind(a, ss, path); !s) return s.error();
+    for (const PlanAction& before : plan.actions) {
+      if (before.partition == a.partition) {
+        return MakeError(
+            fmt::format("{}partition: {} appears twice in the actions", path, a.partition));
+      }
     }
     plan.actions.push_back(std::move(a));
   }

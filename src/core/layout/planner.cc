@@ -716,6 +716,7 @@ Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device,
 
 Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
                       const Alignment& alignment, const PlanOptions& options) {
+  if (Status s = CheckChangeable(table); !s) return s.error();
   if (table.sector_size != device.topology.logical_sector_size) {
     return MakeError(
         fmt::format("the table was read with {}-byte sectors but the topology has {}-byte sectors",
@@ -726,6 +727,13 @@ Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
   Plan plan = EmptyPlan(table, device, alignment);
   plan.actions = std::move(*actions);
   return plan;
+}
+
+Status CheckTableLayout(const PartitionTable& table) {
+  if (table.label == LabelType::kDos) {
+    return CheckLayout(table, 1, std::min(table.last_usable_lba, kMbrMaxSector));
+  }
+  return CheckLayout(table, table.first_usable_lba, table.last_usable_lba);
 }
 
 PartitionTable ApplyPlanToTable(const PartitionTable& table,

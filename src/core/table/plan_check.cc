@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "partalign/layout/planner.h"
+#include "partalign/util/checked_math.h"
+
 namespace partalign {
 namespace {
 
@@ -111,6 +114,37 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
                                 a.old_start_sector, a.old_end_sector, p->start_sector,
                                 p->end_sector()));
     }
+  }
+  return out;
+}
+
+std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table) {
+  std::vector<std::string> out;
+  const uint64_t ss = table.sector_size;
+  const Alignment& al = plan.alignment;
+  for (const PlanAction& a : plan.actions) {
+    const Partition* p = table.Find(a.partition);
+    if (!p) continue;  // PlanMismatches names it
+    const bool start_moves = a.new_start_sector != a.old_start_sector;
+    if ((a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData) &&
+        p->kind != PartitionKind::kExtended && start_moves) {
+      std::optional<uint64_t> bytes = LbaToBytes(a.new_start_sector, ss);
+      if (!bytes || *bytes < al.offset_bytes || (*bytes - al.offset_bytes) % al.grain_bytes != 0) {
+        out.push_back(
+            fmt::format("partition {}: new start sector {} is not on the plan's "
+                        "alignment (grain {} bytes, offset {} bytes)",
+                        a.partition, a.new_start_sector, al.grain_bytes, al.offset_bytes));
+      }
+    }
+    if (a.kind == ActionKind::kTableOnly && start_moves && p->contents.has_data) {
+      out.push_back(fmt::format(
+          "partition {} holds data{} but the plan moves its start as "
+          "'table-only': the data would stay behind",
+          a.partition, p->contents.fs_type.empty() ? "" : " (" + p->contents.fs_type + ")"));
+    }
+  }
+  if (Status s = CheckTableLayout(ApplyPlanToTable(table, plan.actions)); !s) {
+    out.push_back("the table the plan asks for is not valid: " + s.error().message);
   }
   return out;
 }

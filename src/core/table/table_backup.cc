@@ -1,9 +1,14 @@
 #include "partalign/table/table_backup.h"
 
+#include <algorithm>
+#include <cctype>
+#include <set>
+
 #include <fmt/format.h>
 
 #include "partalign/table/plan_check.h"
 #include "partalign/util/base64.h"
+#include "partalign/util/checked_math.h"
 #include "partalign/util/json_reader.h"
 #include "partalign/util/json_util.h"
 
@@ -121,6 +126,12 @@ nlohmann::json BackupToJson(const TableBackup& b) {
       {"sfdisk_dump", b.sfdisk_dump},
       {"ranges", ranges},
   };
+  nlohmann::json context = nlohmann::json::array();
+  for (const BackupContext& c : b.context) {
+    context.push_back(
+        {{"offset_bytes", c.offset_bytes}, {"length_bytes", c.length_bytes}, {"xxh64", c.xxh64}});
+  }
+  out["context"] = std::move(context);
   if (!b.moves.empty()) {
     nlohmann::json moves = nlohmann::json::array();
     for (const BackupMove& m : b.moves) {
@@ -136,11 +147,22 @@ nlohmann::json BackupToJson(const TableBackup& b) {
 }
 
 Result<TableBackup> BackupFromJson(std::string_view text) {
-  Result<nlohmann::json> document = ParseFormatDocument(text, kBackupFormat, kBackupFormatVersion);
+  // Version 1 files (no "context") stay readable: parse with the version the file says when
+  // it is one this partalign reads, so that any other gets ParseFormatDocument's message.
+  int version = kBackupFormatVersion;
+  nlohmann::json peek = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (peek.is_object() && peek.contains("format_version") &&
+      peek["format_version"].is_number_unsigned() &&
+      peek["format_version"].get<uint64_t>() >= kOldestBackupFormatVersion &&
+      peek["format_version"].get<uint64_t>() <= kBackupFormatVersion) {
+    version = static_cast<int>(peek["format_version"].get<uint64_t>());
+  }
+  Result<nlohmann::json> document = ParseFormatDocument(text, kBackupFormat, version);
   if (!document) return document.error();
   const nlohmann::json& doc = *document;
   FieldReader root(doc, "");
   TableBackup b;
+  b.format_version = version;
   b.partalign_version = root.String("partalign_version");
   b.created = root.String("created");
   b.command = root.String("command");
@@ -165,7 +187,35 @@ Result<TableBackup> BackupFromJson(std::string_view text) {
   for (size_t i = 0; i < ranges->size(); ++i) {
     Result<BackupRange> range = ReadRange((*ranges)[i], fmt::format("ranges[{}]", i));
     if (!range) return range.error();
+    std::optional<uint64_t> end = CheckedAdd(range->offset_bytes, range->length_bytes);
+    if (range->length_bytes == 0 || !end || *end > b.device.disk.size_bytes ||
+        range->offset_bytes % b.sector_size != 0 || range->length_bytes % b.sector_size != 0) {
+      return MakeError(
+          fmt::format("ranges[{}]: {} bytes at byte {} are not whole sectors inside "
+                      "the disk ({} bytes)",
+                      i, range->length_bytes, range->offset_bytes, b.device.disk.size_bytes));
+    }
     b.ranges.push_back(std::move(*range));
+  }
+  if (version >= 2) {
+    const nlohmann::json* context = root.Array("context");
+    if (root.error()) return MakeError(*root.error());
+    for (size_t i = 0; i < context->size(); ++i) {
+      const nlohmann::json& j = (*context)[i];
+      const std::string where = fmt::format("context[{}]", i);
+      if (!j.is_object()) return MakeError(where + ": not an object");
+      FieldReader r(j, where + ".");
+      BackupContext c;
+      c.offset_bytes = r.Uint("offset_bytes");
+      c.length_bytes = r.Uint("length_bytes");
+      c.xxh64 = r.String("xxh64");
+      if (r.error()) return MakeError(*r.error());
+      if (c.length_bytes == 0 || !CheckedAdd(c.offset_bytes, c.length_bytes) ||
+          c.offset_bytes + c.length_bytes > b.device.disk.size_bytes) {
+        return MakeError(where + ": not a range inside the disk");
+      }
+      b.context.push_back(std::move(c));
+    }
   }
   if (auto moves = doc.find("moves"); moves != doc.end()) {
     if (!moves->is_array()) return MakeError("moves: not an array");
@@ -219,6 +269,111 @@ Result<TableTransition> RestoreTransition(const TableBackup& backup,
     return MakeError(fmt::format("the backup cannot be written back: {}", s.error().message));
   }
   return t;
+}
+
+std::vector<ByteExtent> PartitionExtents(const PartitionTable& table) {
+  std::vector<ByteExtent> out;
+  for (const Partition& p : table.partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table.sector_size);
+    std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table.sector_size);
+    if (offset && length) out.push_back({*offset, *length});
+  }
+  return out;
+}
+
+std::vector<BackupContext> ContextPlaces(const std::vector<BackupRange>& ranges,
+                                         uint64_t sector_size, uint64_t disk_size_bytes,
+                                         const std::vector<ByteExtent>& keep_out) {
+  // Everything a window may not cover: the ranges and the partitions.
+  std::vector<ByteExtent> taken = keep_out;
+  for (const BackupRange& r : ranges) taken.push_back({r.offset_bytes, r.length_bytes});
+  auto end_of = [](const ByteExtent& e) { return e.offset_bytes + e.length_bytes; };
+  auto inside = [&](uint64_t offset) {
+    return std::any_of(taken.begin(), taken.end(), [&](const ByteExtent& e) {
+      return offset >= e.offset_bytes && offset < end_of(e);
+    });
+  };
+  std::set<std::pair<uint64_t, uint64_t>> places;
+  for (const BackupRange& r : ranges) {
+    // After the range: up to kContextWindowBytes, to the next range, partition or the end.
+    const uint64_t after = r.offset_bytes + r.length_bytes;
+    if (after < disk_size_bytes && !inside(after)) {
+      uint64_t limit = std::min(disk_size_bytes, after + kContextWindowBytes);
+      for (const ByteExtent& e : taken) {
+        if (e.offset_bytes >= after) limit = std::min(limit, e.offset_bytes);
+      }
+      limit = limit / sector_size * sector_size;
+      if (limit > after) places.insert({after, limit - after});
+    }
+    // Before it, the same way down to the previous one or the start of the disk.
+    if (r.offset_bytes > 0 && !inside(r.offset_bytes - 1)) {
+      uint64_t floor =
+          r.offset_bytes > kContextWindowBytes ? r.offset_bytes - kContextWindowBytes : 0;
+      for (const ByteExtent& e : taken) {
+        if (end_of(e) <= r.offset_bytes) floor = std::max(floor, end_of(e));
+      }
+      floor = (floor + sector_size - 1) / sector_size * sector_size;
+      if (floor < r.offset_bytes) places.insert({floor, r.offset_bytes - floor});
+    }
+  }
+  std::vector<BackupContext> out;
+  for (const auto& [offset, length] : places) out.push_back({offset, length, ""});
+  return out;
+}
+
+std::vector<std::string> BackupRangeProblems(const TableBackup& backup, const PartitionTable& saved,
+                                             const std::vector<std::string>& current_xxh64) {
+  std::vector<std::string> out;
+  const uint64_t ss = backup.sector_size;
+  for (size_t i = 0; i < backup.ranges.size(); ++i) {
+    const BackupRange& r = backup.ranges[i];
+    const bool table_area =
+        std::any_of(saved.areas.begin(), saved.areas.end(), [&](const TableArea& a) {
+          const uint64_t begin = a.offset_bytes / ss * ss;
+          const uint64_t end = (a.offset_bytes + a.size_bytes + ss - 1) / ss * ss;
+          return r.offset_bytes == begin && r.length_bytes == end - begin;
+        });
+    if (table_area) continue;
+    const std::string& now = i < current_xxh64.size() ? current_xxh64[i] : std::string();
+    if (now == r.xxh64 || (!r.applied_xxh64.empty() && now == r.applied_xxh64)) continue;
+    out.push_back(fmt::format(
+        "ranges[{}] ({} bytes at byte {}) is not part of the table the backup holds, and the disk "
+        "holds neither its saved bytes there nor what the {} wrote",
+        i, r.length_bytes, r.offset_bytes, backup.command));
+  }
+  return out;
+}
+
+std::vector<std::string> TableIdentityMismatches(const PartitionTable& saved,
+                                                 const TableScan& now) {
+  std::vector<std::string> out;
+  if (now.disk_id.empty()) return out;
+  auto lower = [](std::string s) {
+    for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    return s;
+  };
+  if (now.label != saved.label) {
+    out.push_back(fmt::format("the disk holds a {} table, the backup a {} table",
+                              ToString(now.label), ToString(saved.label)));
+    return out;
+  }
+  if (lower(now.disk_id) != lower(saved.disk_id)) {
+    out.push_back(fmt::format("{}: backup {}, disk {}",
+                              saved.label == LabelType::kGpt ? "disk GUID" : "disk identifier",
+                              saved.disk_id, now.disk_id));
+  }
+  if (saved.label == LabelType::kGpt) {
+    std::set<std::string> known;
+    for (const Partition& p : saved.partitions) known.insert(lower(p.uuid));
+    for (const ScannedPartition& p : now.partitions) {
+      if (!known.count(lower(p.uuid))) {
+        out.push_back(
+            fmt::format("partition {} GUID {}: not in the backup's table", p.number, p.uuid));
+      }
+    }
+  }
+  return out;
 }
 
 std::string BackupFileName(std::string_view device_name, std::string_view timestamp,

@@ -10,6 +10,9 @@
 
 #include <fmt/format.h>
 
+#include "io/table/fdisk_table.h"
+#include "io/table/fdisk_transition.h"
+#include "io/table/table_writer.h"
 #include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
 #include "io/util/xxhash_digest.h"
@@ -93,6 +96,48 @@ Result<std::string> WriteBackupFile(const std::string& dir, const std::string& f
     return ErrnoError(errno, fmt::format("cannot fsync the backup directory '{}'", dir));
   }
   return path;
+}
+
+Result<PartitionTable> ReadSavedTable(const TableBackup& backup) {
+  Result<UniqueFd> scratch = CreateScratchDisk(backup.device.disk.size_bytes);
+  if (!scratch) return scratch.error();
+  for (const BackupRange& r : backup.ranges) {
+    TableRange copy{r.role, r.offset_bytes, r.length_bytes, {}, {}, {}, r.bytes};
+    if (Status s = WriteTableRanges(scratch->get(), "scratch copy", backup.sector_size, {copy});
+        !s) {
+      return s.error();
+    }
+  }
+  const std::string scratch_path = fmt::format("/proc/self/fd/{}", scratch->get());
+  Result<TableRead> read = ReadPartitionTable(
+      scratch_path, {.sector_size = backup.sector_size, .probe_contents = false});
+  if (!read) {
+    // The scratch copy's name means nothing to the user: name the backup's table instead.
+    std::string why = read.error().message;
+    if (why.rfind("'" + scratch_path + "': ", 0) == 0) why = why.substr(scratch_path.size() + 4);
+    return MakeError(fmt::format("the table its ranges hold is unreadable: {}", why));
+  }
+  if (read->table.label != backup.label) {
+    return MakeError(fmt::format("its ranges hold a {} table, not the {} table it names",
+                                 ToString(read->table.label), ToString(backup.label)));
+  }
+  if (read->table.fingerprint != backup.table_fingerprint) {
+    return MakeError(
+        fmt::format("the table its ranges hold has fingerprint {}, not the {} it "
+                    "names (a range is missing or not where it was saved from)",
+                    read->table.fingerprint, backup.table_fingerprint));
+  }
+  return std::move(read->table);
+}
+
+std::vector<std::string> HashContext(int fd, const std::string& path,
+                                     const std::vector<BackupContext>& context) {
+  std::vector<std::string> out;
+  for (const BackupContext& c : context) {
+    Result<std::vector<uint8_t>> bytes = ReadExactly(fd, path, c.offset_bytes, c.length_bytes);
+    out.push_back(bytes ? Xxh64Hex(bytes->data(), bytes->size()) : std::string());
+  }
+  return out;
 }
 
 Result<TableBackup> ReadBackupFile(const std::string& path) {

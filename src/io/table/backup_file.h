@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "partalign/table/table_backup.h"
 #include "partalign/util/result.h"
@@ -22,6 +23,18 @@ void HashBackupRanges(const TableTransition& transition, TableBackup* backup);
 /// place (never replacing an existing file), and the directory fsynced. Returns the path.
 Result<std::string> WriteBackupFile(const std::string& dir, const std::string& file_name,
                                     const TableBackup& backup);
+
+/// The table `backup`'s ranges hold, read as any table is (the validation gate, then libfdisk:
+/// ReadPartitionTable) from a scratch copy of the disk's size that holds those ranges and
+/// zeros. An error when it cannot be read, or when its label or fingerprint is not the one the
+/// backup records: the ranges do not hold the table they claim (an edited offset, a range
+/// missing).
+Result<PartitionTable> ReadSavedTable(const TableBackup& backup);
+
+/// The xxh64 ("xxh64:" + 16 hex digits) of the bytes at each of `context` on the open disk
+/// `fd`, in order; an entry is empty when it cannot be read.
+std::vector<std::string> HashContext(int fd, const std::string& path,
+                                     const std::vector<BackupContext>& context);
 
 /// Reads a backup file and checks it: format, and every range's bytes against its xxh64.
 /// Errors name the file and what is wrong ("ranges[1]: xxh64 mismatch").

@@ -10,8 +10,11 @@
 
 #include "io/device/blkid_probe.h"
 #include "io/device/target.h"
+#include "io/label/table_gate.h"
 #include "io/util/c_handle.h"
 #include "io/util/xxhash_digest.h"
+#include "partalign/label/table_scan.h"
+#include "partalign/util/checked_math.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -125,6 +128,46 @@ std::vector<TableArea> LocateAreas(fdisk_context* cxt) {
   return areas;
 }
 
+// The libfdisk read proper: label, usable area, disk identifier, partitions, free regions and
+// the areas holding the table. Runs only after the gate (ReadPartitionTable).
+Status ReadWithLibfdisk(const std::string& path, const ReadTableOptions& options,
+                        TableRead* result) {
+  FdiskContext cxt(fdisk_new_context());
+  if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
+  fdisk_set_ask(cxt.get(), RecordAsk, &result->warnings);
+  if (options.sector_size) {
+    auto ss = static_cast<unsigned>(*options.sector_size);
+    if (int rc = fdisk_save_user_sector_size(cxt.get(), ss, ss); rc < 0) {
+      return ErrnoError(rc, fmt::format("cannot use sector size {}", ss));
+    }
+  }
+  if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), /*readonly=*/1); rc < 0) {
+    return ErrnoError(rc, fmt::format("libfdisk cannot read '{}'", path));
+  }
+  PartitionTable& table = result->table;
+  table.label = LabelOf(cxt.get());
+  table.sector_size = fdisk_get_sector_size(cxt.get());
+  table.disk_size_sectors = fdisk_get_nsectors(cxt.get());
+  if (table.label == LabelType::kNone) return {};
+  table.first_usable_lba = fdisk_get_first_lba(cxt.get());
+  table.last_usable_lba = fdisk_get_last_lba(cxt.get());
+  char* id = nullptr;
+  if (fdisk_get_disklabel_id(cxt.get(), &id) == 0) table.disk_id = TakeString(id);
+  if (Status s = ReadPartitions(cxt.get(), table.label, &table.partitions); !s) {
+    return MakeError(fmt::format("'{}': {}", path, s.error().message));
+  }
+  // fdisk_get_freespaces() computes `last_lba - 1` unsigned: on a one-sector disk (last LBA 0)
+  // that wraps and new_freespace() aborts on assert(end) (libfdisk/src/table.c, 2.38). Such a
+  // disk has no free space anyway.
+  if (table.last_usable_lba > table.first_usable_lba) {
+    if (Status s = ReadFreeRegions(cxt.get(), &table.free_regions); !s) {
+      return MakeError(fmt::format("'{}': {}", path, s.error().message));
+    }
+  }
+  table.areas = LocateAreas(cxt.get());
+  return {};
+}
+
 }  // namespace
 
 Result<std::string> FingerprintAreas(int fd, const std::string& path,
@@ -148,40 +191,38 @@ Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOpt
   // Open it ourselves first, for the same errors probe gives (directory, not a device, ...).
   Result<Target> target = OpenTarget(path);
   if (!target) return target.error();
+  const uint64_t sector_size = options.sector_size.value_or(target->logical_sector_size);
+
+  // The validation gate: nothing below reads a table the scan cannot vouch for (libfdisk 2.38
+  // aborts on some and silently drops partitions of others; docs/audit-plan.md).
+  TableScan scan = ScanTarget(target->fd.get(), path, target->size_bytes, sector_size);
+  if (scan.severity() == TableSeverity::kUnreadable) {
+    return MakeError(
+        fmt::format("'{}': {}", path, DescribeFindings(scan.findings, TableSeverity::kUnreadable)));
+  }
 
   TableRead result;
-  FdiskContext cxt(fdisk_new_context());
-  if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
-  fdisk_set_ask(cxt.get(), RecordAsk, &result.warnings);
-  if (options.sector_size) {
-    auto ss = static_cast<unsigned>(*options.sector_size);
-    if (int rc = fdisk_save_user_sector_size(cxt.get(), ss, ss); rc < 0) {
-      return ErrnoError(rc, fmt::format("cannot use sector size {}", ss));
-    }
-  }
-  if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), /*readonly=*/1); rc < 0) {
-    return ErrnoError(rc, fmt::format("libfdisk cannot read '{}'", path));
-  }
-
   PartitionTable& table = result.table;
-  table.label = LabelOf(cxt.get());
-  table.sector_size = fdisk_get_sector_size(cxt.get());
-  table.disk_size_sectors = fdisk_get_nsectors(cxt.get());
-  if (table.label == LabelType::kNone) {
+  table.findings = scan.findings;
+  if (scan.label == LabelType::kNone) {
+    // Nothing for libfdisk to read (and a boot sector it would misread as a DOS table).
+    table.label = LabelType::kNone;
+    table.sector_size = sector_size;
+    table.disk_size_sectors = target->size_bytes / sector_size;
     table.areas.push_back(
         {"no label", 0, std::min<uint64_t>(kNoLabelFingerprintBytes, target->size_bytes)});
-  } else {
-    table.first_usable_lba = fdisk_get_first_lba(cxt.get());
-    table.last_usable_lba = fdisk_get_last_lba(cxt.get());
-    char* id = nullptr;
-    if (fdisk_get_disklabel_id(cxt.get(), &id) == 0) table.disk_id = TakeString(id);
-    if (Status s = ReadPartitions(cxt.get(), table.label, &table.partitions); !s) {
-      return MakeError(fmt::format("'{}': {}", path, s.error().message));
+  } else if (Status s = ReadWithLibfdisk(path, options, &result); !s) {
+    return s.error();
+  }
+  if (scan.label != LabelType::kNone) {
+    std::vector<std::string> differ = ScanVersusTable(scan, table);
+    if (!differ.empty()) {
+      return MakeError(fmt::format(
+          "'{}': libfdisk reads the partition table differently from partalign's own scan ({}{}); "
+          "partalign does not use a table the two read differently",
+          path, differ.front(),
+          differ.size() > 1 ? fmt::format(", and {} more differences", differ.size() - 1) : ""));
     }
-    if (Status s = ReadFreeRegions(cxt.get(), &table.free_regions); !s) {
-      return MakeError(fmt::format("'{}': {}", path, s.error().message));
-    }
-    table.areas = LocateAreas(cxt.get());
   }
   Result<std::string> fingerprint = FingerprintAreas(target->fd.get(), path, table.areas);
   if (!fingerprint) return fingerprint.error();
@@ -190,9 +231,14 @@ Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOpt
   if (options.probe_contents) {
     for (Partition& p : table.partitions) {
       if (p.kind == PartitionKind::kExtended) continue;
+      // Inside the disk (the scan checked every extent), so neither product wraps.
+      std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table.sector_size);
+      std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table.sector_size);
+      if (!offset || !length) {
+        return MakeError(fmt::format("'{}': partition {} lies beyond 2^64 bytes", path, p.number));
+      }
       Result<PartitionContents> contents =
-          ProbePartitionContents(target->fd.get(), path, p.start_sector * table.sector_size,
-                                 p.size_sectors * table.sector_size);
+          ProbePartitionContents(target->fd.get(), path, *offset, *length);
       if (!contents) return contents.error();
       p.contents = std::move(*contents);
     }

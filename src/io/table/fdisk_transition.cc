@@ -17,17 +17,6 @@
 namespace partalign {
 namespace {
 
-// A sparse in-memory file standing in for the disk: tmpfs-backed, so even a disk of many TiB
-// costs only the pages written (the table sectors), and nothing is left behind on a crash.
-Result<UniqueFd> CreateScratch(uint64_t size_bytes) {
-  UniqueFd fd(::memfd_create("partalign-scratch", MFD_CLOEXEC));
-  if (!fd.valid()) return ErrnoError(errno, "cannot create the scratch copy (memfd_create)");
-  if (::ftruncate(fd.get(), static_cast<off_t>(size_bytes)) != 0) {
-    return ErrnoError(errno, fmt::format("cannot size the scratch copy to {} bytes", size_bytes));
-  }
-  return fd;
-}
-
 Status CopyAreas(int from, const std::string& from_path, int to, const PartitionTable& table) {
   for (const TableArea& a : table.areas) {
     uint64_t start = AlignDown(a.offset_bytes, table.sector_size);
@@ -85,6 +74,9 @@ Result<ComputedTransition> Compute(const std::string& path, uint64_t sector_size
   if (!old_read) return old_read.error();
   out.old_table = std::move(old_read->table);
   const PartitionTable& old_table = out.old_table;
+  if (Status s = CheckChangeable(old_table); !s) {
+    return MakeError(fmt::format("'{}': {}", path, s.error().message));
+  }
   if (old_table.label != LabelType::kGpt && old_table.label != LabelType::kDos) {
     return MakeError(fmt::format("'{}' has no GPT or DOS partition table (found: {})", path,
                                  ToString(old_table.label)));
@@ -100,7 +92,7 @@ Result<ComputedTransition> Compute(const std::string& path, uint64_t sector_size
   Result<Target> disk = OpenTarget(path);
   if (!disk) return disk.error();
   const uint64_t size = disk->size_bytes;
-  Result<UniqueFd> scratch = CreateScratch(size);
+  Result<UniqueFd> scratch = CreateScratchDisk(size);
   if (!scratch) return scratch.error();
   if (Status s = CopyAreas(disk->fd.get(), path, scratch->get(), old_table); !s) return s.error();
 
@@ -158,6 +150,15 @@ void Overlay(const std::vector<TableRange>& written, const TableRange& range,
 }
 
 }  // namespace
+
+Result<UniqueFd> CreateScratchDisk(uint64_t size_bytes) {
+  UniqueFd fd(::memfd_create("partalign-scratch", MFD_CLOEXEC));
+  if (!fd.valid()) return ErrnoError(errno, "cannot create the scratch copy (memfd_create)");
+  if (::ftruncate(fd.get(), static_cast<off_t>(size_bytes)) != 0) {
+    return ErrnoError(errno, fmt::format("cannot size the scratch copy to {} bytes", size_bytes));
+  }
+  return fd;
+}
 
 Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
                                                   const std::vector<ScriptEdit>& edits) {

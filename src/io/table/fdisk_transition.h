@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/table/fdisk_write.h"
+#include "io/util/unique_fd.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/table/table_transition.h"
 #include "partalign/util/result.h"
@@ -26,6 +27,11 @@ struct ComputedTransition {
   std::string new_script;             ///< the script libfdisk applied
   std::vector<std::string> messages;  ///< what libfdisk said while applying it
 };
+
+/// A sparse in-memory file of `size_bytes` standing in for a disk (memfd, tmpfs-backed: a disk
+/// of many TiB costs only the pages written; nothing is left behind on a crash). libfdisk opens
+/// it as /proc/self/fd/N.
+Result<UniqueFd> CreateScratchDisk(uint64_t size_bytes);
 
 /// Never writes to `path`. `sector_size` is the disk's logical sector size (image files have
 /// none of their own). Fails on tables other than GPT and DOS, on edits libfdisk rejects, and

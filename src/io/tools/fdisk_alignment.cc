@@ -6,14 +6,16 @@
 
 #include <fmt/format.h>
 
+#include "io/device/target.h"
+#include "io/label/table_gate.h"
 #include "io/util/c_handle.h"
+#include "partalign/label/table_scan.h"
 
 namespace partalign {
 namespace {
 
 using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
 using FdiskPartition = CHandle<fdisk_unref_partition, fdisk_partition*>;
-using FdiskTable = CHandle<fdisk_unref_table, fdisk_table*>;
 using FdiskLabelItem = CHandle<fdisk_unref_labelitem, fdisk_labelitem*>;
 
 // libfdisk talks to the user through this callback. Messages are recorded; every question is
@@ -37,7 +39,22 @@ int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
   }
 }
 
+// The validation gate (io/label/table_gate.h) on `path` as libfdisk reads it (the device's own
+// sector size): an error naming the problem when libfdisk must not be given the table.
+Result<TableScan> GateTarget(const std::string& path) {
+  Result<Target> target = OpenTarget(path);
+  if (!target) return target.error();
+  TableScan scan =
+      ScanTarget(target->fd.get(), path, target->size_bytes, target->logical_sector_size);
+  if (scan.severity() == TableSeverity::kUnreadable) {
+    return MakeError(fmt::format("libfdisk not asked: '{}': {}", path,
+                                 DescribeFindings(scan.findings, TableSeverity::kUnreadable)));
+  }
+  return scan;
+}
+
 Result<FdiskContext> OpenReadOnly(const std::string& path, std::vector<std::string>* messages) {
+  if (Result<TableScan> scan = GateTarget(path); !scan) return scan.error();
   FdiskContext cxt(fdisk_new_context());
   if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
   fdisk_set_ask(cxt.get(), RecordAsk, messages);
@@ -117,22 +134,12 @@ void QueryFdiskAlignment(const std::string& path, LiveAlignment* live) {
 }
 
 Result<std::vector<uint64_t>> ReadGptPartitionStarts(const std::string& path) {
-  std::vector<std::string> messages;
-  Result<FdiskContext> cxt = OpenReadOnly(path, &messages);
-  if (!cxt) return cxt.error();
+  // The scan reads them as libfdisk would (tests/io/table/table_gate_test.cc compares the two).
+  Result<TableScan> scan = GateTarget(path);
+  if (!scan) return scan.error();
   std::vector<uint64_t> starts;
-  if (!fdisk_is_labeltype(cxt->get(), FDISK_DISKLABEL_GPT)) return starts;
-  fdisk_table* raw = nullptr;
-  if (int rc = fdisk_get_partitions(cxt->get(), &raw); rc < 0) {
-    return ErrnoError(rc, fmt::format("libfdisk cannot list the partitions of '{}'", path));
-  }
-  FdiskTable table(raw);
-  for (size_t i = 0; i < fdisk_table_get_nents(table.get()); ++i) {
-    fdisk_partition* p = fdisk_table_get_partition(table.get(), i);
-    if (p != nullptr && fdisk_partition_has_start(p)) {
-      starts.push_back(static_cast<uint64_t>(fdisk_partition_get_start(p)));
-    }
-  }
+  if (scan->label != LabelType::kGpt) return starts;
+  for (const ScannedPartition& p : scan->partitions) starts.push_back(p.start_sector);
   return starts;
 }
 

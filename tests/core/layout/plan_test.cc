@@ -70,6 +70,27 @@ TEST(PlanTest, RejectsBrokenFilesNamingTheKey) {
       {edit([](nlohmann::json& j) { j["topology"]["source"] = "magic"; }), "topology.source"},
       {edit([](nlohmann::json& j) { j["actions"][0]["partition"] = -1; }),
        "actions[0].partition: not a non-negative integer"},
+      // Hand-edited plans (issue 11): every value is checked against what it may be.
+      {edit([](nlohmann::json& j) { j["actions"][2]["partition"] = 1; }),
+       "actions[2].partition: 1 appears twice in the actions"},
+      {edit([](nlohmann::json& j) { j["grain_bytes"] = 3; }),
+       "grain_bytes: 3 is not a multiple of the logical sector size 512"},
+      {edit([](nlohmann::json& j) { j["offset_bytes"] = 18446744073709551104ull; }),
+       "offset_bytes: 18446744073709551104 is not a multiple of the logical sector size 512 "
+       "below grain_bytes 1048576"},
+      {edit([](nlohmann::json& j) { j["actions"][2]["new_start_sector"] = 147457; }),
+       "actions[2].kind: 'none' but the new sectors differ from the old ones"},
+      {edit([](nlohmann::json& j) { j["actions"][1]["bytes_to_move"] = 512; }),
+       "actions[1].bytes_to_move: 512 for a 'table-only' action, which moves no data"},
+      {edit([](nlohmann::json& j) { j["actions"][0]["bytes_to_move"] = 0; }),
+       "actions[0].bytes_to_move: 0 is not between 1 and the partition's 10240000 bytes"},
+      {edit([](nlohmann::json& j) { j["actions"][0]["new_start_sector"] = 63; }),
+       "actions[0].kind: 'move-data' but the start does not move"},
+      {edit([](nlohmann::json& j) {
+         j["actions"][1]["new_start_sector"] = 65535;
+         j["actions"][1]["new_end_sector"] = 106494;
+       }),
+       "actions[1].kind: 'table-only' but nothing changes"},
   };
   for (const Case& c : cases) {
     Result<Plan> p = PlanFromJson(c.text);

@@ -4,7 +4,9 @@
 
 #include <functional>
 
+#include "partalign/layout/planner.h"
 #include "partalign/util/units.h"
+#include "support/random_layout.h"
 
 namespace partalign {
 namespace {
@@ -142,6 +144,77 @@ TEST(PlanCheckTest, TableVersusPlanEntryByEntry) {
     ASSERT_EQ(m.size(), 1u) << c.message;
     EXPECT_EQ(m[0], c.message);
   }
+}
+
+TEST(PlanCheckTest, InconsistentPlansAreNamed) {
+  World w = Matching();
+  EXPECT_TRUE(PlanInconsistencies(w.plan, w.table).empty());
+  // An unaligned new start.
+  World unaligned = Matching();
+  unaligned.plan.actions[0].new_start_sector = 2049;
+  std::vector<std::string> m = PlanInconsistencies(unaligned.plan, unaligned.table);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0],
+            "partition 1: new start sector 2049 is not on the plan's alignment (grain "
+            "1048576 bytes, offset 0 bytes)");
+  // A partition with data "moved" by the table alone.
+  World data = Matching();
+  data.table.partitions[0].contents.has_data = true;
+  data.table.partitions[0].contents.fs_type = "ext4";
+  m = PlanInconsistencies(data.plan, data.table);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0],
+            "partition 1 holds data (ext4) but the plan moves its start as 'table-only': "
+            "the data would stay behind");
+  // Overlaps in the table asked for.
+  World overlap = Matching();
+  overlap.plan.actions[0].new_end_sector = 45000;
+  m = PlanInconsistencies(overlap.plan, overlap.table);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].rfind("the table the plan asks for is not valid: partitions 1 (sectors "
+                       "2048-45000) and 2 (sectors 40000-60479) overlap",
+                       0),
+            0u)
+      << m[0];
+  // Beyond the usable area.
+  World outside = Matching();
+  outside.plan.actions[1] = {2, 40000, 60479, 16777216 - 2048, 16777215, ActionKind::kTableOnly,
+                             0, ""};
+  m = PlanInconsistencies(outside.plan, outside.table);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].find("lies outside the usable area 34-16777182"), std::string::npos) << m[0];
+}
+
+TEST(PlanCheckTest, ThePlannersOwnPlansPassEveryCheck) {
+  // The checks of a hand-edited plan (PlanFromJson, PlanInconsistencies) never refuse a plan
+  // the planner made: random layouts, GPT and DOS, 512 and 4096, grains with and without offset.
+  int checked = 0;
+  for (int seed = 0; seed < 1000; ++seed) {
+    test::RandomLayout r(static_cast<uint64_t>(seed));
+    test::RandomLayoutOptions o;
+    o.label = r.Chance(0.5) ? LabelType::kGpt : LabelType::kDos;
+    o.sector_size = r.Chance(0.8) ? 512 : 4096;
+    o.dos_first_lba = kMiB / o.sector_size;
+    PartitionTable t = r.Make(o);
+    Alignment a = r.Chance(0.3) ? Alignment{kMiB, o.sector_size == 512 ? 3584u : 0u}
+                                : Alignment{kMiB * (r.Chance(0.5) ? 1 : 4), 0};
+    Result<std::vector<PlanAction>> actions = PlanPartitions(t, a);
+    ASSERT_TRUE(actions) << "seed " << seed << ": " << actions.error().message;
+    Plan plan;
+    plan.disk = {"/dev/sdz", t.disk_size_sectors * t.sector_size, t.sector_size, "", ""};
+    plan.topology.logical_sector_size = t.sector_size;
+    plan.topology.size_bytes = plan.disk.size_bytes;
+    plan.label = t.label;
+    plan.table_fingerprint = "xxh64:0000000000000000";
+    plan.alignment = a;
+    plan.actions = *actions;
+    Result<Plan> back = PlanFromJson(PlanToJson(plan).dump());
+    ASSERT_TRUE(back) << "seed " << seed << ": " << back.error().message;
+    std::vector<std::string> m = PlanInconsistencies(*back, t);
+    ASSERT_TRUE(m.empty()) << "seed " << seed << ": " << m.front();
+    ++checked;
+  }
+  EXPECT_EQ(checked, 1000);
 }
 
 }  // namespace

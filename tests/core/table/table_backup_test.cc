@@ -58,7 +58,18 @@ TEST(TableBackupTest, RejectsBrokenFilesNamingTheKey) {
       {good.substr(0, good.size() / 3), "not valid JSON (truncated or corrupt?)"},
       {edit([](nlohmann::json& j) { j["format"] = "partalign-plan"; }),
        "format is 'partalign-plan'"},
-      {edit([](nlohmann::json& j) { j["format_version"] = 2; }), "format_version 2"},
+      {edit([](nlohmann::json& j) { j["format_version"] = 3; }),
+       "format_version 3 is not supported (this partalign reads 2)"},
+      {edit([](nlohmann::json& j) { j.erase("context"); }), "context: missing"},
+      {edit([](nlohmann::json& j) { j["ranges"][1]["offset_bytes"] = 64ull << 20; }),
+       "ranges[1]: 512 bytes at byte 67108864 are not whole sectors inside the disk"},
+      {edit([](nlohmann::json& j) { j["ranges"][1]["offset_bytes"] = 100; }),
+       "ranges[1]: 512 bytes at byte 100 are not whole sectors"},
+      {edit([](nlohmann::json& j) {
+         j["context"] = {
+             {{"offset_bytes", 18446744073709551000ull}, {"length_bytes", 4096}, {"xxh64", "x"}}};
+       }),
+       "context[0]: not a range inside the disk"},
       {edit([](nlohmann::json& j) { j["device"].erase("size_bytes"); }),
        "device.size_bytes: missing"},
       {edit([](nlohmann::json& j) { j["label"] = "sun"; }), "label: 'sun' is not gpt or dos"},
@@ -109,6 +120,93 @@ TEST(TableBackupTest, RestoreTransitionGoesBackwards) {
   EXPECT_EQ(t->ranges[0].old_bytes, std::vector<uint8_t>(512, 1));
   current.pop_back();
   EXPECT_FALSE(RestoreTransition(b, current));
+}
+
+TEST(TableBackupTest, VersionOneFilesAreStillRead) {
+  nlohmann::json j = BackupToJson(Example());
+  EXPECT_EQ(j["format_version"], 2);
+  j["format_version"] = 1;
+  j.erase("context");
+  Result<TableBackup> b = BackupFromJson(j.dump());
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->format_version, 1);
+  EXPECT_TRUE(b->context.empty());
+  EXPECT_EQ(b->ranges, Example().ranges);
+}
+
+TEST(TableBackupTest, ContextIsTheBytesAroundTheRangesOutsidePartitions) {
+  // A GPT on 1000 sectors: PMBR 0, header 1, entries 2-33, partition 100-899, backup entries
+  // 966-997, backup header 999 (998 free).
+  auto range = [](uint64_t sector, uint64_t sectors) {
+    BackupRange r;
+    r.offset_bytes = sector * 512;
+    r.length_bytes = sectors * 512;
+    return r;
+  };
+  std::vector<BackupRange> ranges = {range(0, 1), range(1, 1), range(2, 32), range(966, 32),
+                                     range(999, 1)};
+  std::vector<BackupContext> c = ContextPlaces(ranges, 512, 1000 * 512, {{100 * 512, 800 * 512}});
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c[0].offset_bytes, 34 * 512u);  // after the entries, up to the partition
+  EXPECT_EQ(c[0].length_bytes, 66 * 512u);
+  EXPECT_EQ(c[1].offset_bytes, 900 * 512u);  // after the partition, before the backup entries
+  EXPECT_EQ(c[1].length_bytes, 66 * 512u);
+  EXPECT_EQ(c[2].offset_bytes, 998 * 512u);  // between the backup entries and header
+  EXPECT_EQ(c[2].length_bytes, 512u);
+  // Far from anything: at most kContextWindowBytes on each side.
+  std::vector<BackupContext> wide = ContextPlaces({range(100000, 1)}, 512, 1ull << 30, {});
+  ASSERT_EQ(wide.size(), 2u);
+  EXPECT_EQ(wide[0].length_bytes, kContextWindowBytes);
+  EXPECT_EQ(wide[1].offset_bytes, 100001 * 512u);
+}
+
+TEST(TableBackupTest, RangesMustBeTheTablesAreasOrHoldWhatTheWriteLeft) {
+  TableBackup b = Example();
+  PartitionTable saved;
+  saved.label = LabelType::kDos;
+  saved.sector_size = 512;
+  saved.areas = {{"MBR", 0, 512}, {"EBR", 30000 * 512, 512}, {"EBR", 44999 * 512, 512}};
+  // Range 0 (43008, only the applied table's) holds what the apply wrote: fine.
+  std::vector<std::string> now = {"xxh64:2", "other", "other", "other"};
+  EXPECT_TRUE(BackupRangeProblems(b, saved, now).empty());
+  now[0] = "xxh64:1";  // still the saved bytes: fine too
+  EXPECT_TRUE(BackupRangeProblems(b, saved, now).empty());
+  now[0] = "something else";  // data, not what either table put there
+  std::vector<std::string> bad = BackupRangeProblems(b, saved, now);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rfind("ranges[0] (512 bytes at byte 22020096) is not part of the table", 0), 0u)
+      << bad[0];
+}
+
+TEST(TableBackupTest, TableIdentityNamesWhatDiffers) {
+  PartitionTable saved;
+  saved.label = LabelType::kGpt;
+  saved.disk_id = "AAAAAAAA-0000-4000-8000-000000000001";
+  Partition p;
+  p.number = 1;
+  p.uuid = "BBBBBBBB-0000-4000-8000-000000000001";
+  saved.partitions = {p};
+  TableScan now;
+  EXPECT_TRUE(TableIdentityMismatches(saved, now).empty());  // no identity: context decides
+  now.label = LabelType::kGpt;
+  now.disk_id = "aaaaaaaa-0000-4000-8000-000000000001";
+  now.partitions = {
+      {1, PartitionKind::kPrimary, 2048, 100, "", "bbbbbbbb-0000-4000-8000-000000000001"}};
+  EXPECT_TRUE(TableIdentityMismatches(saved, now).empty());
+  now.partitions[0].uuid = "CCCCCCCC-0000-4000-8000-000000000001";
+  now.disk_id = "DDDDDDDD-0000-4000-8000-000000000001";
+  std::vector<std::string> m = TableIdentityMismatches(saved, now);
+  ASSERT_EQ(m.size(), 2u);
+  EXPECT_EQ(m[0],
+            "disk GUID: backup AAAAAAAA-0000-4000-8000-000000000001, disk "
+            "DDDDDDDD-0000-4000-8000-000000000001");
+  EXPECT_EQ(m[1],
+            "partition 1 GUID CCCCCCCC-0000-4000-8000-000000000001: not in the backup's "
+            "table");
+  now.label = LabelType::kDos;
+  now.disk_id = "0x12345678";
+  EXPECT_EQ(TableIdentityMismatches(saved, now).front(),
+            "the disk holds a dos table, the backup a gpt table");
 }
 
 TEST(TableBackupTest, FileNameIsSafe) {

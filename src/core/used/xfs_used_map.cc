@@ -8,6 +8,8 @@
 
 #include <fmt/format.h>
 
+#include "partalign/used/crc32c.h"
+
 namespace partalign {
 namespace {
 
@@ -229,21 +231,11 @@ std::optional<std::string> Parser::LogProblem() {
 }  // namespace
 
 bool XfsChecksumMatches(std::span<const uint8_t> bytes, size_t crc_offset) {
-  static const std::array<uint32_t, 256> table = [] {
-    std::array<uint32_t, 256> t{};
-    for (uint32_t i = 0; i < 256; ++i) {
-      uint32_t c = i;
-      for (int k = 0; k < 8; ++k) c = (c & 1) != 0 ? (c >> 1) ^ 0x82F63B78u : c >> 1;
-      t[i] = c;
-    }
-    return t;
-  }();
   if (crc_offset + 4 > bytes.size()) return false;
-  uint32_t crc = 0xffffffffu;
-  for (size_t i = 0; i < bytes.size(); ++i) {
-    const uint8_t byte = i >= crc_offset && i < crc_offset + 4 ? 0 : bytes[i];
-    crc = table[(crc ^ byte) & 0xff] ^ (crc >> 8);
-  }
+  constexpr uint8_t kZero[4] = {};
+  uint32_t crc = Crc32cUpdate(0xffffffffu, bytes.first(crc_offset));
+  crc = Crc32cUpdate(crc, kZero);
+  crc = Crc32cUpdate(crc, bytes.subspan(crc_offset + 4));
   return Le32(&bytes[crc_offset]) == ~crc;
 }
 

@@ -5,6 +5,8 @@
 #include "io/device/blkid_probe.h"
 #include "io/device/target.h"
 #include "io/used/ext_used_map.h"
+#include "io/used/lvm_used_map.h"
+#include "partalign/used/btrfs_used_map.h"
 #include "partalign/used/byte_source.h"
 #include "partalign/used/fat_used_map.h"
 #include "partalign/used/swap_used_map.h"
@@ -48,6 +50,8 @@ Result<UsedMap> ReadUsedMap(const UsedMapRequest& r) {
   if (type == "vfat") return FatUsedMap(source);
   if (type == "xfs") return XfsUsedMap(source);
   if (type == "swap") return SwapUsedMap(source);
+  if (type == "btrfs") return BtrfsUsedMap(source);
+  if (type == "LVM2_member") return ReadLvmUsedMap(r.fd, r.path, r.offset_bytes, r.length_bytes);
   if (type == "crypto_LUKS") {
     return UsedMap::WholeBecause(r.length_bytes, type, "the encrypted contents are opaque");
   }

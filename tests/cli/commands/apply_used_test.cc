@@ -1,8 +1,9 @@
 // apply moves only what each partition's filesystem uses (docs/used-map.md), end to end: a GPT
-// disk with ext4, vfat and XFS partitions holding files, each misaligned; the real planner's
-// plan moves all three. Afterwards every filesystem checker is clean (e2fsck -fn, fsck.vfat -n,
-// xfs_repair -n), the ext4 backup superblock is valid, every file reads back, and apply said
-// how much less than the partitions it copied. With --copy-all it copies everything.
+// disk with ext4, vfat, XFS and btrfs partitions holding files, each misaligned; the real
+// planner's plan moves all four. Afterwards every filesystem checker is clean (e2fsck -fn,
+// fsck.vfat -n, xfs_repair -n, btrfs check --readonly), the ext4 backup superblock is valid,
+// every file reads back, and apply said how much less than the partitions it copied. With
+// --copy-all it copies everything.
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -27,12 +28,12 @@ using test::RunOrThrow;
 
 // p1 ext4 at sector 63 (160 MiB: two groups of 4 KiB blocks, so that there is a backup
 // superblock), p2 vfat one sector before 1 MiB alignment (64 MiB), p3 XFS likewise (320 MiB:
-// mkfs.xfs wants 300 MB). The plan moves p1 to 2048 and p2, p3 up by one sector, the top one
-// first.
+// mkfs.xfs wants 300 MB), p4 btrfs likewise (256 MiB). The plan moves p1 to 2048 and the others
+// up by one sector, the top one first.
 constexpr const char* kScript =
     "label: gpt\nfirst-lba: 34\nstart=63, size=327680\nstart=329727, size=131072\n"
-    "start=462847, size=655360\n";
-constexpr unsigned long long kDiskBytes = 560ull << 20;
+    "start=462847, size=655360\nstart=1120255, size=524288\n";
+constexpr unsigned long long kDiskBytes = 820ull << 20;
 
 class ApplyUsedTest : public ::testing::Test {
  protected:
@@ -45,8 +46,9 @@ class ApplyUsedTest : public ::testing::Test {
     RunOrThrow({"mkfs.ext4", "-q", "-F", "-b", "4096", Node(1)});
     RunOrThrow({"mkfs.vfat", "-F", "32", Node(2)});
     RunOrThrow({"mkfs.xfs", "-q", "-f", Node(3)});
+    RunOrThrow({"mkfs.btrfs", "-q", "-f", Node(4)});
     std::mt19937_64 random(16);
-    for (int number : {1, 2, 3}) {
+    for (int number : {1, 2, 3, 4}) {
       for (int i = 0; i < 6; ++i) {
         // Random bytes (incompressible, no holes), up to a few MiB, odd sizes.
         std::string content((1 + i) * 523001 + number, '\0');
@@ -54,7 +56,7 @@ class ApplyUsedTest : public ::testing::Test {
         files_[number][fmt::format("file{}-{}", number, i)] = std::move(content);
       }
     }
-    for (int number : {1, 3}) {
+    for (int number : {1, 3, 4}) {
       test::MountPoint mounted(Node(number), disk_->File("mnt"));
       for (const auto& [name, content] : files_[number]) {
         test::WriteFile(disk_->File("mnt/" + name), content);
@@ -96,7 +98,9 @@ class ApplyUsedTest : public ::testing::Test {
     EXPECT_EQ(fsck_vfat.exit_code, 0) << fsck_vfat.out << fsck_vfat.err;
     CommandResult xfs_repair = RunCommand({"xfs_repair", "-n", Node(3)});
     EXPECT_EQ(xfs_repair.exit_code, 0) << xfs_repair.out << xfs_repair.err;
-    for (int number : {1, 3}) {
+    CommandResult btrfs_check = RunCommand({"btrfs", "check", "--readonly", Node(4)});
+    EXPECT_EQ(btrfs_check.exit_code, 0) << btrfs_check.out << btrfs_check.err;
+    for (int number : {1, 3, 4}) {
       test::MountPoint mounted(Node(number), disk_->File("mnt"), "ro");
       for (const auto& [name, content] : files_.at(number)) {
         EXPECT_TRUE(test::ReadFile(disk_->File("mnt/" + name)) == content)
@@ -130,17 +134,18 @@ TEST_F(ApplyUsedTest, MovesOnlyTheUsedChunksOfExt4VfatAndXfs) {
   CommandResult dry = Apply({"--dry-run"});
   ASSERT_EQ(dry.exit_code, 0) << dry.out << dry.err;
   for (const char* source : {"ext: libext2fs block bitmaps", "vfat: FAT32 allocation tables",
-                             "xfs: free-space B+trees (bnobt)"}) {
+                             "xfs: free-space B+trees (bnobt)", "btrfs: device extents"}) {
     EXPECT_NE(dry.out.find(source), std::string::npos) << source << "\n" << dry.out;
   }
   CommandResult r = Apply();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::map<int, double> copied = CopiedMiB(r.out);
-  ASSERT_EQ(copied.size(), 3u) << r.out;
-  // Files of about 10 MiB per partition: far less than 160, 64 and 320 MiB is copied.
+  ASSERT_EQ(copied.size(), 4u) << r.out;
+  // Files of about 10 MiB per partition: far less than 160, 64, 320 and 256 MiB is copied.
   EXPECT_LT(copied.at(1), 80) << r.out;
   EXPECT_LT(copied.at(2), 40) << r.out;
   EXPECT_LT(copied.at(3), 120) << r.out;
+  EXPECT_LT(copied.at(4), 160) << r.out;
   ExpectEverythingIntact();
 }
 
@@ -148,10 +153,11 @@ TEST_F(ApplyUsedTest, CopyAllMovesEveryByte) {
   CommandResult r = Apply({"--copy-all"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::map<int, double> copied = CopiedMiB(r.out);
-  ASSERT_EQ(copied.size(), 3u) << r.out;
+  ASSERT_EQ(copied.size(), 4u) << r.out;
   EXPECT_EQ(copied.at(1), 160);
   EXPECT_EQ(copied.at(2), 64);
   EXPECT_EQ(copied.at(3), 320);
+  EXPECT_EQ(copied.at(4), 256);
   ExpectEverythingIntact();
 }
 

@@ -13,9 +13,11 @@
 #include <algorithm>
 #include <cstdio>
 #include <fstream>
+#include <regex>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/util/unique_fd.h"
 #include "partalign/used/fat_used_map.h"
@@ -23,6 +25,7 @@
 #include "support/loop_device.h"
 #include "support/mount_point.h"
 #include "support/run_command.h"
+#include "support/stack_tools.h"
 #include "support/temp_dir.h"
 
 namespace partalign {
@@ -266,6 +269,95 @@ TEST(UsedMapReaderTest, XfsMapIsTheComplementOfXfsDbsFreeSpace) {
   EXPECT_TRUE(map->notes().empty()) << map->notes().front();
   ExpectCovers(*map, oracle, fs_bytes);
   EXPECT_LT(map->used_bytes(), fs_bytes / 3);
+}
+
+// btrfs: exactly the device extents btrfs's own dump-tree lists, plus the first MiB, the
+// superblock mirror and what follows the device.
+TEST(UsedMapReaderTest, BtrfsMapIsItsDeviceExtents) {
+  TempDir dir;
+  MakeFiles(dir.File("src"), 30, 7);
+  const std::string fs = dir.File("fs.img");
+  const uint64_t fs_bytes = 400 << 20;
+  test::CreateSparseFile(fs, fs_bytes);
+  RunOrThrow({"mkfs.btrfs", "-q", "-r", dir.File("src"), fs});
+  const test::CommandResult tree =
+      test::RunCommand({"btrfs", "inspect-internal", "dump-tree", "-t", "dev", fs});
+  ASSERT_EQ(tree.exit_code, 0) << tree.err;
+  Ranges extents;
+  const std::regex key(R"(key \(1 DEV_EXTENT (\d+)\)[^\n]*\n[^\n]*\n[^\n]*length (\d+))");
+  for (std::sregex_iterator it(tree.out.begin(), tree.out.end(), key), end; it != end; ++it) {
+    const uint64_t at = std::stoull((*it)[1]);
+    extents.emplace_back(at, at + std::stoull((*it)[2]));
+  }
+  ASSERT_GE(extents.size(), 3u) << tree.out;
+  const Placed placed = Place(dir, fs, fs_bytes + (2 << 20));
+  Result<UsedMap> map = placed.Map("btrfs");
+  ASSERT_TRUE(map) << map.error().message;
+  EXPECT_TRUE(map->notes().empty()) << map->notes().front();
+  EXPECT_EQ(map->source, "btrfs: device extents");
+  const Ranges mine = Merge(Of(*map));
+  EXPECT_EQ(Subtract(Merge(extents), mine), Ranges{}) << "a device extent is missing";
+  const Ranges allowed = {
+      {0, 1 << 20}, {64 << 20, (64 << 20) + 4096}, {fs_bytes, fs_bytes + (2 << 20)}};
+  EXPECT_EQ(Subtract(Subtract(mine, Merge(extents)), allowed), Ranges{});
+  // Damage a byte of the superblock: its checksum fails and the partition is copied whole.
+  std::fstream image(placed.image, std::ios::in | std::ios::out | std::ios::binary);
+  image.seekp(static_cast<std::streamoff>(kOffset + (64 << 10) + 300));
+  image.write("X", 1);
+  image.close();
+  Result<UsedMap> damaged = placed.Map("btrfs");
+  ASSERT_TRUE(damaged);
+  EXPECT_TRUE(damaged->IsWhole());
+  ASSERT_EQ(damaged->notes().size(), 1u);
+  EXPECT_NE(damaged->notes()[0].find("checksum"), std::string::npos) << damaged->notes()[0];
+}
+
+// LVM2: the label and metadata, and exactly the extents pvs --segments lists as allocated; a
+// removed LV leaves a hole that is not copied.
+TEST(UsedMapReaderTest, LvmMapIsTheAllocatedExtentsPvsReports) {
+  PARTALIGN_REQUIRE_DEVICES();
+  TempDir dir;
+  const uint64_t pv_bytes = 96 << 20;
+  test::CreateSparseFile(dir.File("pv.img"), pv_bytes);
+  Ranges oracle;
+  uint64_t pe_start = 0;
+  {
+    test::LoopDevice loop(dir.File("pv.img"), 512);
+    const std::vector<std::string> devices{loop.path()};
+    const std::string vg = test::UniqueVgName("u");
+    test::RunLvmOrThrow("pvcreate", {"-q", "--metadatacopies", "2", loop.path()}, devices);
+    test::RunLvmOrThrow("vgcreate", {"-q", "-s", "4m", vg, loop.path()}, devices);
+    for (const char* lv : {"a", "b", "c"}) {
+      test::RunLvmOrThrow("lvcreate", {"-q", "-an", "-Zn", "-L", "8m", "-n", lv, vg}, devices);
+    }
+    test::RunLvmOrThrow("lvremove", {"-q", "-f", vg + "/b"}, devices);
+    const nlohmann::json pv = test::LvmReport("pvs", "pe_start,vg_extent_size", devices);
+    ASSERT_EQ(pv.size(), 1u) << pv;
+    pe_start = test::LvmBytes(pv[0]["pe_start"]);
+    const uint64_t extent = test::LvmBytes(pv[0]["vg_extent_size"]);
+    const test::CommandResult listed = test::RunLvm(
+        "pvs", {"--segments", "-o", "pvseg_start,pvseg_size,lv_name", "--reportformat", "json"},
+        devices);
+    ASSERT_EQ(listed.exit_code, 0) << listed.err;
+    const nlohmann::json segments = nlohmann::json::parse(listed.out)["report"][0]["pvseg"];
+    for (const nlohmann::json& seg : segments) {
+      if (seg["lv_name"].get<std::string>().empty()) continue;
+      const uint64_t at = pe_start + std::stoull(seg["pvseg_start"].get<std::string>()) * extent;
+      oracle.emplace_back(at, at + std::stoull(seg["pvseg_size"].get<std::string>()) * extent);
+    }
+    ASSERT_EQ(oracle.size(), 2u) << segments;
+  }
+  const Placed placed = Place(dir, dir.File("pv.img"), pv_bytes);
+  Result<UsedMap> map = placed.Map("LVM2_member");
+  ASSERT_TRUE(map) << map.error().message;
+  EXPECT_TRUE(map->notes().empty()) << map->notes().front();
+  const Ranges mine = Merge(Of(*map));
+  EXPECT_EQ(Subtract(Merge(oracle), mine), Ranges{});
+  // Besides the extents: the label and first metadata area, and the second area at the end.
+  const Ranges extra = Subtract(Subtract(mine, Merge(oracle)), {{0, pe_start}});
+  ASSERT_EQ(extra.size(), 1u) << Show(extra);
+  EXPECT_EQ(extra[0].second, pv_bytes) << "the second metadata area ends the PV";
+  EXPECT_LT(extra[0].second - extra[0].first, 2u << 20);
 }
 
 TEST(UsedMapReaderTest, SwapIsItsHeaderAndAHibernationImageIsRefused) {

@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "io/device/target.h"
 #include "io/move/mover.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -55,10 +56,16 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
     return ExitCode::kRefused;
   }
   const char* state = summary->state ? ToString(summary->state->phase) : "not started";
+  const std::string copies =
+      header.move.copy.all()
+          ? ""
+          : fmt::format(", copying the {} bytes of the used chunks ({}, {} used)",
+                        CopiedBytes(header.move), header.used.source,
+                        FormatSize(header.used.used_bytes));
   const std::string what = fmt::format(
-      "this {} the move of {} bytes on '{}' from byte {} to byte {} (journal state: {})",
+      "this {} the move of {} bytes on '{}' from byte {} to byte {}{} (journal state: {})",
       command.rollback ? "rolls back" : "completes", header.move.length_bytes, device_path,
-      header.move.source_bytes, header.move.dest_bytes, state);
+      header.move.source_bytes, header.move.dest_bytes, copies, state);
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
 
   std::optional<MoveStatus> status;

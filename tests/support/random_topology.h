@@ -53,7 +53,9 @@ inline Topology DrawTopology(Draw& d, const TopologyDrawOptions& o = {}) {
   const uint64_t lbs = t.logical_sector_size;
   t.physical_sector_size = lbs == 4096 ? 4096 : d.Pick<uint64_t>({512, 4096, 4096});
   const uint64_t pbs = t.physical_sector_size;
-  t.minimum_io_size = d.Pick<uint64_t>({0, lbs, pbs, pbs, pbs, 64 * kKiB, 128 * kKiB, 192 * kKiB,
+  // Never 0: the kernel reports at least the logical sector (blk_validate_limits), and --assume
+  // refuses min-io=0 as a topology no device has.
+  t.minimum_io_size = d.Pick<uint64_t>({lbs, lbs, pbs, pbs, pbs, 64 * kKiB, 128 * kKiB, 192 * kKiB,
                                         256 * kKiB, 384 * kKiB, 512 * kKiB, kMiB});
   const uint64_t min_io = t.minimum_io_size;
   std::vector<uint64_t> opts{0,      0,        0,           kMiB,       4 * kMiB, 33553920,

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "partalign/topology/topology.h"
+#include "partalign/util/result.h"
 
 namespace partalign {
 
@@ -25,8 +26,15 @@ constexpr uint64_t Gcd(uint64_t a, uint64_t b) {
   }
   return a;
 }
-/// Least common multiple; 0 if either is 0.
+/// Least common multiple; 0 if either is 0. Wraps when it does not fit: see CheckedLcm.
 constexpr uint64_t Lcm(uint64_t a, uint64_t b) { return a == 0 || b == 0 ? 0 : a / Gcd(a, b) * b; }
+/// Least common multiple, or nullopt when it does not fit in 64 bits; 0 if either is 0.
+constexpr std::optional<uint64_t> CheckedLcm(uint64_t a, uint64_t b) {
+  if (a == 0 || b == 0) return uint64_t{0};
+  uint64_t out = 0;
+  if (__builtin_mul_overflow(a / Gcd(a, b), b, &out)) return std::nullopt;
+  return out;
+}
 
 /// Where partitions should start: byte offsets `offset_bytes + k * grain_bytes`.
 struct Alignment {
@@ -59,6 +67,12 @@ struct AlignmentRecommendation {
   /// Short sentences, each naming the values it used, in the order the rule applied them.
   std::vector<std::string> reasons;
 };
+
+/// Refuses a grain (the requested one, or 1 MiB) whose least common multiple with what the
+/// topology requires (physical sector, minimum I/O, sane optimal I/O) does not fit in 64 bits,
+/// naming the values: "--grain 1000000 with physical sector 4096 and minimum I/O 4294966784
+/// needs a grain larger than 2^64 bytes". RecommendAlignment assumes this passed.
+Status CheckGrainFits(const Topology& topology, std::optional<uint64_t> user_grain_bytes = {});
 
 /// partalign's rule: 1 MiB (or `user_grain_bytes`), raised to a common multiple of the physical
 /// sector size, the minimum I/O size and a sane optimal I/O size, shifted by the alignment

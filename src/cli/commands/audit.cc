@@ -12,6 +12,7 @@
 #include "cli/target_options.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/layout/audit.h"
+#include "partalign/topology/alignment.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -31,6 +32,10 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
   Result<LoadedDisk> disk = LoadDisk(command.target, io);
   if (!disk) {
     PrintError(io.err, disk.error().message);
+    return ExitCode::kFailure;
+  }
+  if (Status fits = CheckGrainFits(disk->device.topology, *grain); !fits) {
+    PrintError(io.err, fmt::format("'{}': {}", command.target.target, fits.error().message));
     return ExitCode::kFailure;
   }
   const PartitionTable& table = disk->table.table;

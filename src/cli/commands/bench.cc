@@ -6,7 +6,6 @@
 #include <algorithm>
 #include <chrono>
 #include <filesystem>
-#include <fstream>
 #include <ostream>
 #include <sstream>
 
@@ -16,6 +15,7 @@
 #include "cli/commands.h"
 #include "io/bench/bench_session.h"
 #include "io/device/in_use.h"
+#include "io/util/text_file.h"
 #include "partalign/bench/bench_render.h"
 #include "partalign/bench/bench_report.h"
 #include "partalign/bench/bench_runner.h"
@@ -67,11 +67,9 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
 }
 
 Result<nlohmann::json> ReadJsonFile(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError(errno, fmt::format("cannot open '{}'", path));
-  std::stringstream text;
-  text << in.rdbuf();
-  nlohmann::json j = nlohmann::json::parse(text.str(), nullptr, /*allow_exceptions=*/false);
+  Result<std::string> text = ReadWholeFile(path, "benchmark result");
+  if (!text) return text.error();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return MakeError(fmt::format("'{}' is not valid JSON", path));
   return j;
 }

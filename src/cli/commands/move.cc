@@ -13,6 +13,7 @@
 #include "io/device/target.h"
 #include "io/move/mover.h"
 #include "io/used/used_map_reader.h"
+#include "partalign/util/checked_math.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -38,7 +39,20 @@ Result<uint64_t> ParseOption(const std::string& name, const std::string& value) 
   return bytes;
 }
 
+// A partition table's sectors: a GPT's header and entry array, an MBR, an EBR. Far larger
+// ranges are typos (and would be held in memory twice and written to the journal twice).
+constexpr uint64_t kMaxTableRangeBytes = 16 * kMiB;
+
 Result<std::vector<uint8_t>> ReadBytes(const Target& target, uint64_t offset, uint64_t length) {
+  const std::optional<uint64_t> end = CheckedAdd(offset, length);
+  if (!end || *end > target.size_bytes) {
+    return MakeError(fmt::format("--table-range {}:{} ends beyond the end of '{}' ({} bytes)",
+                                 offset, length, target.path, target.size_bytes));
+  }
+  if (length > kMaxTableRangeBytes) {
+    return MakeError(fmt::format("--table-range {}:{} is longer than a partition table can be ({})",
+                                 offset, length, FormatSize(kMaxTableRangeBytes)));
+  }
   std::vector<uint8_t> bytes(length);
   Result<size_t> got = ReadAt(target.fd.get(), bytes.data(), length, offset, target.path);
   if (!got) return got.error();

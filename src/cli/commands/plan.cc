@@ -136,6 +136,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   const PartitionTable& table = disk->table.table;
+  if (Status fits = CheckGrainFits(disk->device.topology, *grain); !fits) {
+    PrintError(io.err, fmt::format("'{}': {}", command.target.target, fits.error().message));
+    return ExitCode::kFailure;
+  }
   const AlignmentRecommendation alignment = RecommendAlignment(disk->device.topology, *grain);
   Result<Plan> plan = spec ? MakeLayoutPlan(*spec, table, disk->device, alignment.alignment)
                            : MakePlan(table, disk->device, alignment.alignment);

@@ -1,5 +1,6 @@
 // partalign resume JOURNAL [--rollback]: completes an interrupted move (data and partition
 // table) or rolls it back to the old layout, from whatever instant the interruption hit.
+#include <filesystem>
 #include <ostream>
 #include <string>
 
@@ -26,6 +27,10 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   Result<JournalSummary> summary = InspectJournal(command.journal);
   if (!summary) {
     PrintError(io.err, summary.error().message);
+    // The hint is about a journal file a killed start left behind, not about a path that is no
+    // journal file at all (a FIFO, a device: refused before anything was read).
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(command.journal, ec)) return ExitCode::kFailure;
     Result<bool> registered = IsJournalRegistered(command.journal);
     if (registered && !*registered) {
       PrintError(io.err,

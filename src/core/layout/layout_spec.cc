@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "partalign/layout/planner.h"
+#include "partalign/util/checked_math.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -255,9 +256,13 @@ Result<std::optional<LayoutSpec>> ParseOptionalLayoutSpec(const std::optional<st
 Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uint64_t sector_size,
                               const Alignment& a) {
   const uint64_t ss = sector_size;
-  if (ss == 0 || a.grain_bytes % ss != 0 || a.offset_bytes % ss != 0) {
+  if (ss == 0 || a.grain_bytes == 0 || a.grain_bytes % ss != 0 || a.offset_bytes % ss != 0) {
     return MakeError("the alignment is not a whole number of sectors");
   }
+  // Every sum and product below is of values a user or a disk chose (a size of 2^64-1 bytes, a
+  // disk of 2^55 sectors): checked, so that nothing wraps into a small, "fitting" partition.
+  const std::optional<uint64_t> disk_bytes = LbaToBytes(disk_sectors, ss);
+  if (!disk_bytes) return MakeError(fmt::format("a disk of {} sectors is too large", disk_sectors));
   const uint64_t grain = a.grain_bytes / ss;
   if (spec.label == LabelType::kDos && spec.items.size() > kMaxDosPrimaries) {
     return MakeError(fmt::format(
@@ -274,6 +279,7 @@ Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uin
     lo = 2 + entries;                     // protective MBR, header, entries
     hi = disk_sectors - 1 - 1 - entries;  // backup entries and header at the end
   } else {
+    if (disk_sectors < 2) return MakeError("the disk is too small for a DOS table");
     lo = 1;  // the MBR
     hi = std::min(disk_sectors - 1, kMbrMaxSector);
   }
@@ -293,7 +299,15 @@ Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uin
     p.start_sector = start;
     uint64_t sectors;
     if (it.size_bytes) {
-      sectors = AlignUp((*it.size_bytes + ss - 1) / ss, grain);
+      if (*it.size_bytes > *disk_bytes) {
+        return MakeError(fmt::format(
+            "the layout does not fit: partition {} is {} bytes, more than the whole disk ({})",
+            p.partition, *it.size_bytes, FormatSize(*disk_bytes)));
+      }
+      const uint64_t wanted = *it.size_bytes / ss + (*it.size_bytes % ss != 0 ? 1 : 0);
+      std::optional<uint64_t> rounded = CheckedAdd(wanted, grain - 1);
+      if (!rounded) return MakeError(fmt::format("partition {} is too large", p.partition));
+      sectors = *rounded / grain * grain;
     } else {
       if (end_limit <= start) {
         return MakeError(
@@ -301,14 +315,17 @@ Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uin
       }
       sectors = end_limit - start;
     }
-    const uint64_t end = start + sectors - 1;
-    if (end > hi) {
+    const std::optional<uint64_t> end = LastSector(start, sectors);
+    if (!end) return MakeError(fmt::format("partition {} is too large", p.partition));
+    if (*end > hi) {
+      const std::optional<uint64_t> short_bytes = CheckedMul(*end - hi, ss);
       return MakeError(fmt::format(
           "the layout does not fit: partition {} would end at sector {}, but the usable area "
           "ends at {} ({} short)",
-          p.partition, end, hi, FormatSize((end - hi) * ss)));
+          p.partition, *end, hi,
+          short_bytes ? FormatSize(*short_bytes) : fmt::format("{} sectors", *end - hi)));
     }
-    p.end_sector = start + sectors - 1;
+    p.end_sector = *end;
     start = p.end_sector + 1;
     layout.partitions.push_back(std::move(p));
   }

@@ -25,6 +25,30 @@ bool IsSaneOptimalIo(const Topology& t) {
   return opt % t.logical_sector_size == 0;
 }
 
+namespace {
+
+// What a partition start must be a multiple of on this topology (nullopt: not in 64 bits).
+std::optional<uint64_t> RequiredUnit(const Topology& t) {
+  std::optional<uint64_t> required =
+      CheckedLcm(t.logical_sector_size, std::max(t.physical_sector_size, uint64_t{1}));
+  if (required && t.minimum_io_size != 0) required = CheckedLcm(*required, t.minimum_io_size);
+  if (required && IsSaneOptimalIo(t)) required = CheckedLcm(*required, t.optimal_io_size);
+  return required;
+}
+
+}  // namespace
+
+Status CheckGrainFits(const Topology& t, std::optional<uint64_t> user_grain_bytes) {
+  const uint64_t grain =
+      user_grain_bytes && *user_grain_bytes != 0 ? *user_grain_bytes : kDefaultGrainBytes;
+  std::optional<uint64_t> required = RequiredUnit(t);
+  if (required && CheckedLcm(grain, *required)) return {};
+  return MakeError(fmt::format(
+      "{} {} with physical sector {} and minimum I/O {} needs a grain larger than 2^64 bytes",
+      user_grain_bytes ? "--grain" : "the default grain", grain, t.physical_sector_size,
+      t.minimum_io_size));
+}
+
 AlignmentRecommendation RecommendAlignment(const Topology& t,
                                            std::optional<uint64_t> user_grain_bytes) {
   AlignmentRecommendation r;
@@ -38,15 +62,14 @@ AlignmentRecommendation RecommendAlignment(const Topology& t,
         "every common sector, page, erase-block and stripe size");
   }
   // The topology's own requirement: the units a partition start must be a multiple of.
-  uint64_t required = Lcm(t.logical_sector_size, std::max(t.physical_sector_size, uint64_t{1}));
-  if (t.minimum_io_size != 0) required = Lcm(required, t.minimum_io_size);
-  if (IsSaneOptimalIo(t)) {
-    required = Lcm(required, t.optimal_io_size);
-  } else if (t.optimal_io_size == kBogusBridgeOptimalIo) {
+  // Callers refuse topologies and grains for which it does not fit (CheckGrainFits); were one
+  // to reach here, the largest power of two stands in, so that nothing divides by 0.
+  const uint64_t required = RequiredUnit(t).value_or(uint64_t{1} << 63);
+  if (t.optimal_io_size == kBogusBridgeOptimalIo) {
     r.reasons.push_back(fmt::format(
         "ignore optimal I/O {}: it is 0xFFFF x 512, a USB bridge's placeholder, not a stripe",
         t.optimal_io_size));
-  } else if (t.optimal_io_size != 0) {
+  } else if (t.optimal_io_size != 0 && !IsSaneOptimalIo(t)) {
     r.reasons.push_back(fmt::format(
         "ignore optimal I/O {}: not a multiple of the physical sector {} and minimum I/O {}, or "
         "larger than {}",
@@ -54,7 +77,7 @@ AlignmentRecommendation RecommendAlignment(const Topology& t,
         FormatSize(kMaxSaneOptimalIo)));
   }
   if (grain % required != 0) {
-    uint64_t raised = Lcm(grain, required);
+    uint64_t raised = CheckedLcm(grain, required).value_or(required);
     r.reasons.push_back(fmt::format(
         "raise the grain from {} to {}, the least common multiple with {} (physical sector {}, "
         "minimum I/O {}, optimal I/O {})",

@@ -1,10 +1,61 @@
 #include "partalign/topology/topology_check.h"
 
+#include <algorithm>
+#include <utility>
+
 #include <fmt/format.h>
 
 #include "partalign/util/units.h"
 
 namespace partalign {
+
+Status ValidateTopology(const Topology& t) {
+  const uint64_t log = t.logical_sector_size;
+  const uint64_t phys = t.physical_sector_size;
+  if (!IsPowerOfTwo(log) || log < 512 || log > kMaxLogicalSectorSize) {
+    return MakeError(fmt::format("logical sector size {} is not a power of two between 512 and {}",
+                                 log, kMaxLogicalSectorSize));
+  }
+  const std::pair<const char*, uint64_t> limits[] = {{"physical sector size", phys},
+                                                     {"minimum I/O size", t.minimum_io_size},
+                                                     {"optimal I/O size", t.optimal_io_size},
+                                                     {"alignment offset", t.alignment_offset}};
+  for (const auto& [name, value] : limits) {
+    if (value > kMaxQueueLimit) {
+      return MakeError(fmt::format("{} {} is larger than any block device reports ({} at most)",
+                                   name, value, kMaxQueueLimit));
+    }
+  }
+  if (!IsPowerOfTwo(phys)) {
+    return MakeError(fmt::format("physical sector size {} is not a power of two", phys));
+  }
+  if (phys < log) {
+    return MakeError(fmt::format(
+        "physical sector size {} is smaller than the logical sector size {}", phys, log));
+  }
+  // 0: not reported (libblkid returns 0 for devices that say nothing).
+  if (t.minimum_io_size % log != 0) {
+    return MakeError(
+        fmt::format("minimum I/O size {} is not a multiple of the logical sector size {}",
+                    t.minimum_io_size, log));
+  }
+  if (t.alignment_offset % log != 0) {
+    return MakeError(
+        fmt::format("alignment offset {} is not a multiple of the logical sector size {}",
+                    t.alignment_offset, log));
+  }
+  if (t.alignment_offset != 0 && t.alignment_offset >= std::max(phys, t.minimum_io_size)) {
+    return MakeError(
+        fmt::format("alignment offset {} is not smaller than the physical sector size {}",
+                    t.alignment_offset, phys));
+  }
+  if (t.size_bytes == 0) return MakeError("size 0: a disk holds at least one sector");
+  if (t.size_bytes % log != 0) {
+    return MakeError(
+        fmt::format("size {} is not a multiple of the logical sector size {}", t.size_bytes, log));
+  }
+  return {};
+}
 
 std::vector<TopologyFinding> CheckTopology(const Topology& t) {
   std::vector<TopologyFinding> findings;

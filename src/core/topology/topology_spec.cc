@@ -5,14 +5,11 @@
 
 #include <fmt/format.h>
 
+#include "partalign/topology/topology_check.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
-
-// The largest logical sector size partalign accepts. Linux handles up to 64 KiB logical blocks
-// (large block size support); anything above is a typo.
-constexpr uint64_t kMaxLogicalSectorSize = 64 * kKiB;
 
 std::string_view Trim(std::string_view s) {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t')) s.remove_prefix(1);
@@ -161,8 +158,17 @@ Result<TopologyOverride> ParseTopologySpec(std::string_view spec,
                       spec, log, kMaxLogicalSectorSize));
     }
   }
-  if (result.physical_sector_size && *result.physical_sector_size == 0) {
-    return MakeError(fmt::format("invalid topology spec '{}': phys=0", spec));
+  // 0 means "none" only for the optimal I/O size and the alignment offset; a sector, a minimum
+  // I/O and a disk are never 0 bytes (a 0 would make every later division or grain meaningless).
+  const std::pair<const char*, std::optional<uint64_t>> nonzero[] = {
+      {"phys", result.physical_sector_size},
+      {"min-io", result.minimum_io_size},
+      {"size", result.size_bytes}};
+  for (const auto& [key, value] : nonzero) {
+    if (value && *value == 0) {
+      return MakeError(
+          fmt::format("invalid topology spec '{}': {}=0: must be at least one sector", spec, key));
+    }
   }
   return result;
 }
@@ -174,28 +180,28 @@ Result<Topology> ApplyOverride(Topology base, const TopologyOverride& o) {
   if (o.logical_sector_size && base.origin == TopologyOrigin::kDefault) {
     base = DefaultTopology(*o.logical_sector_size, base.size_bytes);
   }
-  if (o.logical_sector_size) base.logical_sector_size = *o.logical_sector_size;
+  if (o.logical_sector_size) {
+    base.logical_sector_size = *o.logical_sector_size;
+    // A device's physical sector and minimum I/O are never below its logical sector: the
+    // kernel raises them (blk-settings.c). "--assume log=4096" on a 512-byte device asks "what
+    // if it had 4 KiB sectors", so the reported values that are not given rise the same way.
+    const uint64_t log = base.logical_sector_size;
+    if (!o.physical_sector_size && base.physical_sector_size < log) {
+      base.physical_sector_size = log;
+    }
+    if (!o.minimum_io_size && base.minimum_io_size != 0 && base.minimum_io_size < log) {
+      base.minimum_io_size = base.physical_sector_size;
+    }
+  }
   if (o.physical_sector_size) base.physical_sector_size = *o.physical_sector_size;
   if (o.minimum_io_size) base.minimum_io_size = *o.minimum_io_size;
   if (o.optimal_io_size) base.optimal_io_size = *o.optimal_io_size;
   if (o.alignment_offset) base.alignment_offset = *o.alignment_offset;
   if (o.size_bytes) base.size_bytes = *o.size_bytes;
   base.origin = TopologyOrigin::kAssumed;
-  const uint64_t lbs = base.logical_sector_size;
-  if (base.alignment_offset % lbs != 0) {
+  if (Status valid = ValidateTopology(base); !valid) {
     return MakeError(
-        fmt::format("assumed alignment offset {} is not a multiple of the logical sector size {}",
-                    base.alignment_offset, lbs));
-  }
-  if (base.alignment_offset != 0 &&
-      base.alignment_offset >= std::max(base.physical_sector_size, base.minimum_io_size)) {
-    return MakeError(
-        fmt::format("assumed alignment offset {} is not smaller than the physical sector size {}",
-                    base.alignment_offset, base.physical_sector_size));
-  }
-  if (base.size_bytes % lbs != 0) {
-    return MakeError(fmt::format("size {} is not a multiple of the logical sector size {}",
-                                 base.size_bytes, lbs));
+        fmt::format("--assume gives an impossible topology: {}", valid.error().message));
   }
   return base;
 }

@@ -71,6 +71,16 @@ Result<DeviceInfo> ProbeTarget(const std::string& path, const ProbeOptions& opti
     info.identity.transport = Transport::kFile;
   }
 
+  // Too small for one sector of the size it is read with: said before the override is checked,
+  // which would otherwise call a 4095-byte image read with 4096-byte sectors "impossible".
+  const uint64_t size = options.assume.size_bytes.value_or(info.topology.size_bytes);
+  const uint64_t sector =
+      options.assume.logical_sector_size.value_or(info.topology.logical_sector_size);
+  if (size < sector) {
+    return MakeError(fmt::format(
+        "'{}' is too small for a partition table: {} bytes, less than one {}-byte sector", path,
+        size, sector));
+  }
   Result<Topology> topology = ApplyOverride(info.topology, options.assume);
   if (!topology) return MakeError(fmt::format("'{}': {}", path, topology.error().message));
   info.topology = *topology;

@@ -10,6 +10,8 @@
 
 #include <fmt/format.h>
 
+#include "io/util/text_file.h"
+
 namespace partalign {
 namespace {
 
@@ -29,6 +31,14 @@ Status LockJournal(int fd, const std::string& path) {
 UniqueFd OpenMaybeDirect(const std::string& path, int flags, mode_t mode = 0) {
   UniqueFd fd(::open(path.c_str(), flags | O_DIRECT, mode));
   if (!fd.valid() && errno == EINVAL) fd.reset(::open(path.c_str(), flags, mode));
+  return fd;
+}
+
+// An existing journal, a user-named file: regular files only, checked before anything is read
+// (io/util/text_file.h), with O_DIRECT when the file system has it.
+Result<UniqueFd> OpenExistingJournal(const std::string& path, int flags) {
+  Result<UniqueFd> fd = OpenRegularFile(path, "journal", flags | O_DIRECT);
+  if (!fd && fd.error().errno_value == EINVAL) fd = OpenRegularFile(path, "journal", flags);
   return fd;
 }
 
@@ -101,15 +111,24 @@ Result<std::unique_ptr<FdBlockIo>> CreateJournalFile(const std::string& path, ui
 }
 
 Result<std::unique_ptr<FdBlockIo>> OpenJournalFile(const std::string& path) {
-  UniqueFd fd = OpenMaybeDirect(path, O_RDWR | O_CLOEXEC);
-  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open the journal '{}'", path));
+  Result<UniqueFd> fd = OpenExistingJournal(path, O_RDWR);
+  if (!fd) return fd.error();
   struct stat st {};
-  if (::fstat(fd.get(), &st) != 0) {
+  if (::fstat(fd->get(), &st) != 0) {
     return ErrnoError(errno, fmt::format("cannot stat the journal '{}'", path));
   }
-  if (!S_ISREG(st.st_mode)) return MakeError(fmt::format("'{}' is not a journal file", path));
-  if (Status locked = LockJournal(fd.get(), path); !locked) return locked.error();
-  return std::make_unique<FdBlockIo>(std::move(fd), path, static_cast<uint64_t>(st.st_size));
+  if (Status locked = LockJournal(fd->get(), path); !locked) return locked.error();
+  return std::make_unique<FdBlockIo>(std::move(*fd), path, static_cast<uint64_t>(st.st_size));
+}
+
+Result<std::unique_ptr<FdBlockIo>> OpenJournalForReading(const std::string& path) {
+  Result<UniqueFd> fd = OpenRegularFile(path, "journal", O_RDONLY);
+  if (!fd) return fd.error();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) {
+    return ErrnoError(errno, fmt::format("cannot stat the journal '{}'", path));
+  }
+  return std::make_unique<FdBlockIo>(std::move(*fd), path, static_cast<uint64_t>(st.st_size));
 }
 
 Status RemoveJournalFile(const std::string& path) {

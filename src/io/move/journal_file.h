@@ -18,8 +18,12 @@ namespace partalign {
 Result<std::unique_ptr<FdBlockIo>> CreateJournalFile(const std::string& path, uint64_t size_bytes);
 
 /// Opens an existing journal for resuming, with an exclusive lock (fails if another partalign
-/// holds it).
+/// holds it). A path that is not a regular file (a FIFO, a device) is refused at once.
 Result<std::unique_ptr<FdBlockIo>> OpenJournalFile(const std::string& path);
+
+/// Opens an existing journal read-only, without a lock (to inspect it). Like OpenJournalFile,
+/// refuses anything but a regular file before reading it, and never blocks.
+Result<std::unique_ptr<FdBlockIo>> OpenJournalForReading(const std::string& path);
 
 /// Removes the journal and makes the removal durable (fsync of the directory).
 Status RemoveJournalFile(const std::string& path);

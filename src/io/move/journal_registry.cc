@@ -6,12 +6,11 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 #include "io/move/journal_file.h"
+#include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
 
 namespace partalign {
@@ -81,10 +80,9 @@ Result<std::vector<RegisteredJournal>> ListRegisteredJournals() {
                      kEntrySuffix) != 0) {
       continue;
     }
-    std::ifstream in(file.path());
-    std::stringstream text;
-    text << in.rdbuf();
-    Result<RegistryEntry> entry = DecodeRegistryEntry(text.str());
+    Result<std::string> text = ReadWholeFile(file.path().string(), "journal registration");
+    if (!text) return text.error();
+    Result<RegistryEntry> entry = DecodeRegistryEntry(*text);
     if (!entry) {
       return MakeError(fmt::format("cannot read the journal registration '{}': {}",
                                    file.path().string(), entry.error().message));

@@ -289,15 +289,9 @@ Result<bool> IsJournalRegistered(const std::string& journal_path) {
 }
 
 Result<JournalSummary> InspectJournal(const std::string& journal_path) {
-  UniqueFd fd(::open(journal_path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd.valid())
-    return ErrnoError(errno, fmt::format("cannot open the journal '{}'", journal_path));
-  struct stat st {};
-  if (::fstat(fd.get(), &st) != 0 || !S_ISREG(st.st_mode)) {
-    return MakeError(fmt::format("'{}' is not a journal file", journal_path));
-  }
-  FdBlockIo io(std::move(fd), journal_path, static_cast<uint64_t>(st.st_size));
-  Result<MoveJournal> journal = MoveJournal::Load(io, kHasher);
+  Result<std::unique_ptr<FdBlockIo>> io = OpenJournalForReading(journal_path);
+  if (!io) return io.error();
+  Result<MoveJournal> journal = MoveJournal::Load(**io, kHasher);
   if (!journal) return journal.error();
   return JournalSummary{AbsolutePath(journal_path), journal->header(), journal->state()};
 }

@@ -1,21 +1,84 @@
 #include "io/util/text_file.h"
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 
 #include <fmt/format.h>
 
 namespace partalign {
+namespace {
 
-Result<std::string> ReadWholeFile(const std::string& path, std::string_view what) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return ErrnoError(errno, fmt::format("cannot read {} '{}'", what, path));
-  std::stringstream buffer;
-  buffer << in.rdbuf();
-  if (in.bad())
-    return ErrnoError(errno ? errno : EIO, fmt::format("cannot read {} '{}'", what, path));
-  return buffer.str();
+// What a file that is not a regular file is, for the error message.
+std::string_view FileKind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "of an unknown kind";
+}
+
+}  // namespace
+
+Result<UniqueFd> OpenRegularFile(const std::string& path, std::string_view what, int flags) {
+  // O_NONBLOCK: opening a FIFO for reading would wait for a writer; O_NOCTTY: a terminal never
+  // becomes ours. Neither changes anything for a regular file.
+  UniqueFd fd(::open(path.c_str(), flags | O_NONBLOCK | O_NOCTTY | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open {} '{}'", what, path));
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0) {
+    return ErrnoError(errno, fmt::format("cannot stat {} '{}'", what, path));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(
+        fmt::format("{} '{}' is {}, not a regular file", what, path, FileKind(st.st_mode)));
+  }
+  const int status = ::fcntl(fd.get(), F_GETFL);
+  if (status < 0 || ::fcntl(fd.get(), F_SETFL, status & ~O_NONBLOCK) != 0) {
+    return ErrnoError(errno, fmt::format("cannot open {} '{}'", what, path));
+  }
+  return fd;
+}
+
+Result<std::string> ReadWholeFile(const std::string& path, std::string_view what,
+                                  uint64_t max_bytes) {
+  Result<UniqueFd> fd = OpenRegularFile(path, what, O_RDONLY);
+  if (!fd) return fd.error();
+  struct stat st {};
+  if (::fstat(fd->get(), &st) != 0) {
+    return ErrnoError(errno, fmt::format("cannot stat {} '{}'", what, path));
+  }
+  const uint64_t size = static_cast<uint64_t>(st.st_size);
+  if (size > max_bytes) {
+    return MakeError(fmt::format("{} '{}' is {} bytes; a {} file is at most {}", what, path, size,
+                                 what, FormatSize(max_bytes)));
+  }
+  // Read until end of file, never more than max_bytes + 1: the file may grow while it is read.
+  std::string text;
+  text.resize(static_cast<size_t>(size) + 1);
+  size_t done = 0;
+  while (true) {
+    if (done == text.size()) {
+      if (text.size() > max_bytes) {
+        return MakeError(fmt::format("{} '{}' grew past {} while it was read", what, path,
+                                     FormatSize(max_bytes)));
+      }
+      text.resize(std::min<uint64_t>(text.size() * 2, max_bytes + 1));
+    }
+    ssize_t n = ::read(fd->get(), text.data() + done, text.size() - done);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      return ErrnoError(errno, fmt::format("cannot read {} '{}'", what, path));
+    }
+    if (n == 0) break;
+    done += static_cast<size_t>(n);
+  }
+  text.resize(done);
+  return text;
 }
 
 }  // namespace partalign

@@ -170,5 +170,55 @@ TEST(LayoutSpecTest, LayoutPlanIsOnlyForAnEmptyDisk) {
   EXPECT_NE(refused.error().message.find("already holds 1 partition"), std::string::npos);
 }
 
+// Issue #11 item 7: "--layout size=18446744073709551615" gave a plan for a 0-byte partition
+// (the size wrapped when rounded up to whole sectors).
+TEST(LayoutSpecTest, HugeSizesAreRefusedNotWrapped) {
+  for (const char* text : {"size=18446744073709551615", "size=18446744073709551104",
+                           "size=1G;size=18446744073709551615"}) {
+    Result<LayoutSpec> spec = ParseLayoutSpec(text);
+    if (!spec) {
+      EXPECT_NE(spec.error().message.find("too large"), std::string::npos)
+          << text << " -> " << spec.error().message;
+      continue;
+    }
+    for (uint64_t ss : {512u, 4096u}) {
+      for (const std::string label : {"label=gpt;", "label=dos;"}) {
+        Result<LayoutSpec> labelled = ParseLayoutSpec(label + text);
+        ASSERT_TRUE(labelled) << labelled.error().message;
+        Result<PlanLayout> l = MakeLayout(*labelled, 16777216, ss, {kMiB, 0});
+        ASSERT_FALSE(l) << label << text << " at " << ss << " gave a layout";
+        EXPECT_NE(l.error().message.find("more than the whole disk"), std::string::npos)
+            << l.error().message;
+      }
+    }
+  }
+}
+
+TEST(LayoutSpecTest, SizesNearTheDiskEndNeverWrap) {
+  // A disk of 2^55 sectors of 512 bytes (16 EiB - 1 sector would not fit in bytes at all):
+  // the rest-of-disk partition ends inside the disk, every end is after its start.
+  Result<LayoutSpec> spec = ParseLayoutSpec("size=1G;type=L");
+  ASSERT_TRUE(spec);
+  const uint64_t sectors = (~0ull) / 512;
+  Result<PlanLayout> l = MakeLayout(*spec, sectors, 512, {kMiB, 0});
+  ASSERT_TRUE(l) << l.error().message;
+  ASSERT_EQ(l->partitions.size(), 2u);
+  for (const LayoutPartition& p : l->partitions) {
+    EXPECT_LE(p.start_sector, p.end_sector);
+    EXPECT_LT(p.end_sector, sectors);
+  }
+  EXPECT_FALSE(MakeLayout(*spec, (~0ull) / 256, 512, {kMiB, 0}));
+}
+
+TEST(LayoutSpecTest, TinyDosDiskIsRefusedNotWrapped) {
+  Result<LayoutSpec> spec = ParseLayoutSpec("label=dos;type=L");
+  ASSERT_TRUE(spec);
+  for (uint64_t sectors : {0u, 1u}) {
+    Result<PlanLayout> l = MakeLayout(*spec, sectors, 512, {kMiB, 0});
+    ASSERT_FALSE(l);
+    EXPECT_EQ(l.error().message, "the disk is too small for a DOS table");
+  }
+}
+
 }  // namespace
 }  // namespace partalign

@@ -92,5 +92,37 @@ TEST(RecommendTest, UserGrainIsNeverBelowTheTopologyRequirement) {
   EXPECT_EQ(r.alignment.grain_bytes, 4096u);
 }
 
+// Issue #11 item 7: "--assume min-io=18446744073709551615" gave a grain of
+// 18446744073708503040 (the least common multiple with 1 MiB wrapped).
+TEST(CheckedLcmTest, RefusesWhatDoesNotFit) {
+  EXPECT_EQ(CheckedLcm(4096, 196608), 196608u);
+  EXPECT_EQ(CheckedLcm(0, 5), 0u);
+  EXPECT_EQ(CheckedLcm(kMiB, ~0ull), std::nullopt);
+  EXPECT_EQ(CheckedLcm(1ull << 63, 3), std::nullopt);
+  EXPECT_EQ(CheckedLcm(1ull << 63, 1ull << 62), 1ull << 63);
+}
+
+TEST(CheckGrainFitsTest, RefusesAGrainWhoseMultipleWithTheTopologyWraps) {
+  // Both values are possible on their own (a 2 GiB physical sector, an odd 4 GiB - 512 minimum
+  // I/O); with a 1 GiB - 512 grain their least common multiple is far above 2^64.
+  const Topology t = Make(512, 1ull << 31, 4294966784, 0, 0);
+  EXPECT_TRUE(CheckGrainFits(t));
+  Status s = CheckGrainFits(t, kGiB - 512);
+  ASSERT_FALSE(s);
+  EXPECT_EQ(s.error().message,
+            "--grain 1073741312 with physical sector 2147483648 and minimum I/O 4294966784 needs "
+            "a grain larger than 2^64 bytes");
+  EXPECT_TRUE(CheckGrainFits(Make(512, 4096, 65536, 196608, 0), kGiB));
+}
+
+TEST(RecommendTest, GrainIsAlwaysAMultipleOfEverythingItWasRaisedFor) {
+  // min-io 4294966784 = 512 x 8388607: the grain must hold it whole, not a wrapped product.
+  const Topology t = Make(512, 4096, 4294966784, 0, 0);
+  ASSERT_TRUE(CheckGrainFits(t));
+  AlignmentRecommendation r = RecommendAlignment(t);
+  EXPECT_EQ(r.alignment.grain_bytes % 4294966784u, 0u);
+  EXPECT_EQ(r.alignment.grain_bytes % kMiB, 0u);
+}
+
 }  // namespace
 }  // namespace partalign

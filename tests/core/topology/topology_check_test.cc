@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include "partalign/topology/topology_spec.h"
 #include "support/test_topology.h"
 
 #include <algorithm>
@@ -64,6 +65,52 @@ TEST(TopologyCheckTest, AlignmentOffsetMessageGivesTheFirstAlignedLba) {
   std::vector<TopologyFinding> f = CheckTopology(Make(512, 4096, 4096, 0, 3584));
   ASSERT_EQ(f.size(), 1u);
   EXPECT_NE(f[0].message.find("LBA 7"), std::string::npos) << f[0].message;
+}
+
+TEST(ValidateTopologyTest, EveryProfileAndSaneTopologyIsValid) {
+  for (const TopologyProfile& p : BuiltinProfiles()) {
+    Result<TopologyOverride> o = ParseTopologySpec(p.name, BuiltinProfiles());
+    ASSERT_TRUE(o) << p.name;
+    EXPECT_TRUE(ApplyOverride(DefaultTopology(512, 1ull << 30), *o)) << p.name;
+  }
+  Topology t = Make(512, 4096, 4096, 33553920, 0);
+  t.size_bytes = 1ull << 30;
+  EXPECT_TRUE(ValidateTopology(t));
+  t.minimum_io_size = 0;  // not reported
+  EXPECT_TRUE(ValidateTopology(t));
+}
+
+TEST(ValidateTopologyTest, NamesTheImpossibleValue) {
+  struct Case {
+    Topology t;
+    const char* message;
+  };
+  Topology base = Make(512, 512, 512, 0, 0);
+  base.size_bytes = 1 << 20;
+  auto with = [&](auto change) {
+    Topology t = base;
+    change(t);
+    return t;
+  };
+  for (const Case& c : {
+           Case{with([](Topology& t) { t.logical_sector_size = 1000; }),
+                "logical sector size 1000 is not a power of two between 512 and 65536"},
+           Case{with([](Topology& t) { t.physical_sector_size = 0; }),
+                "physical sector size 0 is not a power of two"},
+           Case{with([](Topology& t) { t.alignment_offset = 512; }),
+                "alignment offset 512 is not smaller than the physical sector size 512"},
+           Case{with([](Topology& t) { t.alignment_offset = 100; }),
+                "alignment offset 100 is not a multiple of the logical sector size 512"},
+           Case{with([](Topology& t) { t.size_bytes = 0; }),
+                "size 0: a disk holds at least one sector"},
+           Case{with([](Topology& t) { t.alignment_offset = 1ull << 40; }),
+                "alignment offset 1099511627776 is larger than any block device reports "
+                "(4294967295 at most)"},
+       }) {
+    Status s = ValidateTopology(c.t);
+    ASSERT_FALSE(s) << c.message;
+    EXPECT_EQ(s.error().message, c.message);
+  }
 }
 
 TEST(CheckDeviceTest, MisalignedStackAndForeignSectorSizeAreReported) {

@@ -121,5 +121,85 @@ TEST(ApplyOverrideTest, RejectsImpossibleCombinations) {
   EXPECT_NE(t.error().message.find("size 512512 is not a multiple"), std::string::npos);
 }
 
+// Issue #11 items 7 and 9: user numbers that no disk can have are refused with the reason,
+// before anything is computed from them.
+TEST(TopologySpecTest, ZeroSizesAreRefusedWhereZeroIsNotNone) {
+  for (const char* spec : {"min-io=0", "size=0", "phys=0"}) {
+    Result<TopologyOverride> o = ParseTopologySpec(spec, Profiles());
+    ASSERT_FALSE(o) << spec;
+    EXPECT_NE(o.error().message.find("=0: must be at least one sector"), std::string::npos)
+        << spec << " -> " << o.error().message;
+  }
+  // 0 is "none" for these two.
+  EXPECT_TRUE(ParseTopologySpec("opt-io=0", Profiles()));
+  EXPECT_TRUE(ParseTopologySpec("align-offset=0", Profiles()));
+}
+
+struct ImpossibleCase {
+  const char* spec;
+  const char* reason;
+};
+
+class ImpossibleTopologyTest : public testing::TestWithParam<ImpossibleCase> {};
+
+TEST_P(ImpossibleTopologyTest, IsRefusedWithTheReason) {
+  Topology image = DefaultTopology(512, 1 << 30);
+  Result<TopologyOverride> o = ParseTopologySpec(GetParam().spec, Profiles());
+  ASSERT_TRUE(o) << o.error().message;
+  Result<Topology> t = ApplyOverride(image, *o);
+  ASSERT_FALSE(t) << GetParam().spec << " was accepted";
+  EXPECT_EQ(t.error().message,
+            std::string("--assume gives an impossible topology: ") + GetParam().reason);
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Issue11, ImpossibleTopologyTest,
+    testing::Values(
+        ImpossibleCase{"min-io=18446744073709551615",
+                       "minimum I/O size 18446744073709551615 is larger than any block device "
+                       "reports (4294967295 at most)"},
+        ImpossibleCase{"phys=256",
+                       "physical sector size 256 is smaller than the logical sector size 512"},
+        ImpossibleCase{"phys=1000", "physical sector size 1000 is not a power of two"},
+        ImpossibleCase{"min-io=100",
+                       "minimum I/O size 100 is not a multiple of the logical sector size 512"},
+        ImpossibleCase{"log=4096,phys=512",
+                       "physical sector size 512 is smaller than the logical sector size 4096"},
+        ImpossibleCase{"log=4096,min-io=6144",
+                       "minimum I/O size 6144 is not a multiple of the logical sector size 4096"},
+        ImpossibleCase{"opt-io=8G",
+                       "optimal I/O size 8589934592 is larger than any block device reports "
+                       "(4294967295 at most)"},
+        ImpossibleCase{"phys=8G",
+                       "physical sector size 8589934592 is larger than any block device reports "
+                       "(4294967295 at most)"},
+        ImpossibleCase{"size=18446744073709551615",
+                       "size 18446744073709551615 is not a multiple of the logical sector size "
+                       "512"}));
+
+TEST(ApplyOverrideTest, OddButPossibleValuesPassAndAreLeftToTheWarnings) {
+  Topology image = DefaultTopology(512, 1 << 30);
+  for (const char* spec : {"min-io=196608", "phys=4096,min-io=512", "opt-io=33553920",
+                           "opt-io=6144,phys=4096", "log=2048"}) {
+    Result<TopologyOverride> o = ParseTopologySpec(spec, Profiles());
+    ASSERT_TRUE(o) << spec << ": " << o.error().message;
+    Result<Topology> t = ApplyOverride(image, *o);
+    EXPECT_TRUE(t) << spec << ": " << t.error().message;
+  }
+}
+
+TEST(ApplyOverrideTest, NewLogicalSizeRaisesReportedSizesBelowItAsTheKernelWould) {
+  Topology kernel = DefaultTopology(512, 1 << 30);
+  kernel.origin = TopologyOrigin::kKernel;
+  Result<Topology> t = ApplyOverride(kernel, TopologyOverride{.logical_sector_size = 4096});
+  ASSERT_TRUE(t) << t.error().message;
+  EXPECT_EQ(t->physical_sector_size, 4096u);
+  EXPECT_EQ(t->minimum_io_size, 4096u);
+  // Given explicitly, an impossible value is refused, not raised.
+  t = ApplyOverride(kernel,
+                    TopologyOverride{.logical_sector_size = 4096, .physical_sector_size = 512});
+  EXPECT_FALSE(t);
+}
+
 }  // namespace
 }  // namespace partalign

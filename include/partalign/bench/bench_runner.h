@@ -68,6 +68,14 @@ struct BenchMeasurements {
   uint64_t planned_ns = 0;             ///< the window lengths asked for, summed
 };
 
+/// Whether the windows of `group` are cut into slots, each cell alone in its slot, instead of
+/// the cells' I/Os sharing one queue. Cells at a queue depth above 1 would share the queue: an
+/// I/O then waits behind the others' I/Os, and a slow cell slows both sides alike, so that
+/// their latencies cannot tell them apart (a paired comparison of two places at QD32 came out
+/// exactly 0% +-0). Sequential cells would break each other's sequence. Such a cell's rate in a
+/// window is its I/Os counted in its slots over the slots' length.
+bool TakesTurns(const BenchPlan& plan, const BenchGroup& group);
+
 /// `ranges[plan.places[i]]` is where cell i's I/Os go.
 Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
                                    BenchEngine& engine);

@@ -1,6 +1,7 @@
 #include "partalign/bench/bench_runner.h"
 
 #include <algorithm>
+#include <array>
 
 #include <fmt/format.h>
 
@@ -25,7 +26,19 @@ constexpr double kMinWindowScale = 0.5;
 constexpr size_t kTrimDivisor = 10;
 constexpr size_t kMinTrimmed = 4;
 
+// A window of a group that cannot share a queue (see TakesTurns) is cut into slots, each
+// cell alone in its slot: blocks of one slot per cell in a fresh random order, as many blocks as
+// give each slot at least kMinSlotNs, at most kMaxSlotBlocks.
+constexpr uint64_t kMinSlotNs = 2'000'000;
+constexpr uint64_t kMaxSlotBlocks = 4;
+
 }  // namespace
+
+bool TakesTurns(const BenchPlan& plan, const BenchGroup& group) {
+  if (group.cells.size() < 2) return false;
+  const BenchCell& cell = plan.cells[group.cells.front()];
+  return cell.queue_depth > 1 || OrderOf(cell.pattern) == AccessOrder::kSequential;
+}
 
 double WindowRate(std::vector<uint64_t>& latencies_ns, uint32_t queue_depth) {
   const size_t n = latencies_ns.size();
@@ -69,6 +82,7 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
   Xoshiro256 order_rng(DeriveSeed(plan.seed, kWindowOrderStream));
   std::vector<uint8_t> order;
   std::vector<TrialStream> streams;
+  std::array<TrialStream, 1> one_stream{};
   // One latency buffer per cell slot of a window, allocated once.
   std::vector<std::vector<uint64_t>> samples(kMaxGroupCells);
   for (std::vector<uint64_t>& v : samples) v.reserve(kMaxWindowSamples);
@@ -108,12 +122,46 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
         streams.push_back({m.cell.pattern, m.cell.block_size, &offsets[index], &m.latency,
                            alone ? nullptr : &samples[k]});
       }
+      const uint32_t depth = plan.cells[group.cells.front()].queue_depth;
+      if (TakesTurns(plan, group)) {
+        const uint64_t cells = group.cells.size();
+        const uint64_t blocks =
+            std::clamp<uint64_t>(window_ns / (cells * kMinSlotNs), 1, kMaxSlotBlocks);
+        const uint64_t slot_ns = window_ns / (cells * blocks);
+        WindowOrder(group, static_cast<uint32_t>(blocks), order_rng, order);
+        std::array<uint64_t, kMaxGroupCells> slot_ios{};
+        std::array<uint64_t, kMaxGroupCells> slot_ns_sum{};
+        for (uint8_t k : order) {
+          const TrialStream one = streams[k];
+          one_stream[0] = {one.pattern, one.block_size, one.offsets, one.latency, nullptr};
+          Result<TrialResult> trial = engine.RunTrial({one_stream, depth, slot_ns, {}});
+          if (!trial) return trial.error();
+          const StreamResult& s = trial->streams[0];
+          CellMeasurement& m = result.cells[group.cells[k]];
+          slot_ios[k] += s.ios;
+          slot_ns_sum[k] += trial->measured_ns;
+          m.ios += s.ios;
+          m.bytes += s.bytes;
+          m.measured_ns += trial->measured_ns;
+          result.wall_ns += trial->wall_ns;
+        }
+        for (size_t k = 0; k < cells; ++k) {
+          CellMeasurement& m = result.cells[group.cells[k]];
+          if (slot_ios[k] == 0 || slot_ns_sum[k] == 0) {
+            return MakeError(
+                fmt::format("{}: the engine completed no I/O in a trial", Describe(m.cell)));
+          }
+          m.trial_iops.push_back(static_cast<double>(slot_ios[k]) * 1e9 /
+                                 static_cast<double>(slot_ns_sum[k]));
+        }
+        result.planned_ns += window_ns;
+        continue;
+      }
       if (alone) {
         order.clear();
       } else {
         WindowOrder(group, kOrderBlocks, order_rng, order);
       }
-      const uint32_t depth = plan.cells[group.cells.front()].queue_depth;
       Result<TrialResult> trial = engine.RunTrial({streams, depth, window_ns, order});
       if (!trial) return trial.error();
       for (size_t k = 0; k < group.cells.size(); ++k) {

@@ -7,6 +7,8 @@
 
 #include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "partalign/bench/bench_engine.h"
 #include "partalign/bench/bench_random.h"
@@ -20,6 +22,10 @@ struct FakeDevice {
   double io_sigma = 0.3;          ///< log-normal spread of single I/Os
   double trial_sigma = 0.03;      ///< log-normal spread of whole windows (machine noise)
   double drift_per_trial = 0.0;   ///< the machine slows by this fraction every window
+  /// At a queue depth above 1, I/Os complete in batches of the queue depth, as io_uring reaps
+  /// them: each I/O of a batch is seen done when the whole batch is, so all of them report the
+  /// batch's latency, whichever stream they belong to (the real engine's latencies at QD32).
+  bool batch_reap = false;
   uint64_t seed = 1;
 };
 
@@ -49,22 +55,43 @@ class FakeEngine : public BenchEngine {
           (device_.base_ns + device_.per_kib_ns * static_cast<double>(stream.block_size) / 1024) *
           (crosses ? 1.0 + device_.crossing_penalty : 1.0) * machine *
           std::exp(device_.io_sigma * rng_.NextNormal()) * (IsRewrite(stream.pattern) ? 2 : 1);
-      stream.latency->Record(static_cast<uint64_t>(last));
       StreamResult& out = r.streams[s];
       seen += out.ios == 0;
       ++out.ios;
       out.bytes += stream.block_size;
-      out.latency_ns += static_cast<uint64_t>(last);
-      ++out.latency_ios;
-      if (stream.samples && stream.samples->size() < stream.samples->capacity()) {
-        stream.samples->push_back(static_cast<uint64_t>(last));
-      }
       // Queue depth q: q I/Os in parallel, so each adds a q-th of its latency to the clock.
       now += last / spec.queue_depth;
+      if (device_.batch_reap && spec.queue_depth > 1) {
+        batch_.push_back({&stream, &out});
+        batch_ns_ += last;
+        if (batch_.size() == spec.queue_depth) FlushBatch();
+      } else {
+        Complete(stream, out, last);
+      }
     }
+    FlushBatch();
     r.measured_ns = static_cast<uint64_t>(now);
     r.wall_ns = static_cast<uint64_t>(now + last * wall_overhead_);
     return r;
+  }
+
+  /// One completed I/O's latency, recorded for its stream.
+  static void Complete(const TrialStream& stream, StreamResult& out, double latency) {
+    stream.latency->Record(static_cast<uint64_t>(latency));
+    out.latency_ns += static_cast<uint64_t>(latency);
+    ++out.latency_ios;
+    if (stream.samples && stream.samples->size() < stream.samples->capacity()) {
+      stream.samples->push_back(static_cast<uint64_t>(latency));
+    }
+  }
+
+  /// Completes the pending batch: every I/O of it reports the batch's mean latency.
+  void FlushBatch() {
+    if (batch_.empty()) return;
+    const double latency = batch_ns_ / static_cast<double>(batch_.size());
+    for (const auto& [stream, out] : batch_) Complete(*stream, *out, latency);
+    batch_.clear();
+    batch_ns_ = 0;
   }
 
   /// Makes every trial report this many extra latencies of wall time (drain, overhead).
@@ -79,6 +106,8 @@ class FakeEngine : public BenchEngine {
   int trials_ = 0;
   int fail_after_ = -1;
   double wall_overhead_ = 1.0;
+  std::vector<std::pair<const TrialStream*, StreamResult*>> batch_;
+  double batch_ns_ = 0;
 };
 
 }  // namespace partalign::test

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 
@@ -444,11 +445,15 @@ TEST_F(BenchCommandTest, SimulatedSsdPenaltyIsDetectedWhereReadsCrossAPage) {
   EXPECT_TRUE((*crossing)["significant"].get<bool>()) << crossing->dump();
   EXPECT_TRUE((*crossing)["paired"].get<bool>()) << crossing->dump();
   EXPECT_LT((*crossing)["change_pct"].get<double>(), -20) << crossing->dump();
-  // 512-byte reads at 512-byte offsets and 2 KiB reads at 2 KiB offsets never cross a page.
+  // 512-byte reads at 512-byte offsets and 2 KiB reads at 2 KiB offsets never cross a page:
+  // no page penalty (one extra page read would be +100%). Whether a difference of a few tenths
+  // of a percent from the host below is significant is not the question here (a run once
+  // found 512-byte reads 0.5% faster, 0.1..1.8%, significant).
   for (auto [block, align] : {std::pair{512, 512}, std::pair{2048, 2048}}) {
     const nlohmann::json* never = Comparison(j, block, align);
     ASSERT_NE(never, nullptr);
-    EXPECT_FALSE((*never)["significant"].get<bool>()) << never->dump();
+    EXPECT_LT(std::abs((*never)["change_pct"].get<double>()), 5) << never->dump();
+    EXPECT_GT((*never)["change_low_pct"].get<double>(), -10) << never->dump();
   }
   EXPECT_NE(j["summary"].get<std::string>().find("significantly slower"), std::string::npos)
       << j["summary"];

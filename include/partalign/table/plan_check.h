@@ -41,13 +41,18 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
 /// extended one), every start a table-only or move-data action moves must lie on the plan's
 /// alignment (DOS extended partitions excepted: they hold only the EBR chain), and a table-only
 /// action may not move the start of a partition that holds data (`table` read with contents):
-/// the data would stay behind. One message each; empty when the plan is consistent.
+/// the data would stay behind. A fresh layout (plan.layout) must be a valid table of its label
+/// on the disk `table` describes (GPT: room for the headers and entries around its usable
+/// area), its partitions inside the usable area, disjoint, each start on the plan's alignment.
+/// One message each; empty when the plan is consistent.
 std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table);
 
 /// Differences between the table `plan` asks for, starting from `before`, and `after`, entry
 /// by entry: the same partitions (number, kind, type, name, UUID, attributes, boot flag), each
 /// at its planned start and end (table-only actions) or where it was (every other kind), the
-/// same table type, disk identifier and, for GPT, usable area. Empty when they agree.
+/// same table type, disk identifier and, for GPT, usable area. A fresh layout (plan.layout):
+/// exactly its partitions (number, start, end, type, name, attributes, boot flag), its label
+/// and, for GPT, its usable area. Empty when they agree.
 std::vector<std::string> TableVersusPlan(const Plan& plan, const PartitionTable& before,
                                          const PartitionTable& after);
 

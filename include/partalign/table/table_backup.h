@@ -82,6 +82,8 @@ struct TableBackup {
   std::string created;  ///< UTC, ISO 8601 ("2026-11-21T10:15:00Z")
   std::string command;  ///< what took it: "apply", "restore"
   BackupDevice device;
+  /// The label of the table the saved ranges hold; kNone when the disk had none (a fresh
+  /// layout was applied to it: restore erases the table written, in its write order).
   LabelType label = LabelType::kNone;
   uint64_t sector_size = 512;
   /// PartitionTable::fingerprint of the saved table; after a restore the disk has it again.

@@ -76,6 +76,17 @@ Result<TableTransition> LayoutTransition(LabelType label, uint64_t sector_size,
                                          const std::vector<TableArea>& old_areas,
                                          const std::vector<TableArea>& new_areas);
 
+/// The ranges of a fresh table replacing whatever the disk holds (apply of a `plan --layout` or
+/// planner plan): `old_label` may be kNone (no areas) or differ from `new_label`. With the same
+/// label this is LayoutTransition. Otherwise every area of the new table (in its label's write
+/// order, the sector at LBA 0 last, where the old and new tables share it), then the old
+/// table's other areas, which the caller zeroes so that no stale header is found again, except
+/// those inside `new_partitions` (sector ranges, inclusive), which become partition space.
+Result<TableTransition> FreshLayoutTransition(
+    LabelType old_label, LabelType new_label, uint64_t sector_size, uint64_t disk_size_bytes,
+    const std::vector<TableArea>& old_areas, const std::vector<TableArea>& new_areas,
+    const std::vector<std::pair<uint64_t, uint64_t>>& new_partitions);
+
 /// Puts `ranges` into the crash-safe write order (docs/apply.md, "Write order"):
 /// GPT: backup entries, backup header, primary entries, primary header, protective MBR.
 /// DOS: ranges only the new table uses (the old chain cannot reach them); then those both use:

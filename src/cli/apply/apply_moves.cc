@@ -123,6 +123,19 @@ std::vector<BackupMove> MovesFrom(const std::vector<PreparedStep>& steps, size_t
 }  // namespace
 
 void PrintPlanActions(std::ostream& out, const Plan& plan) {
+  if (plan.layout) {
+    const PlanLayout& l = *plan.layout;
+    out << fmt::format("A fresh {} table (usable sectors {}-{}) replaces what the disk holds:\n",
+                       ToString(l.label), l.first_usable_lba, l.last_usable_lba);
+    TextTable fresh({{"PART", true}, {"START", true}, {"END", true}, {"SECTORS", true}, {"TYPE"}});
+    for (const LayoutPartition& p : l.partitions) {
+      fresh.AddRow({std::to_string(p.partition), std::to_string(p.start_sector),
+                    std::to_string(p.end_sector), std::to_string(p.end_sector - p.start_sector + 1),
+                    p.type});
+    }
+    out << fresh.Render();
+    return;
+  }
   TextTable table({{"PART", true},
                    {"OLD START", true},
                    {"OLD END", true},

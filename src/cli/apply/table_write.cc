@@ -168,7 +168,15 @@ TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, con
   b.created = UtcTime("%Y-%m-%dT%H:%M:%SZ");
   b.command = command;
   b.device = BackupDeviceOf(device, target);
+  // The label of the table the saved ranges hold: the transition's, except where a fresh table
+  // replaces another label or none (FreshLayoutTransition).
   b.label = transition.label;
+  for (const PartitionTable* t : tables) {
+    if (t && t->fingerprint == table_fingerprint) {
+      b.label = t->label;
+      break;
+    }
+  }
   b.sector_size = transition.sector_size;
   b.table_fingerprint = table_fingerprint;
   b.applied_table_fingerprint = applied_table_fingerprint;

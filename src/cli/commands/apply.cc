@@ -20,6 +20,7 @@
 #include "io/util/smartcols_table.h"
 #include "io/util/text_file.h"
 #include "partalign/layout/plan.h"
+#include "partalign/layout/plan_render.h"
 #include "partalign/table/plan_check.h"
 #include "partalign/topology/probe_report.h"
 #include "partalign/util/json_util.h"
@@ -40,8 +41,8 @@ struct ApplyCommand {
 
 struct LoadedPlan {
   Plan plan;
-  /// The plan creates a fresh table (`plan --layout`, key "layout") instead of changing the
-  /// existing one: this version of apply does not write those.
+  /// The plan creates a fresh table (`plan --layout` or the planner, key "layout") instead of
+  /// changing the existing one.
   bool fresh_layout = false;
 };
 
@@ -97,12 +98,6 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   if (!loaded) {
     PrintError(io.err, loaded.error().message + "; nothing was written");
     return ExitCode::kFailure;
-  }
-  if (loaded->fresh_layout) {
-    PrintError(io.err, fmt::format("plan '{}' creates a fresh partition table, which this version "
-                                   "of apply cannot write yet; nothing was written",
-                                   c.plan_path));
-    return ExitCode::kRefused;
   }
   const Plan* plan = &loaded->plan;
   const std::string path = c.write.target.empty() ? plan->disk.path : c.write.target;
@@ -183,12 +178,34 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     return ApplyWithMoves(io, request);
   }
 
-  std::vector<ScriptEdit> edits = TableOnlyEdits(*plan);
-  if (edits.empty()) {
-    io.out << fmt::format("Nothing to do: the plan has no table-only changes for '{}'.\n", path);
-    return ExitCode::kOk;
+  Result<ComputedTransition> computed = MakeError("no transition");
+  if (loaded->fresh_layout) {
+    // A fresh table replaces what the disk holds, which may go only where no partition holds
+    // data (the plan was made on this table: PlanMismatches checked its fingerprint, and
+    // PlanInconsistencies the layout itself).
+    for (const Partition& p : table->table.partitions) {
+      if (p.kind == PartitionKind::kExtended || !p.contents.has_data) continue;
+      PrintError(io.err,
+                 fmt::format("refusing to apply '{}': partition {} of '{}' holds {}, and a fresh "
+                             "table would orphan it; nothing was written",
+                             c.plan_path, p.number, path,
+                             p.contents.fs_type.empty() ? "data" : p.contents.fs_type));
+      return ExitCode::kRefused;
+    }
+    Result<std::string> script = RenderSfdiskScript(*plan, table->table);
+    if (!script) {
+      PrintError(io.err, script.error().message + "; nothing was written");
+      return ExitCode::kFailure;
+    }
+    computed = ComputeFreshTableTransition(path, sector_size, *script);
+  } else {
+    std::vector<ScriptEdit> edits = TableOnlyEdits(*plan);
+    if (edits.empty()) {
+      io.out << fmt::format("Nothing to do: the plan has no table-only changes for '{}'.\n", path);
+      return ExitCode::kOk;
+    }
+    computed = ComputeTableTransition(path, sector_size, edits);
   }
-  Result<ComputedTransition> computed = ComputeTableTransition(path, sector_size, edits);
   if (!computed) {
     PrintError(io.err, computed.error().message + "; nothing was written");
     return ExitCode::kFailure;
@@ -294,6 +311,13 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
 }
 
 }  // namespace
+
+ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io) {
+  ApplyCommand c;
+  c.plan_path = plan_path;
+  c.write = write;
+  return RunApply(c, io);
+}
 
 void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ApplyCommand>();

@@ -75,7 +75,9 @@ Status CheckSameDisk(const RestoreCommand& c, const std::string& path, const Tab
                     "another disk: {}; nothing was written",
                     c.backup_path, path, why));
   };
-  if (!now.disk_id.empty()) {
+  // A backup of a disk without a table (before a fresh layout) has no table to compare: the
+  // bytes around its ranges decide.
+  if (!now.disk_id.empty() && saved.label != LabelType::kNone) {
     std::vector<std::string> other = TableIdentityMismatches(saved, now);
     if (other.empty()) return {};
     return refuse(
@@ -93,8 +95,10 @@ Status CheckSameDisk(const RestoreCommand& c, const std::string& path, const Tab
   for (size_t i = 0; i < backup.context.size(); ++i) {
     if (hashes[i] != backup.context[i].xxh64) {
       return refuse(
-          fmt::format("the disk shows no partition table, and its {} bytes at byte {} "
-                      "differ from those the backup recorded next to its ranges",
+          fmt::format("{}, and its {} bytes at byte {} differ from those the backup recorded "
+                      "next to its ranges",
+                      saved.label == LabelType::kNone ? "the backup holds no partition table"
+                                                      : "the disk shows no partition table",
                       backup.context[i].length_bytes, backup.context[i].offset_bytes));
     }
   }

@@ -1,5 +1,8 @@
 #include "partalign/table/plan_check.h"
 
+#include <algorithm>
+#include <cctype>
+
 #include <fmt/format.h>
 
 #include "partalign/layout/planner.h"
@@ -47,6 +50,61 @@ std::pair<uint64_t, uint64_t> ExpectedPlace(const Plan& plan, const Partition& p
     }
   }
   return {p.start_sector, p.end_sector()};
+}
+
+bool OnAlignment(uint64_t sector, uint64_t sector_size, const Alignment& al) {
+  std::optional<uint64_t> bytes = LbaToBytes(sector, sector_size);
+  return bytes && *bytes >= al.offset_bytes && (*bytes - al.offset_bytes) % al.grain_bytes == 0;
+}
+
+// A fresh layout replaces `table`: it must be a valid table of its label on this disk (usable
+// area inside the disk, room for GPT's headers and entries, partitions inside it and disjoint),
+// with every start on the plan's alignment.
+void LayoutInconsistencies(const Plan& plan, const PartitionTable& table,
+                           std::vector<std::string>* out) {
+  const PlanLayout& l = *plan.layout;
+  const uint64_t ss = table.sector_size;
+  if (!plan.actions.empty()) out->push_back("the plan has both a fresh layout and actions");
+  PartitionTable fresh;
+  fresh.label = l.label;
+  fresh.sector_size = ss;
+  fresh.disk_size_sectors = table.disk_size_sectors;
+  fresh.first_usable_lba = l.first_usable_lba;
+  fresh.last_usable_lba = l.last_usable_lba;
+  if (l.label == LabelType::kGpt) {
+    // Protective MBR and header, then at least 16 KiB of entries, at each end of the disk.
+    const uint64_t entries = (16 * 1024 + ss - 1) / ss;
+    if (l.first_usable_lba < 2 + entries || table.disk_size_sectors < 2 + entries ||
+        l.last_usable_lba > table.disk_size_sectors - 2 - entries ||
+        l.first_usable_lba > l.last_usable_lba) {
+      out->push_back(fmt::format(
+          "the layout's usable sectors {}-{} leave no room for GPT's headers and entries on a "
+          "disk of {} sectors",
+          l.first_usable_lba, l.last_usable_lba, table.disk_size_sectors));
+    }
+  } else if (l.label == LabelType::kDos) {
+    fresh.last_usable_lba = std::min(l.last_usable_lba, table.disk_size_sectors - 1);
+  } else {
+    out->push_back(
+        fmt::format("the layout's table type {} is neither gpt nor dos", ToString(l.label)));
+  }
+  for (const LayoutPartition& lp : l.partitions) {
+    Partition p;
+    p.number = lp.partition;
+    p.kind = PartitionKind::kPrimary;
+    p.start_sector = lp.start_sector;
+    p.size_sectors = lp.end_sector - lp.start_sector + 1;
+    fresh.partitions.push_back(p);
+    if (!OnAlignment(lp.start_sector, ss, plan.alignment)) {
+      out->push_back(fmt::format(
+          "partition {}: start sector {} is not on the plan's alignment (grain {} bytes, offset "
+          "{} bytes)",
+          lp.partition, lp.start_sector, plan.alignment.grain_bytes, plan.alignment.offset_bytes));
+    }
+  }
+  if (Status s = CheckTableLayout(fresh); !s) {
+    out->push_back("the table the plan asks for is not valid: " + s.error().message);
+  }
 }
 
 }  // namespace
@@ -120,6 +178,10 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
 
 std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table) {
   std::vector<std::string> out;
+  if (plan.layout) {
+    LayoutInconsistencies(plan, table, &out);
+    return out;
+  }
   const uint64_t ss = table.sector_size;
   const Alignment& al = plan.alignment;
   for (const PlanAction& a : plan.actions) {
@@ -128,8 +190,7 @@ std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTa
     const bool start_moves = a.new_start_sector != a.old_start_sector;
     if ((a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData) &&
         p->kind != PartitionKind::kExtended && start_moves) {
-      std::optional<uint64_t> bytes = LbaToBytes(a.new_start_sector, ss);
-      if (!bytes || *bytes < al.offset_bytes || (*bytes - al.offset_bytes) % al.grain_bytes != 0) {
+      if (!OnAlignment(a.new_start_sector, ss, al)) {
         out.push_back(
             fmt::format("partition {}: new start sector {} is not on the plan's "
                         "alignment (grain {} bytes, offset {} bytes)",
@@ -149,8 +210,61 @@ std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTa
   return out;
 }
 
+namespace {
+
+// A fresh layout: the table after the write holds exactly the layout's partitions.
+std::vector<std::string> TableVersusLayout(const PlanLayout& layout, const PartitionTable& after) {
+  std::vector<std::string> out;
+  if (after.label != layout.label) {
+    out.push_back(fmt::format("table type: {} after, plan {}", ToString(after.label),
+                              ToString(layout.label)));
+  }
+  if (layout.label == LabelType::kGpt && (after.first_usable_lba != layout.first_usable_lba ||
+                                          after.last_usable_lba != layout.last_usable_lba)) {
+    out.push_back(fmt::format("usable sectors: {}-{} after, plan {}-{}", after.first_usable_lba,
+                              after.last_usable_lba, layout.first_usable_lba,
+                              layout.last_usable_lba));
+  }
+  for (const LayoutPartition& l : layout.partitions) {
+    const Partition* p = after.Find(l.partition);
+    if (!p) {
+      out.push_back(fmt::format("partition {}: in the plan, not in the table", l.partition));
+      continue;
+    }
+    if (p->start_sector != l.start_sector || p->end_sector() != l.end_sector) {
+      out.push_back(fmt::format("partition {}: sectors {}-{}, plan {}-{}", l.partition,
+                                p->start_sector, p->end_sector(), l.start_sector, l.end_sector));
+    }
+    if (p->kind != PartitionKind::kPrimary) {
+      out.push_back(fmt::format("partition {}: {}, plan primary", l.partition, ToString(p->kind)));
+    }
+    auto lower = [](std::string s) {
+      for (char& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+      return s;
+    };
+    if (lower(p->type_code) != lower(l.type)) {
+      out.push_back(
+          fmt::format("partition {}: type '{}', plan '{}'", l.partition, p->type_code, l.type));
+    }
+    if (p->name != l.name || p->attributes != l.attributes || p->bootable != l.bootable) {
+      out.push_back(fmt::format("partition {}: name, attributes or boot flag differ from the plan",
+                                l.partition));
+    }
+  }
+  for (const Partition& p : after.partitions) {
+    if (std::none_of(layout.partitions.begin(), layout.partitions.end(),
+                     [&](const LayoutPartition& l) { return l.partition == p.number; })) {
+      out.push_back(fmt::format("partition {}: in the table, not in the plan", p.number));
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
 std::vector<std::string> TableVersusPlan(const Plan& plan, const PartitionTable& before,
                                          const PartitionTable& after) {
+  if (plan.layout) return TableVersusLayout(*plan.layout, after);
   std::vector<std::string> out;
   if (before.label != after.label) {
     out.push_back(fmt::format("table type: {} before, {} after", ToString(before.label),

@@ -176,8 +176,10 @@ Result<TableBackup> BackupFromJson(std::string_view text) {
   if (root.error()) return MakeError(*root.error());
   if (Status s = ReadDevice(*device, &b.device); !s) return s.error();
   std::optional<LabelType> parsed_label = LabelTypeFromString(label);
-  if (!parsed_label || (*parsed_label != LabelType::kGpt && *parsed_label != LabelType::kDos)) {
-    return MakeError(fmt::format("label: '{}' is not gpt or dos", label));
+  // "none": the disk had no table before a fresh one was written (apply of a fresh layout).
+  if (!parsed_label || (*parsed_label != LabelType::kGpt && *parsed_label != LabelType::kDos &&
+                        *parsed_label != LabelType::kNone)) {
+    return MakeError(fmt::format("label: '{}' is not gpt, dos or none", label));
   }
   b.label = *parsed_label;
   if (b.sector_size != b.device.disk.logical_sector_size) {
@@ -256,6 +258,14 @@ Result<TableTransition> RestoreTransition(const TableBackup& backup,
   }
   TableTransition t;
   t.label = backup.label;
+  if (t.label == LabelType::kNone) {
+    // The disk had no table: the ranges are the areas of the fresh table apply wrote, erased
+    // in that table's write order.
+    const bool gpt =
+        std::any_of(backup.ranges.begin(), backup.ranges.end(),
+                    [](const BackupRange& r) { return r.role != TableAreaRole::kMbr; });
+    t.label = gpt ? LabelType::kGpt : LabelType::kDos;
+  }
   t.sector_size = backup.sector_size;
   t.disk_size_bytes = backup.device.disk.size_bytes;
   for (size_t i = 0; i < backup.ranges.size(); ++i) {

@@ -207,6 +207,50 @@ Result<TableTransition> LayoutTransition(LabelType label, uint64_t sector_size,
   return t;
 }
 
+Result<TableTransition> FreshLayoutTransition(
+    LabelType old_label, LabelType new_label, uint64_t sector_size, uint64_t disk_size_bytes,
+    const std::vector<TableArea>& old_areas, const std::vector<TableArea>& new_areas,
+    const std::vector<std::pair<uint64_t, uint64_t>>& new_partitions) {
+  if (old_label == new_label) {
+    return LayoutTransition(new_label, sector_size, disk_size_bytes, old_areas, new_areas);
+  }
+  // Each table's areas on their own (located and checked against the shape of its label), as
+  // ranges only the new, or only the old, table uses.
+  Result<TableTransition> t =
+      LayoutTransition(new_label, sector_size, disk_size_bytes, new_areas, new_areas);
+  if (!t) return t.error();
+  for (TableRange& r : t->ranges) r.old_index.reset();
+  SortForWrite(&*t);
+  if (old_label != LabelType::kGpt && old_label != LabelType::kDos) return t;
+  Result<TableTransition> old =
+      LayoutTransition(old_label, sector_size, disk_size_bytes, old_areas, old_areas);
+  if (!old) return old.error();
+  for (TableRange& r : old->ranges) r.new_index.reset();
+  for (TableRange& r : old->ranges) {
+    bool shared = false;
+    for (TableRange& n : t->ranges) {
+      if (n.offset_bytes == r.offset_bytes && n.length_bytes == r.length_bytes &&
+          n.role == TableAreaRole::kMbr && r.role == TableAreaRole::kMbr) {
+        n.old_index = r.old_index;  // LBA 0: the old MBR or protective MBR becomes the new one
+        shared = true;
+      } else if (Overlap(n.offset_bytes, n.length_bytes, r.offset_bytes, r.length_bytes)) {
+        return MakeError(fmt::format("the old {} at byte {} lies under the new {}",
+                                     AreaName(old_label, r), r.offset_bytes,
+                                     AreaName(new_label, n)));
+      }
+    }
+    if (shared) continue;
+    const uint64_t first = r.offset_bytes / sector_size;
+    const uint64_t last = (r.offset_bytes + r.length_bytes) / sector_size - 1;
+    if (std::any_of(new_partitions.begin(), new_partitions.end(),
+                    [&](const auto& p) { return first <= p.second && last >= p.first; })) {
+      continue;  // partition space from now on
+    }
+    t->ranges.push_back(std::move(r));  // after every new range: written last
+  }
+  return t;
+}
+
 void SortForWrite(TableTransition* transition) {
   std::vector<TableRange>& ranges = transition->ranges;
   if (transition->label == LabelType::kGpt) {

@@ -37,7 +37,9 @@ Status WriteFully(int fd, const std::string& path, const std::string& text) {
   return {};
 }
 
-Status MakeDirectories(const std::string& dir) {
+}  // namespace
+
+Status MakeBackupDirectory(const std::string& dir) {
   std::error_code ec;
   std::filesystem::path p(dir);
   std::filesystem::path so_far;
@@ -55,8 +57,6 @@ Status MakeDirectories(const std::string& dir) {
   return {};
 }
 
-}  // namespace
-
 void HashBackupRanges(const TableTransition& transition, TableBackup* backup) {
   const bool paired = transition.ranges.size() == backup->ranges.size();
   for (size_t i = 0; i < backup->ranges.size(); ++i) {
@@ -71,7 +71,7 @@ void HashBackupRanges(const TableTransition& transition, TableBackup* backup) {
 
 Result<std::string> WriteBackupFile(const std::string& dir, const std::string& file_name,
                                     const TableBackup& backup) {
-  if (Status s = MakeDirectories(dir); !s) return s.error();
+  if (Status s = MakeBackupDirectory(dir); !s) return s.error();
   const std::string path = dir + "/" + file_name;
   const std::string temp = dir + "/." + file_name + ".tmp";
   const std::string text = BackupToJson(backup).dump(1) + "\n";

@@ -14,6 +14,10 @@ namespace partalign {
 /// Where backups go unless --backup-dir says otherwise.
 inline constexpr const char* kDefaultBackupDir = "/var/lib/partalign/backups";
 
+/// Creates `dir` and its parents (mode 0700) where missing: the backup directory, where the
+/// planner also keeps the plan files it applies.
+Status MakeBackupDirectory(const std::string& dir);
+
 /// Fills each range's xxh64 (of the saved bytes) and applied_xxh64 (of `transition`'s new
 /// bytes for the same range, when the ranges correspond one to one).
 void HashBackupRanges(const TableTransition& transition, TableBackup* backup);

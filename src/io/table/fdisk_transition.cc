@@ -160,6 +160,79 @@ Result<UniqueFd> CreateScratchDisk(uint64_t size_bytes) {
   return fd;
 }
 
+Result<ComputedTransition> ComputeFreshTableTransition(const std::string& path,
+                                                       uint64_t sector_size,
+                                                       const std::string& script) {
+  ComputedTransition out;
+  Result<TableRead> old_read =
+      ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = true});
+  if (!old_read) return old_read.error();
+  out.old_table = std::move(old_read->table);
+  const PartitionTable& old_table = out.old_table;
+  const bool had_table = old_table.label == LabelType::kGpt || old_table.label == LabelType::kDos;
+  if (had_table) {
+    Result<std::string> old_script = DumpSfdiskScript(path, {.sector_size = sector_size});
+    if (!old_script) return old_script.error();
+    out.old_script = std::move(*old_script);
+  }
+  out.new_script = script;
+
+  Result<Target> disk = OpenTarget(path);
+  if (!disk) return disk.error();
+  const uint64_t size = disk->size_bytes;
+  Result<UniqueFd> scratch = CreateScratchDisk(size);
+  if (!scratch) return scratch.error();
+  // Only the first sector: its boot code survives the new label, as with sfdisk.
+  Result<std::vector<uint8_t>> mbr = ReadExactly(disk->fd.get(), path, 0, sector_size);
+  if (!mbr) return mbr.error();
+  TableRange first{TableAreaRole::kMbr, 0, sector_size, 0, 0, {}, std::move(*mbr)};
+  if (Status s = WriteTableRanges(scratch->get(), "scratch copy", sector_size, {first}); !s) {
+    return s.error();
+  }
+  const std::string scratch_path = fmt::format("/proc/self/fd/{}", scratch->get());
+  const WriteScriptOptions script_options{.sector_size = sector_size};
+  Result<std::vector<std::string>> written =
+      WriteSfdiskScript(scratch_path, out.new_script, script_options);
+  if (!written) {
+    return MakeError(
+        fmt::format("libfdisk cannot make the planned table: {}", written.error().message));
+  }
+  out.messages = std::move(*written);
+  Result<TableRead> new_read =
+      ReadPartitionTable(scratch_path, {.sector_size = sector_size, .probe_contents = false});
+  if (!new_read) {
+    return MakeError(
+        fmt::format("libfdisk cannot read back the planned table: {}", new_read.error().message));
+  }
+  out.new_table = std::move(new_read->table);
+  std::vector<std::pair<uint64_t, uint64_t>> spans;
+  for (const Partition& p : out.new_table.partitions) {
+    if (p.kind != PartitionKind::kExtended) spans.push_back({p.start_sector, p.end_sector()});
+  }
+  Result<TableTransition> t = FreshLayoutTransition(
+      old_table.label, out.new_table.label, sector_size, size,
+      had_table ? old_table.areas : std::vector<TableArea>{}, out.new_table.areas, spans);
+  if (!t) return t.error();
+  for (TableRange& r : t->ranges) {
+    Result<std::vector<uint8_t>> before =
+        ReadExactly(disk->fd.get(), path, r.offset_bytes, r.length_bytes);
+    if (!before) return before.error();
+    r.old_bytes = std::move(*before);
+    if (r.new_index) {
+      Result<std::vector<uint8_t>> after =
+          ReadExactly(scratch->get(), "scratch copy", r.offset_bytes, r.length_bytes);
+      if (!after) return after.error();
+      r.new_bytes = std::move(*after);
+    } else {
+      r.new_bytes.assign(r.length_bytes, 0);  // the old table's stale areas
+    }
+  }
+  if (Status s = CheckScratchWrites(scratch->get(), size, *t); !s) return s.error();
+  if (Status s = ValidateTransition(*t); !s) return s.error();
+  out.transition = std::move(*t);
+  return out;
+}
+
 Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
                                                   const std::vector<ScriptEdit>& edits) {
   return Compute(path, sector_size, edits, nullptr);

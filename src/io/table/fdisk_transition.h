@@ -39,6 +39,16 @@ Result<UniqueFd> CreateScratchDisk(uint64_t size_bytes);
 Result<ComputedTransition> ComputeTableTransition(const std::string& path, uint64_t sector_size,
                                                   const std::vector<ScriptEdit>& edits);
 
+/// The transition to a fresh table (an sfdisk script of a whole new table, as RenderSfdiskScript
+/// writes a fresh-layout plan) replacing whatever `path` holds: no table, an empty one, or one
+/// of another label (FreshLayoutTransition). libfdisk writes the script on a scratch copy that
+/// holds only the disk's first sector (its boot code is kept, as sfdisk keeps it). The old
+/// table's other areas get zeros as their new bytes, except those the new partitions cover.
+/// `old_table` carries each old partition's contents. Never writes to `path`.
+Result<ComputedTransition> ComputeFreshTableTransition(const std::string& path,
+                                                       uint64_t sector_size,
+                                                       const std::string& script);
+
 /// A chain of transitions for a change made in steps (apply's data moves, one per step): step
 /// k starts from the table step k-1 made (on its scratch copy) and applies `steps[k]`. The old
 /// bytes of every range are what the disk will hold when the step runs: its bytes now, with the

@@ -9,6 +9,8 @@
 
 #include <fmt/format.h>
 
+#include "io/util/unique_fd.h"
+
 namespace partalign {
 namespace {
 
@@ -79,6 +81,29 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view what
   }
   text.resize(done);
   return text;
+}
+
+Status WriteFileAtomically(const std::string& path, std::string_view text) {
+  const std::string temp = path + ".tmp";
+  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", temp));
+  size_t done = 0;
+  while (done < text.size()) {
+    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      int err = errno;
+      ::unlink(temp.c_str());
+      return ErrnoError(err, fmt::format("cannot write '{}'", temp));
+    }
+    done += static_cast<size_t>(n);
+  }
+  if (::fsync(fd.get()) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
+    int err = errno;
+    ::unlink(temp.c_str());
+    return ErrnoError(err, fmt::format("cannot write '{}'", path));
+  }
+  return {};
 }
 
 }  // namespace partalign

@@ -3,7 +3,8 @@
 // checked with fstat before a byte is read (regular files only: a FIFO, a device such as
 // /dev/zero, a socket or a directory is refused at once), and read up to a size limit, so that
 // no file makes partalign hang or read until memory runs out. Errors are one line that names
-// the file and the problem.
+// the file and the problem. Files partalign writes (plans, exports) are written so that a reader
+// never sees half of one.
 #pragma once
 
 #include <cstdint>
@@ -31,5 +32,8 @@ Result<UniqueFd> OpenRegularFile(const std::string& path, std::string_view what,
 /// `what` names the file in the error ("cannot read plan 'p.json': No such file or directory").
 Result<std::string> ReadWholeFile(const std::string& path, std::string_view what,
                                   uint64_t max_bytes = kMaxReadFileBytes);
+
+/// Writes `text` to `path` through a temporary file (PATH.tmp), fsynced and renamed into place.
+Status WriteFileAtomically(const std::string& path, std::string_view text);
 
 }  // namespace partalign

@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+
+#include <fstream>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -222,12 +224,16 @@ TEST(ApplyRefusalTest, DataMoveOverAnEbrStillInUseIsRefused) {
   EXPECT_EQ(test::CmpFiles(disk.image(), before), "");
 }
 
-TEST(ApplyRefusalTest, FreshLayoutPlanIsRefusedNotIgnored) {
+TEST(ApplyRefusalTest, FreshLayoutOverAPartitionWithDataIsRefused) {
   PARTALIGN_REQUIRE_DEVICES();
   PlannedDisk d;
+  // Partition 2 (sector 40000) holds data: a fresh table would orphan it.
+  {
+    std::fstream f(d.disk.image(), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40000ll * 512);
+    f.write("not empty", 9);
+  }
   d.MakePlan();
-  // `plan --layout` writes a whole new table and no actions; apply must not take that for
-  // "nothing to do".
   nlohmann::json j = nlohmann::json::parse(test::ReadFile(d.plan_file));
   j["actions"] = nlohmann::json::array();
   j["layout"] = {{"label", "gpt"},
@@ -244,7 +250,7 @@ TEST(ApplyRefusalTest, FreshLayoutPlanIsRefusedNotIgnored) {
   test::WriteFile(d.plan_file, j.dump());
   const std::string before = d.disk.Snapshot("before.img");
   CommandResult r = d.Apply();
-  ExpectRefusal(r, kRefused, "creates a fresh partition table", d);
+  ExpectRefusal(r, kRefused, "partition 2 of '" + d.disk.device() + "' holds data", d);
   EXPECT_EQ(test::CmpFiles(d.disk.image(), before), "");
 }
 

@@ -4,6 +4,7 @@
 
 #include <functional>
 
+#include "partalign/layout/layout_spec.h"
 #include "partalign/layout/planner.h"
 #include "partalign/util/units.h"
 #include "support/random_layout.h"
@@ -183,6 +184,43 @@ TEST(PlanCheckTest, InconsistentPlansAreNamed) {
   m = PlanInconsistencies(outside.plan, outside.table);
   ASSERT_EQ(m.size(), 1u);
   EXPECT_NE(m[0].find("lies outside the usable area 34-16777182"), std::string::npos) << m[0];
+}
+
+// A fresh layout (plan --layout, the planner) goes through the same check: what plan --layout
+// makes passes, and a hand-edited layout off the alignment, outside the disk or without room
+// for GPT's headers is named.
+TEST(PlanCheckTest, FreshLayoutsAreCheckedToo) {
+  World w = Matching();
+  PartitionTable empty;
+  empty.label = LabelType::kNone;
+  empty.sector_size = 512;
+  empty.disk_size_sectors = w.device.topology.size_bytes / 512;
+  Result<LayoutSpec> spec = ParseLayoutSpec("size=512M,type=uefi;size=1G;type=linux");
+  ASSERT_TRUE(spec) << spec.error().message;
+  Result<Plan> plan = MakeLayoutPlan(*spec, empty, w.device, {kMiB, 0});
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->layout);
+  EXPECT_TRUE(PlanInconsistencies(*plan, empty).empty());
+
+  Plan unaligned = *plan;
+  unaligned.layout->partitions[1].start_sector += 1;
+  std::vector<std::string> m = PlanInconsistencies(unaligned, empty);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m[0].rfind("partition 2: start sector", 0), 0u) << m[0];
+  EXPECT_NE(m[0].find("is not on the plan's alignment"), std::string::npos) << m[0];
+
+  Plan beyond = *plan;
+  beyond.layout->last_usable_lba = empty.disk_size_sectors - 1;
+  beyond.layout->partitions.back().end_sector = empty.disk_size_sectors - 1;
+  m = PlanInconsistencies(beyond, empty);
+  ASSERT_FALSE(m.empty());
+  EXPECT_NE(m[0].find("leave no room for GPT's headers and entries"), std::string::npos) << m[0];
+
+  Plan outside = *plan;
+  outside.layout->partitions.back().end_sector = outside.layout->last_usable_lba + 1;
+  m = PlanInconsistencies(outside, empty);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_NE(m[0].find("lies outside the usable area"), std::string::npos) << m[0];
 }
 
 TEST(PlanCheckTest, ThePlannersOwnPlansPassEveryCheck) {

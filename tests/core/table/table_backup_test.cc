@@ -72,7 +72,7 @@ TEST(TableBackupTest, RejectsBrokenFilesNamingTheKey) {
        "context[0]: not a range inside the disk"},
       {edit([](nlohmann::json& j) { j["device"].erase("size_bytes"); }),
        "device.size_bytes: missing"},
-      {edit([](nlohmann::json& j) { j["label"] = "sun"; }), "label: 'sun' is not gpt or dos"},
+      {edit([](nlohmann::json& j) { j["label"] = "sun"; }), "label: 'sun' is not gpt, dos or none"},
       {edit([](nlohmann::json& j) { j["sector_size"] = 4096; }),
        "sector_size and device.logical_sector_size differ"},
       {edit([](nlohmann::json& j) { j["ranges"] = nlohmann::json::array(); }), "ranges: empty"},

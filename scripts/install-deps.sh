@@ -13,6 +13,8 @@ packages=(
   build-essential cmake ninja-build pkg-config clang-format
   # C libraries of the I/O edge
   libblkid-dev libfdisk-dev libparted-dev libmount-dev libsmartcols-dev liburing-dev libxxhash-dev
+  # the terminal of plan --interactive (ncursesw, as cfdisk uses)
+  libncurses-dev
   # the LUKS payload offset of the stack walk (src/io/stack/luks_header.cc)
   libcryptsetup-dev
   # the used blocks of ext2/3/4 (the mover copies only those; docs/used-map.md)
@@ -23,6 +25,8 @@ packages=(
   libgtest-dev libgmock-dev libfuse3-dev fuse3
   # the real tools, used as oracles and as test fixtures
   util-linux fdisk parted gdisk fio systemd e2fsprogs dosfstools xxhash
+  # drives plan --interactive in its end-to-end tests (send-keys, capture-pane)
+  tmux
   # filesystems whose superblock sizes the planner reads (tests/io/device/blkid_probe_test.cc)
   xfsprogs btrfs-progs
   # scripts/bench-vs-fio reads partalign's and fio's JSON

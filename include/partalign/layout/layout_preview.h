@@ -32,9 +32,10 @@ struct LayoutPreview {
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,
                             const ToolVersions& versions);
 
-/// The tools of ToolViews() alone, for a request (the planner adds its own placement).
+/// The tools of ToolViews() alone, for a request (the planner adds its own placement); the
+/// installers too with `with_installers` (PredictLayouts).
 LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topology,
-                             const ToolVersions& versions);
+                             const ToolVersions& versions, bool with_installers = false);
 
 /// A free run of sectors a prediction leaves, before a partition or after the last one.
 struct LayoutGap {

@@ -88,13 +88,19 @@ struct ToolView {
   std::function<std::vector<LayoutPrediction>(const Topology&, const ToolVersions&,
                                               const LayoutRequest&)>
       place;
+  /// An installer (installer_layout.h): its placement is a model of the first two starts
+  /// only, which no real tool checks here, so explain --layout leaves it out.
+  bool installer = false;
 };
 
-/// Every tool the views show, in the order they show them.
+/// Every tool the views show, in the order they show them: the partitioners, then the
+/// installers.
 const std::vector<ToolView>& ToolViews();
 
-/// The placement predictions of every tool in ToolViews() that has a model.
+/// The placement predictions of every tool in ToolViews() that has a model; the installers'
+/// only `with_installers` (the planner's `p` screen).
 std::vector<LayoutPrediction> PredictLayouts(const Topology& topology, const ToolVersions& versions,
-                                             const LayoutRequest& request);
+                                             const LayoutRequest& request,
+                                             bool with_installers = false);
 
 }  // namespace partalign

@@ -2,20 +2,19 @@
 // a fresh aligned table for an empty disk), rendered as text with a disk map, Markdown, JSON
 // (the plan file) or an sfdisk script; -o writes the plan file for `partalign apply`. Never
 // writes to TARGET.
-#include <fcntl.h>
-#include <unistd.h>
 
-#include <cerrno>
 #include <ostream>
 
 #include <fmt/format.h>
 
 #include "cli/commands.h"
 #include "cli/disk_stacks.h"
+#include "cli/interactive/planner_session.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "io/table/backup_file.h"
 #include "io/util/smartcols_table.h"
-#include "io/util/unique_fd.h"
+#include "io/util/text_file.h"
 #include "partalign/layout/layout_spec.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/layout/planner.h"
@@ -32,32 +31,10 @@ struct PlanCommand {
   std::string output;
   std::string format = "text";
   std::optional<std::string> layout;
+  bool interactive = false;   ///< --interactive: the terminal planner
+  std::string label = "gpt";  ///< --label: the table the planner starts on an empty disk
+  std::string backup_dir = kDefaultBackupDir;  ///< --backup-dir: where the planner's w writes
 };
-
-// Writes `text` to `path` through a temporary file renamed into place, so that a reader never
-// sees half a plan.
-Status WriteFileAtomically(const std::string& path, const std::string& text) {
-  const std::string temp = path + ".tmp";
-  UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
-  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", temp));
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd.get(), text.data() + done, text.size() - done);
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      int err = errno;
-      ::unlink(temp.c_str());
-      return ErrnoError(err, fmt::format("cannot write '{}'", temp));
-    }
-    done += static_cast<size_t>(n);
-  }
-  if (::fsync(fd.get()) != 0 || ::rename(temp.c_str(), path.c_str()) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    return ErrnoError(err, fmt::format("cannot write '{}'", path));
-  }
-  return {};
-}
 
 void PrintText(const Plan& plan, const PartitionTable& table, Streams io) {
   io.out << PlanHeadline(plan) << '\n';
@@ -111,6 +88,16 @@ Result<std::vector<std::string>> StackAdviceFor(const Plan& plan, const LoadedDi
 }
 
 ExitCode RunPlan(const PlanCommand& command, Streams io) {
+  if (command.interactive) {
+    if (command.layout || !command.output.empty() || command.target.json ||
+        command.format != "text") {
+      PrintError(io.err, "plan --interactive takes no --layout, -o, --format or --json");
+      return ExitCode::kFailure;
+    }
+    return RunPlannerSession(command.target,
+                             command.label == "dos" ? LabelType::kDos : LabelType::kGpt,
+                             command.backup_dir, io);
+  }
   std::string format = command.format;
   if (command.target.json) {
     if (format != "text" && format != "json") {
@@ -208,6 +195,15 @@ void AddPlanCommand(CLI::App& app, CommandRunners& runners) {
       ->check(CLI::IsMember({"text", "markdown", "json", "sfdisk"}));
   sub->add_option("--layout", command->layout,
                   "plan a fresh table for an empty disk: 'size=512M,type=uefi;type=linux' ...");
+  sub->add_flag("--interactive", command->interactive,
+                "the full-screen planner (keys: ? in it); needs a terminal");
+  sub->add_option("--label", command->label,
+                  "--interactive on a disk without partitions: gpt (default) or dos")
+      ->check(CLI::IsMember({"gpt", "dos"}));
+  sub->add_option("--backup-dir", command->backup_dir,
+                  "--interactive: where w keeps the plan it applies and apply its table backup "
+                  "(default: " +
+                      std::string(kDefaultBackupDir) + ")");
   runners[sub] = [command](Streams io) { return RunPlan(*command, io); };
 }
 

@@ -88,8 +88,8 @@ LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
 }
 
 LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topology,
-                             const ToolVersions& versions) {
-  return {request, topology, PredictLayouts(topology, versions, request)};
+                             const ToolVersions& versions, bool with_installers) {
+  return {request, topology, PredictLayouts(topology, versions, request, with_installers)};
 }
 
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,

@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 
+#include "partalign/tools/installers/installer_layout.h"
 #include "partalign/tools/parted_disk.h"
 #include "partalign/tools/repart_layout.h"
 #include "partalign/tools/sfdisk_layout.h"
@@ -269,33 +270,37 @@ std::string_view ToString(PlacedKind kind) {
 }
 
 const std::vector<ToolView>& ToolViews() {
-  static const std::vector<ToolView> kViews{
-      {"parted", "parted", PartedVerdict,
-       [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
-         return std::vector<LayoutPrediction>{PredictParted(t, v, r, PartedUnits::kMiB),
-                                              PredictParted(t, v, r, PartedUnits::kPercent)};
-       }},
-      {"fdisk", "fdisk", FdiskVerdict,
-       [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
-         return std::vector<LayoutPrediction>{PredictSfdisk(t, v, r)};
-       }},
-      {"gdisk", "gdisk", GdiskVerdict,
-       [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
-         return std::vector<LayoutPrediction>{PredictSgdisk(t, v, r)};
-       }},
-      {"systemd-repart", "repart", nullptr,
-       [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
-         return std::vector<LayoutPrediction>{PredictRepart(t, v, r)};
-       }},
-  };
+  static const std::vector<ToolView> kViews = [] {
+    std::vector<ToolView> views{
+        {"parted", "parted", PartedVerdict,
+         [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
+           return std::vector<LayoutPrediction>{PredictParted(t, v, r, PartedUnits::kMiB),
+                                                PredictParted(t, v, r, PartedUnits::kPercent)};
+         }},
+        {"fdisk", "fdisk", FdiskVerdict,
+         [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
+           return std::vector<LayoutPrediction>{PredictSfdisk(t, v, r)};
+         }},
+        {"gdisk", "gdisk", GdiskVerdict,
+         [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
+           return std::vector<LayoutPrediction>{PredictSgdisk(t, v, r)};
+         }},
+        {"systemd-repart", "repart", nullptr,
+         [](const Topology& t, const ToolVersions& v, const LayoutRequest& r) {
+           return std::vector<LayoutPrediction>{PredictRepart(t, v, r)};
+         }},
+    };
+    for (ToolView& v : InstallerViews()) views.push_back(std::move(v));
+    return views;
+  }();
   return kViews;
 }
 
 std::vector<LayoutPrediction> PredictLayouts(const Topology& t, const ToolVersions& v,
-                                             const LayoutRequest& r) {
+                                             const LayoutRequest& r, bool with_installers) {
   std::vector<LayoutPrediction> all;
   for (const ToolView& view : ToolViews()) {
-    if (!view.place) continue;
+    if (!view.place || (view.installer && !with_installers)) continue;
     for (LayoutPrediction& p : view.place(t, v, r)) all.push_back(std::move(p));
   }
   return all;

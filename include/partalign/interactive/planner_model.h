@@ -1,0 +1,142 @@
+// The layout the interactive planner (`plan --interactive`) edits, and every rule of an edit:
+// new partitions go into free space, every start and size snaps to partalign's grain,
+// partitions never overlap and never shrink below the filesystem they hold, an existing
+// partition keeps its data (moving its start is a journaled data move, counted in bytes). The
+// layout becomes a plan `apply` executes: a fresh table on a disk whose partitions hold no
+// data, or new places for the existing partitions. Pure: positions in bytes, no devices.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
+#include "partalign/tools/layout_prediction.h"
+#include "partalign/topology/alignment.h"
+#include "partalign/topology/device.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// What the planner starts from: the probed disk (its topology with the command line's
+/// --assume) and the table on it now (label kNone when it has none).
+struct PlannerDisk {
+  DeviceInfo device;
+  PartitionTable table;
+};
+
+struct PlannedPartition {
+  uint32_t number = 0;
+  /// The number of the partition of the disk's table this is; nullopt for a new one.
+  std::optional<uint32_t> existing;
+  PartitionKind kind = PartitionKind::kPrimary;
+  uint64_t start_bytes = 0;
+  uint64_t size_bytes = 0;
+  std::string type;  ///< GPT type GUID or DOS "0x83"
+  std::string name;
+  std::string attributes;
+  bool bootable = false;
+  uint64_t end_bytes() const { return start_bytes + size_bytes; }  ///< exclusive
+  bool operator==(const PlannedPartition&) const = default;
+};
+
+struct PlannerLayout {
+  LabelType label = LabelType::kGpt;
+  /// In disk order (a DOS extended partition before its logical ones).
+  std::vector<PlannedPartition> partitions;
+  bool operator==(const PlannerLayout&) const = default;
+};
+
+/// A line of the partition list: a partition, or free space a new partition could use.
+struct PlannerRow {
+  bool free = false;
+  size_t index = 0;  ///< into layout().partitions, for a partition
+  uint64_t start_bytes = 0;
+  uint64_t end_bytes = 0;  ///< exclusive; for free space the aligned usable part
+  bool inside_extended = false;
+};
+
+/// What happens to a partition when the layout is applied.
+struct PartitionChange {
+  enum class Kind { kNew, kUnchanged, kTableOnly, kMoveData, kDelete } kind = Kind::kNew;
+  uint64_t bytes_to_move = 0;
+  std::string text;  ///< "new", "unchanged", "table only", "move 256 MiB", "delete (ext4)"
+};
+
+class PlannerModel {
+ public:
+  /// A model of `disk`: its partitions as they are, or an empty `label` table when it has none.
+  static Result<PlannerModel> Make(PlannerDisk disk, LabelType label_when_empty);
+
+  const PlannerDisk& disk() const { return disk_; }
+  const PlannerLayout& layout() const { return layout_; }
+  void set_layout(PlannerLayout layout) { layout_ = std::move(layout); }
+  /// partalign's alignment on the disk's topology: every edit snaps to it.
+  const Alignment& alignment() const { return alignment_; }
+  uint64_t sector_size() const { return disk_.device.topology.logical_sector_size; }
+  uint64_t disk_bytes() const { return disk_.device.topology.size_bytes; }
+  /// The usable area of the layout's label, in bytes (GPT: after the primary and before the
+  /// backup header and entries; DOS: after the MBR, at most 2^32 sectors).
+  uint64_t usable_start_bytes() const;
+  uint64_t usable_end_bytes() const;  ///< exclusive
+  /// The table has partitions (not a fresh disk).
+  bool editing_existing() const { return !disk_.table.partitions.empty(); }
+
+  /// Partitions and free space (grain-aligned, at least one grain) in disk order.
+  std::vector<PlannerRow> Rows() const;
+
+  /// `n`: a partition in the free space of `row` (a free row), `size_text` as typed ("" for all
+  /// of it, "512M", "20G", "25%" of the free space), `type_text` ("" for linux). The start is
+  /// the first aligned byte of the free space; the size is rounded up to whole grains, or down
+  /// when that would not fit. Errors say why in one line.
+  Status Add(const PlannerRow& row, std::string_view size_text, std::string_view type_text);
+  /// `d`.
+  Status Delete(const PlannerRow& row);
+  /// `r`: a new size ("" keeps it, rounded to whole grains); a partition whose start is off the
+  /// grain moves to the nearest aligned start the free space around it allows.
+  Status Resize(const PlannerRow& row, std::string_view size_text);
+  /// `t`: "" for linux, an sfdisk shortcut, a GUID or a DOS byte.
+  Status SetType(const PlannerRow& row, std::string_view type_text);
+
+  /// The partition's change when applied.
+  PartitionChange ChangeOf(const PlannedPartition& p) const;
+  /// Partitions of the disk's table that are no longer in the layout.
+  std::vector<const Partition*> Deleted() const;
+  /// "2 partitions new; 1 moves 512 MiB of data" etc.
+  std::string ChangeSummary() const;
+
+  /// The plan `apply` executes for this layout, or why there is none: a fresh table when the
+  /// disk's partitions hold no data (all of them may go), else new places and sizes for every
+  /// existing partition (none added or deleted).
+  Result<Plan> MakePlan() const;
+
+  /// The layout as the tools are asked for it (explain --layout): the sizes in disk order, the
+  /// last one "the rest" when it reaches the last aligned boundary.
+  LayoutRequest Request() const;
+
+  /// Each tool's verdict (ToolViews() with a verdict) on partition `index` of the layout on
+  /// `topology` (the disk's, or an assumed one: the byte positions stay, the sectors follow).
+  std::vector<ToolVerdict> Verdicts(size_t index, const Topology& topology) const;
+
+ private:
+  PlannerModel(PlannerDisk disk, PlannerLayout layout, Alignment alignment)
+      : disk_(std::move(disk)), layout_(std::move(layout)), alignment_(alignment) {}
+  const Partition* Existing(const PlannedPartition& p) const;
+  /// The free bytes around partition `index` (between its neighbours at its level).
+  std::pair<uint64_t, uint64_t> Room(size_t index) const;
+  Result<uint64_t> SnapSize(std::string_view text, uint64_t current, uint64_t start, uint64_t limit,
+                            uint64_t at_least) const;
+  uint32_t FreeNumber(PartitionKind kind) const;
+
+  PlannerDisk disk_;
+  PlannerLayout layout_;
+  Alignment alignment_;
+};
+
+/// A size as the planner's prompts take it: "" (nullopt: the default), "512M", "1.5G" is not
+/// accepted (no fractions), "25%" of `whole` (rounded down to bytes).
+Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t whole);
+
+}  // namespace partalign

@@ -1,0 +1,93 @@
+// The interactive planner's state machine: the keys of `plan --interactive` (docs/interactive.md),
+// the prompts they open, undo, the assumed topology `a` cycles through, and the effects the
+// terminal adapter carries out (write an exported file, apply a plan, quit). Pure: it never
+// touches a file or a terminal, so unit tests drive it key by key and read what it draws
+// (planner_render.h).
+#pragma once
+
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/interactive/planner_model.h"
+#include "partalign/tools/tool_version.h"
+#include "partalign/topology/topology_spec.h"
+
+namespace partalign {
+
+enum class KeyCode { kChar, kUp, kDown, kEnter, kBackspace, kEscape, kOther };
+
+struct Key {
+  KeyCode code = KeyCode::kOther;
+  char ch = 0;
+  static Key Char(char c) { return {KeyCode::kChar, c}; }
+  static Key Of(KeyCode code) { return {code, 0}; }
+};
+
+/// What the adapter must do after a key.
+struct PlannerEffect {
+  enum class Kind { kNone, kWriteFile, kApply, kQuit };
+  Kind kind = Kind::kNone;
+  std::string path;          ///< kWriteFile
+  std::string content;       ///< kWriteFile
+  std::optional<Plan> plan;  ///< kApply
+};
+
+enum class PlannerMode { kList, kPrompt, kHelp, kPlacement };
+
+enum class PromptKind { kNewSize, kNewType, kResize, kType, kExportPath, kConfirmWrite };
+
+class PlannerScreen {
+ public:
+  PlannerScreen(PlannerModel model, std::vector<TopologyProfile> profiles, ToolVersions versions);
+
+  PlannerEffect Handle(const Key& key);
+  /// The outcome of an effect, for the message line ("wrote 'plan.json'").
+  void Report(std::string message) { message_ = std::move(message); }
+  /// After an apply: the disk as it is now (undo history is dropped).
+  void Replace(PlannerModel model);
+
+  const PlannerModel& model() const { return model_; }
+  std::vector<PlannerRow> rows() const { return model_.Rows(); }
+  size_t selected() const { return selected_; }
+  PlannerMode mode() const { return mode_; }
+  PromptKind prompt() const { return prompt_; }
+  const std::string& input() const { return input_; }
+  /// The question of the open prompt.
+  std::string PromptText() const;
+  const std::string& message() const { return message_; }
+  /// The topology verdicts are shown for: the disk's, or the profile `a` chose.
+  const Topology& shown_topology() const { return shown_; }
+  /// "" for the disk's own topology, else the profile name.
+  std::string profile_name() const;
+  std::string profile_description() const;
+  const ToolVersions& versions() const { return versions_; }
+
+ private:
+  PlannerEffect HandleList(const Key& key);
+  PlannerEffect Submit();
+  void Open(PromptKind kind);
+  /// Runs an edit, keeping the layout before it for `u`; false (and the message says why)
+  /// when the edit is refused.
+  bool Edit(const std::function<Status(PlannerModel&)>& edit);
+  void CycleTopology();
+  std::optional<PlannerRow> SelectedRow() const;
+  void SelectPartitionAt(uint64_t start_bytes);
+  void ClampSelection();
+
+  PlannerModel model_;
+  std::vector<TopologyProfile> profiles_;
+  ToolVersions versions_;
+  std::optional<size_t> profile_;
+  Topology shown_;
+  size_t selected_ = 0;
+  PlannerMode mode_ = PlannerMode::kList;
+  PromptKind prompt_ = PromptKind::kNewSize;
+  std::string input_;
+  std::string pending_size_;  ///< `n`: the size typed, while the type is asked
+  std::string message_;
+  std::vector<PlannerLayout> undo_;
+};
+
+}  // namespace partalign

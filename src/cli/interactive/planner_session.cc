@@ -1,0 +1,121 @@
+#include "cli/interactive/planner_session.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <ostream>
+#include <sstream>
+
+#include <fmt/format.h>
+
+#include "cli/apply/table_write.h"
+#include "cli/load_disk.h"
+#include "io/table/backup_file.h"
+#include "io/terminal/curses_terminal.h"
+#include "io/tools/tool_versions.h"
+#include "io/util/text_file.h"
+#include "partalign/interactive/planner_render.h"
+#include "partalign/topology/topology_spec.h"
+
+namespace partalign {
+namespace {
+
+Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, Streams io) {
+  Result<LoadedDisk> disk = LoadDisk(target, io);
+  if (!disk) return disk.error();
+  return PlannerModel::Make({disk->device, disk->table.table}, label);
+}
+
+// The plan file `w` applies, kept beside the table backups as a record of what was written.
+std::string PlanFilePath(const std::string& backup_dir) {
+  return fmt::format("{}/partalign-planner-{}.plan.json", backup_dir, UtcTime("%Y%m%dT%H%M%SZ"));
+}
+
+// Runs apply on `plan` with the terminal back in plain mode, then waits for Enter.
+std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const TargetOptions& target,
+                             const std::string& backup_dir, Streams io) {
+  term.Suspend();
+  TableWriteOptions write;
+  write.yes = true;  // the planner asked: "yes" was typed
+  write.assume = target.assume;
+  write.sector_size = target.sector_size;
+  write.target = target.target;
+  write.backup_dir = backup_dir;
+  std::string outcome;
+  const std::string path = PlanFilePath(write.backup_dir);
+  Status saved = MakeBackupDirectory(write.backup_dir);
+  if (saved) saved = WriteFileAtomically(path, PlanToJson(plan).dump(2) + "\n");
+  if (!saved) {
+    PrintError(io.err, saved.error().message);
+    outcome = "not applied: " + saved.error().message;
+  } else {
+    io.out << fmt::format("\npartalign apply '{}' (the plan the planner made):\n", path);
+    io.out.flush();
+    ExitCode code = ApplyPlanFile(path, write, io);
+    outcome = code == ExitCode::kOk ? fmt::format("applied '{}'; the disk as it is now", path)
+                                    : fmt::format("apply of '{}' exited {}: see its output above",
+                                                  path, static_cast<int>(code));
+  }
+  io.out << "\nPress Enter to return to the planner.";
+  io.out.flush();
+  for (int c = std::getchar(); c != '\n' && c != EOF;) c = std::getchar();
+  term.Resume();
+  return outcome;
+}
+
+}  // namespace
+
+ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
+                           const std::string& backup_dir, Streams io) {
+  if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
+    PrintError(io.err,
+               fmt::format("plan --interactive needs a terminal; without one use 'partalign "
+                           "plan --layout SPEC {}'",
+                           target.target.empty() ? "TARGET" : target.target));
+    return ExitCode::kFailure;
+  }
+  Result<PlannerModel> model = LoadModel(target, label, io);
+  if (!model) {
+    PrintError(io.err, model.error().message);
+    return ExitCode::kFailure;
+  }
+  PlannerScreen screen(std::move(*model), BuiltinProfiles(), DetectToolVersions());
+  Result<std::unique_ptr<CursesTerminal>> term = CursesTerminal::Open();
+  if (!term) {
+    PrintError(io.err, term.error().message);
+    return ExitCode::kFailure;
+  }
+  for (;;) {
+    auto [columns, lines] = (*term)->Size();
+    if (columns < kPlannerMinWidth || lines < kPlannerMinHeight) {
+      PlannerFrame small;
+      small.lines.push_back(fmt::format("The planner needs {}x{}; this terminal is {}x{}.",
+                                        kPlannerMinWidth, kPlannerMinHeight, columns, lines));
+      small.lines.push_back("Enlarge it, or press q to quit.");
+      (*term)->Draw(small);
+      Key k = (*term)->ReadKey();
+      if (k.code == KeyCode::kChar && k.ch == 'q') break;
+      continue;
+    }
+    (*term)->Draw(DrawPlanner(screen, columns, lines));
+    PlannerEffect effect = screen.Handle((*term)->ReadKey());
+    if (effect.kind == PlannerEffect::Kind::kQuit) break;
+    if (effect.kind == PlannerEffect::Kind::kWriteFile) {
+      Status s = WriteFileAtomically(effect.path, effect.content);
+      screen.Report(s ? fmt::format("wrote '{}'", effect.path) : s.error().message);
+    } else if (effect.kind == PlannerEffect::Kind::kApply) {
+      std::string outcome = ApplyFromPlanner(**term, *effect.plan, target, backup_dir, io);
+      std::ostringstream quiet;
+      Result<PlannerModel> reloaded = LoadModel(target, label, {quiet, quiet});
+      if (reloaded) {
+        screen.Replace(std::move(*reloaded));
+      } else {
+        outcome += "; cannot read the disk again: " + reloaded.error().message;
+      }
+      screen.Report(outcome);
+    }
+  }
+  return ExitCode::kOk;
+}
+
+}  // namespace partalign

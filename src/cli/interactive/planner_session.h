@@ -1,0 +1,22 @@
+// `plan --interactive TARGET`: the terminal planner's loop. It loads the disk (probe with
+// --assume, the table with each partition's contents), hands the keys to the planner core
+// (include/partalign/interactive/), draws what the core draws through ncursesw
+// (io/terminal/curses_terminal.h), and carries out the core's effects: writing an exported file,
+// and applying a plan through `apply`'s own code path (ApplyPlanFile), after which it reloads the
+// disk. Without a terminal it refuses in one line.
+#pragma once
+
+#include <string>
+
+#include "cli/commands.h"
+#include "cli/target_options.h"
+#include "partalign/topology/device.h"
+
+namespace partalign {
+
+/// `label_when_empty`: the label a disk without partitions gets (--label); `backup_dir`: where
+/// `w` keeps the plan file it applies, and apply its table backup.
+ExitCode RunPlannerSession(const TargetOptions& target, LabelType label_when_empty,
+                           const std::string& backup_dir, Streams io);
+
+}  // namespace partalign

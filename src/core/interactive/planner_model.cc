@@ -1,0 +1,460 @@
+#include "partalign/interactive/planner_model.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "partalign/layout/layout_spec.h"
+#include "partalign/layout/planner.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+// The UEFI minimum GPT: protective MBR, header, 128 entries of 128 bytes; the backup header and
+// entries at the end.
+constexpr uint64_t kGptEntryArrayBytes = 128 * 128;
+constexpr uint64_t kGptPartitions = 128;
+constexpr uint64_t kDosPrimaries = 4;
+constexpr uint64_t kDosMaxSectors = 0x100000000ull;  // 32-bit sector numbers
+constexpr uint64_t kPercent = 100;
+
+bool IsContainer(const PlannedPartition& p) { return p.kind == PartitionKind::kExtended; }
+bool IsLogical(const PlannedPartition& p) { return p.kind == PartitionKind::kLogical; }
+
+void SortByStart(std::vector<PlannedPartition>* parts) {
+  std::stable_sort(parts->begin(), parts->end(),
+                   [](const PlannedPartition& a, const PlannedPartition& b) {
+                     if (a.start_bytes != b.start_bytes) return a.start_bytes < b.start_bytes;
+                     return IsContainer(a) && !IsContainer(b);  // the extended before its first
+                   });
+}
+
+}  // namespace
+
+Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t whole) {
+  while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  if (text.empty()) return std::optional<uint64_t>();
+  if (text.back() == '%') {
+    Result<uint64_t> p = ParseUint(text.substr(0, text.size() - 1));
+    if (!p || *p == 0 || *p > kPercent) {
+      return MakeError(fmt::format("'{}' is not a percentage from 1% to 100%", text));
+    }
+    return std::optional<uint64_t>(whole / kPercent * *p + whole % kPercent * *p / kPercent);
+  }
+  Result<uint64_t> size = ParseSize(text);
+  if (!size) return size.error();
+  if (*size == 0) return MakeError("a size of 0");
+  return std::optional<uint64_t>(*size);
+}
+
+Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_empty) {
+  const Topology& t = disk.device.topology;
+  PlannerLayout layout;
+  const PartitionTable& table = disk.table;
+  if (!table.partitions.empty()) {
+    if (table.label != LabelType::kGpt && table.label != LabelType::kDos) {
+      return MakeError(fmt::format("the planner edits GPT and DOS tables; '{}' has {}",
+                                   disk.device.identity.path, ToString(table.label)));
+    }
+    if (table.sector_size != t.logical_sector_size) {
+      return MakeError(
+          fmt::format("the table was read with {}-byte sectors but the disk has {}-byte sectors",
+                      table.sector_size, t.logical_sector_size));
+    }
+    layout.label = table.label;
+    for (const Partition& p : table.partitions) {
+      layout.partitions.push_back({p.number, p.number, p.kind, p.start_sector * table.sector_size,
+                                   p.size_sectors * table.sector_size, p.type_code, p.name,
+                                   p.attributes, p.bootable});
+    }
+    SortByStart(&layout.partitions);
+  } else {
+    layout.label = table.label == LabelType::kGpt || table.label == LabelType::kDos
+                       ? table.label
+                       : label_when_empty;
+  }
+  Alignment a = RecommendAlignment(t).alignment;
+  if (a.grain_bytes % t.logical_sector_size != 0) {
+    return MakeError("the alignment is not a whole number of sectors");
+  }
+  return PlannerModel(std::move(disk), std::move(layout), a);
+}
+
+uint64_t PlannerModel::usable_start_bytes() const {
+  const uint64_t ss = sector_size();
+  if (layout_.label == LabelType::kDos) return ss;  // after the MBR
+  const PartitionTable& t = disk_.table;
+  if (editing_existing() && t.label == LabelType::kGpt && t.first_usable_lba != 0) {
+    return t.first_usable_lba * ss;
+  }
+  return (2 + (kGptEntryArrayBytes + ss - 1) / ss) * ss;
+}
+
+uint64_t PlannerModel::usable_end_bytes() const {
+  const uint64_t ss = sector_size();
+  const uint64_t sectors = disk_bytes() / ss;
+  const PartitionTable& t = disk_.table;
+  if (editing_existing() && t.label == layout_.label && t.last_usable_lba != 0) {
+    return (t.last_usable_lba + 1) * ss;
+  }
+  if (layout_.label == LabelType::kGpt) {
+    const uint64_t entries = (kGptEntryArrayBytes + ss - 1) / ss;
+    return sectors > 2 * (2 + entries) ? (sectors - 1 - entries) * ss : 0;
+  }
+  return std::min(sectors, kDosMaxSectors) * ss;
+}
+
+std::vector<PlannerRow> PlannerModel::Rows() const {
+  std::vector<PlannerRow> rows;
+  const Alignment& a = alignment_;
+  auto add_free = [&](uint64_t from, uint64_t to, bool inside) {
+    if (to <= from) return;
+    uint64_t start = a.Up(from);
+    uint64_t end = to >= a.offset_bytes ? a.Down(to) : 0;
+    if (end > start && end - start >= a.grain_bytes) rows.push_back({true, 0, start, end, inside});
+  };
+  uint64_t cursor = usable_start_bytes();
+  const uint64_t end = usable_end_bytes();
+  const PlannedPartition* ext = nullptr;
+  uint64_t ext_cursor = 0;
+  for (size_t i = 0; i < layout_.partitions.size(); ++i) {
+    const PlannedPartition& p = layout_.partitions[i];
+    if (IsLogical(p)) {
+      if (ext != nullptr) add_free(ext_cursor + sector_size(), p.start_bytes, true);
+      rows.push_back({false, i, p.start_bytes, p.end_bytes(), true});
+      ext_cursor = std::max(ext_cursor, p.end_bytes());
+      continue;
+    }
+    if (ext != nullptr) {
+      add_free(ext_cursor + sector_size(), ext->end_bytes(), true);
+      ext = nullptr;
+    }
+    add_free(cursor, p.start_bytes, false);
+    rows.push_back({false, i, p.start_bytes, p.end_bytes(), false});
+    cursor = std::max(cursor, p.end_bytes());
+    if (IsContainer(p)) {
+      ext = &p;
+      ext_cursor = p.start_bytes;
+    }
+  }
+  if (ext != nullptr) add_free(ext_cursor + sector_size(), ext->end_bytes(), true);
+  add_free(cursor, end, false);
+  return rows;
+}
+
+uint32_t PlannerModel::FreeNumber(PartitionKind kind) const {
+  uint32_t first = 1, last = layout_.label == LabelType::kGpt ? kGptPartitions : kDosPrimaries;
+  if (kind == PartitionKind::kLogical) {
+    first = kDosPrimaries + 1;
+    last = UINT32_MAX;
+  }
+  for (uint32_t n = first; n <= last; ++n) {
+    if (std::none_of(layout_.partitions.begin(), layout_.partitions.end(),
+                     [&](const PlannedPartition& p) { return p.number == n; })) {
+      return n;
+    }
+  }
+  return 0;
+}
+
+Result<uint64_t> PlannerModel::SnapSize(std::string_view text, uint64_t current, uint64_t start,
+                                        uint64_t limit, uint64_t at_least) const {
+  const Alignment& a = alignment_;
+  Result<std::optional<uint64_t>> typed = ParsePromptSize(text, limit > start ? limit - start : 0);
+  if (!typed) return typed.error();
+  // Enter keeps the size, or what fits of it.
+  const uint64_t wanted = typed->value_or(std::min(current, limit > start ? limit - start : 0));
+  if (wanted > limit - start) {
+    return MakeError(fmt::format("{} does not fit: {} free from here", FormatSize(wanted),
+                                 FormatSize(limit - start)));
+  }
+  // The end on a boundary: up, so that the size is at least what was asked, or down when that
+  // does not fit.
+  uint64_t end = a.Up(start + wanted);
+  if (end > limit) end = a.Down(start + wanted);
+  if (end <= start) {
+    return MakeError(fmt::format("{} is less than a grain of {}", FormatSize(wanted),
+                                 FormatSize(a.grain_bytes)));
+  }
+  if (end - start < at_least) {
+    // Keeping the data wins over an aligned end.
+    if (start + at_least <= limit && wanted >= at_least) return wanted;
+    return MakeError(fmt::format("it holds {} of data; a size of {} would cut it",
+                                 FormatSize(at_least), FormatSize(end - start)));
+  }
+  return end - start;
+}
+
+Status PlannerModel::Add(const PlannerRow& row, std::string_view size_text,
+                         std::string_view type_text) {
+  if (!row.free) return MakeError("select free space to make a partition in");
+  if (row.inside_extended) {
+    return MakeError("partalign does not plan new logical partitions; use free space outside");
+  }
+  if (layout_.label == LabelType::kDos) {
+    size_t primaries = std::count_if(layout_.partitions.begin(), layout_.partitions.end(),
+                                     [](const PlannedPartition& p) { return !IsLogical(p); });
+    if (primaries >= kDosPrimaries) return MakeError("a DOS table holds 4 primary partitions");
+  }
+  Result<uint64_t> size =
+      SnapSize(size_text, row.end_bytes - row.start_bytes, row.start_bytes, row.end_bytes, 0);
+  if (!size) return size.error();
+  Result<std::string> type =
+      ResolvePartitionType(layout_.label, type_text.empty() ? "L" : type_text);
+  if (!type) return type.error();
+  PlannedPartition p;
+  p.number = FreeNumber(PartitionKind::kPrimary);
+  if (p.number == 0) return MakeError("the table has no free partition number");
+  p.start_bytes = row.start_bytes;
+  p.size_bytes = *size;
+  p.type = *type;
+  layout_.partitions.push_back(p);
+  SortByStart(&layout_.partitions);
+  if (!editing_existing()) {
+    uint32_t n = 1;
+    for (PlannedPartition& q : layout_.partitions) q.number = n++;
+  }
+  return {};
+}
+
+Status PlannerModel::Delete(const PlannerRow& row) {
+  if (row.free) return MakeError("select a partition to delete");
+  const PlannedPartition& p = layout_.partitions.at(row.index);
+  if (IsContainer(p) && std::any_of(layout_.partitions.begin(), layout_.partitions.end(),
+                                    [](const PlannedPartition& q) { return IsLogical(q); })) {
+    return MakeError("delete the logical partitions inside the extended one first");
+  }
+  layout_.partitions.erase(layout_.partitions.begin() + static_cast<ptrdiff_t>(row.index));
+  if (!editing_existing()) {
+    uint32_t n = 1;
+    for (PlannedPartition& q : layout_.partitions) q.number = n++;
+  }
+  return {};
+}
+
+std::pair<uint64_t, uint64_t> PlannerModel::Room(size_t index) const {
+  const PlannedPartition& p = layout_.partitions.at(index);
+  uint64_t lo = usable_start_bytes(), hi = usable_end_bytes();
+  if (IsLogical(p)) {
+    // Inside the extended partition, one grain before each logical partition for its EBR
+    // (libfdisk keeps its first LBA there, partalign's planner a grain).
+    for (const PlannedPartition& e : layout_.partitions) {
+      if (IsContainer(e)) {
+        lo = e.start_bytes + sector_size();
+        hi = e.end_bytes();
+      }
+    }
+  }
+  for (size_t i = 0; i < layout_.partitions.size(); ++i) {
+    const PlannedPartition& q = layout_.partitions[i];
+    if (i == index || IsLogical(q) != IsLogical(p)) continue;
+    if (q.end_bytes() <= p.start_bytes)
+      lo = std::max(lo, q.end_bytes() + (IsLogical(p) ? sector_size() : 0));
+    if (q.start_bytes >= p.end_bytes())
+      hi = std::min(hi, q.start_bytes - (IsLogical(q) ? sector_size() : 0));
+  }
+  return {lo, hi};
+}
+
+Status PlannerModel::Resize(const PlannerRow& row, std::string_view size_text) {
+  if (row.free) return MakeError("select a partition to resize");
+  PlannedPartition& p = layout_.partitions.at(row.index);
+  if (IsContainer(p)) return MakeError("the extended partition follows its logical partitions");
+  const Alignment& a = alignment_;
+  auto [lo, hi] = Room(row.index);
+  uint64_t start = p.start_bytes;
+  if (!a.IsAligned(start)) {
+    // The nearest aligned start the free space allows: down when it stays clear of the
+    // partition before, else up.
+    uint64_t down = start >= a.offset_bytes ? a.Down(start) : 0;
+    uint64_t up = a.Up(start);
+    if (start >= a.offset_bytes && down >= lo) {
+      start = down;
+    } else if (up < hi) {
+      start = up;
+    } else {
+      return MakeError("no aligned start in the free space around it");
+    }
+  }
+  const Partition* e = Existing(p);
+  uint64_t keep = 0;
+  if (e != nullptr && e->contents.has_data) {
+    keep = ProtectedSectors(*e, sector_size(), a.grain_bytes / sector_size()) * sector_size();
+  }
+  Result<uint64_t> size = SnapSize(size_text, p.size_bytes, start, hi, keep);
+  if (!size) return size.error();
+  p.start_bytes = start;
+  p.size_bytes = *size;
+  return {};
+}
+
+Status PlannerModel::SetType(const PlannerRow& row, std::string_view type_text) {
+  if (row.free) return MakeError("select a partition to set its type");
+  PlannedPartition& p = layout_.partitions.at(row.index);
+  if (IsContainer(p)) return MakeError("the extended partition keeps its type");
+  const Partition* e = Existing(p);
+  if (e != nullptr && e->contents.has_data) {
+    return MakeError(fmt::format(
+        "partition {} holds data; apply moves partitions but does not change their type "
+        "(sfdisk --part-type does)",
+        p.number));
+  }
+  Result<std::string> type =
+      ResolvePartitionType(layout_.label, type_text.empty() ? "L" : type_text);
+  if (!type) return type.error();
+  p.type = *type;
+  return {};
+}
+
+const Partition* PlannerModel::Existing(const PlannedPartition& p) const {
+  return p.existing ? disk_.table.Find(*p.existing) : nullptr;
+}
+
+PartitionChange PlannerModel::ChangeOf(const PlannedPartition& p) const {
+  const Partition* e = Existing(p);
+  if (e == nullptr) return {PartitionChange::Kind::kNew, 0, "new"};
+  const uint64_t ss = sector_size();
+  const bool moved = p.start_bytes != e->start_sector * ss;
+  const bool resized = p.size_bytes != e->size_sectors * ss;
+  if (!moved && !resized) return {PartitionChange::Kind::kUnchanged, 0, "unchanged"};
+  if (moved && e->contents.has_data) {
+    uint64_t bytes = std::min(p.size_bytes, e->size_sectors * ss);
+    return {PartitionChange::Kind::kMoveData, bytes, "move " + FormatSize(bytes)};
+  }
+  return {PartitionChange::Kind::kTableOnly, 0, moved ? "table only" : "resize"};
+}
+
+std::vector<const Partition*> PlannerModel::Deleted() const {
+  std::vector<const Partition*> out;
+  for (const Partition& e : disk_.table.partitions) {
+    if (std::none_of(layout_.partitions.begin(), layout_.partitions.end(),
+                     [&](const PlannedPartition& p) { return p.existing == e.number; })) {
+      out.push_back(&e);
+    }
+  }
+  return out;
+}
+
+std::string PlannerModel::ChangeSummary() const {
+  size_t added = 0, moved = 0, table_only = 0;
+  uint64_t bytes = 0;
+  for (const PlannedPartition& p : layout_.partitions) {
+    PartitionChange c = ChangeOf(p);
+    added += c.kind == PartitionChange::Kind::kNew;
+    table_only += c.kind == PartitionChange::Kind::kTableOnly;
+    if (c.kind == PartitionChange::Kind::kMoveData) {
+      ++moved;
+      bytes += c.bytes_to_move;
+    }
+  }
+  std::vector<std::string> parts;
+  if (added) parts.push_back(fmt::format("{} new", added));
+  if (size_t d = Deleted().size()) parts.push_back(fmt::format("{} deleted", d));
+  if (table_only) parts.push_back(fmt::format("{} table-only", table_only));
+  if (moved) parts.push_back(fmt::format("{} moving {} of data", moved, FormatSize(bytes)));
+  if (parts.empty()) return "no changes";
+  std::string s;
+  for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
+  return s;
+}
+
+Result<Plan> PlannerModel::MakePlan() const {
+  const uint64_t ss = sector_size();
+  Plan plan = EmptyPlan(disk_.table, disk_.device, alignment_);
+  bool reshaped = !Deleted().empty();
+  for (const PlannedPartition& p : layout_.partitions) {
+    const Partition* e = Existing(p);
+    reshaped |= e == nullptr || p.type != e->type_code;
+  }
+  if (editing_existing() && !reshaped) {
+    for (const PlannedPartition& p : layout_.partitions) {
+      const Partition& e = *Existing(p);
+      PartitionChange c = ChangeOf(p);
+      PlanAction act;
+      act.partition = e.number;
+      act.old_start_sector = e.start_sector;
+      act.old_end_sector = e.end_sector();
+      act.new_start_sector = p.start_bytes / ss;
+      act.new_end_sector = p.end_bytes() / ss - 1;
+      act.kind = c.kind == PartitionChange::Kind::kMoveData    ? ActionKind::kMoveData
+                 : c.kind == PartitionChange::Kind::kUnchanged ? ActionKind::kNone
+                                                               : ActionKind::kTableOnly;
+      act.bytes_to_move = c.bytes_to_move;
+      act.reason = fmt::format("planned interactively: {}", c.text);
+      plan.actions.push_back(act);
+    }
+    return plan;
+  }
+  for (const Partition& e : disk_.table.partitions) {
+    if (e.contents.has_data) {
+      return MakeError(fmt::format(
+          "this layout adds, deletes or retypes partitions, but partition {} holds {}: apply "
+          "only moves and resizes partitions that hold data (undo those edits, or export .sfdisk "
+          "to review)",
+          e.number, e.contents.fs_type.empty() ? "data" : e.contents.fs_type));
+    }
+  }
+  if (std::any_of(layout_.partitions.begin(), layout_.partitions.end(),
+                  [](const PlannedPartition& p) { return p.kind != PartitionKind::kPrimary; })) {
+    return MakeError("a fresh layout holds primary partitions only");
+  }
+  PlanLayout l;
+  l.label = layout_.label;
+  const uint64_t lo = usable_start_bytes() / ss;
+  l.first_usable_lba = alignment_.Up(lo * ss) / ss;
+  l.last_usable_lba = usable_end_bytes() / ss - 1;
+  uint32_t number = 1;
+  for (const PlannedPartition& p : layout_.partitions) {
+    l.first_usable_lba = std::min(l.first_usable_lba, p.start_bytes / ss);
+    l.partitions.push_back({number++, p.start_bytes / ss, p.end_bytes() / ss - 1, p.type, p.name,
+                            p.attributes, p.bootable});
+  }
+  if (l.partitions.empty()) return MakeError("the layout has no partitions");
+  plan.layout = std::move(l);
+  return plan;
+}
+
+LayoutRequest PlannerModel::Request() const {
+  LayoutRequest r;
+  r.label = layout_.label;
+  const uint64_t last_boundary = alignment_.Down(usable_end_bytes());
+  for (size_t i = 0; i < layout_.partitions.size(); ++i) {
+    const PlannedPartition& p = layout_.partitions[i];
+    if (IsContainer(p)) continue;
+    bool last = i + 1 == layout_.partitions.size();
+    if (last && p.end_bytes() >= last_boundary) {
+      r.sizes_bytes.push_back(std::nullopt);
+    } else {
+      r.sizes_bytes.push_back(p.size_bytes);
+    }
+  }
+  return r;
+}
+
+std::vector<ToolVerdict> PlannerModel::Verdicts(size_t index, const Topology& t) const {
+  const PlannedPartition& p = layout_.partitions.at(index);
+  const uint64_t lbs = t.logical_sector_size;
+  VerdictInput in;
+  in.topology = t;
+  in.disk_sectors = t.size_bytes / lbs;
+  in.number = p.number;
+  in.start_sector = p.start_bytes / lbs;
+  in.end_sector = p.end_bytes() / lbs - 1;
+  for (const PlannedPartition& q : layout_.partitions) {
+    if (!IsContainer(q)) in.all_starts.push_back(q.start_bytes / lbs);
+  }
+  std::vector<ToolVerdict> out;
+  for (const ToolView& v : ToolViews()) {
+    if (!v.verdict) continue;
+    if (p.start_bytes % lbs != 0) {
+      out.push_back({false, fmt::format("not on a whole {}-byte sector", lbs)});
+    } else {
+      out.push_back(v.verdict(in));
+    }
+  }
+  return out;
+}
+
+}  // namespace partalign

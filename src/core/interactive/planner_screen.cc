@@ -1,0 +1,313 @@
+#include "partalign/interactive/planner_screen.h"
+
+#include <cctype>
+
+#include <fmt/format.h>
+
+#include "partalign/layout/plan_render.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+bool EndsWith(std::string_view text, std::string_view suffix) {
+  return text.size() >= suffix.size() && text.substr(text.size() - suffix.size()) == suffix;
+}
+
+}  // namespace
+
+PlannerScreen::PlannerScreen(PlannerModel model, std::vector<TopologyProfile> profiles,
+                             ToolVersions versions)
+    : model_(std::move(model)),
+      profiles_(std::move(profiles)),
+      versions_(versions),
+      shown_(model_.disk().device.topology) {}
+
+void PlannerScreen::Replace(PlannerModel model) {
+  model_ = std::move(model);
+  undo_.clear();
+  selected_ = 0;
+  profile_.reset();
+  shown_ = model_.disk().device.topology;
+}
+
+std::string PlannerScreen::profile_name() const {
+  return profile_ ? profiles_[*profile_].name : std::string();
+}
+
+std::string PlannerScreen::profile_description() const {
+  return profile_ ? profiles_[*profile_].description : std::string();
+}
+
+std::optional<PlannerRow> PlannerScreen::SelectedRow() const {
+  std::vector<PlannerRow> rows = model_.Rows();
+  if (rows.empty()) return std::nullopt;
+  return rows[std::min(selected_, rows.size() - 1)];
+}
+
+void PlannerScreen::ClampSelection() {
+  const size_t rows = model_.Rows().size();
+  selected_ = rows == 0 ? 0 : std::min(selected_, rows - 1);
+}
+
+void PlannerScreen::SelectPartitionAt(uint64_t start_bytes) {
+  std::vector<PlannerRow> rows = model_.Rows();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (!rows[i].free && rows[i].start_bytes == start_bytes) selected_ = i;
+  }
+  if (!rows.empty()) selected_ = std::min(selected_, rows.size() - 1);
+}
+
+std::string PlannerScreen::PromptText() const {
+  std::optional<PlannerRow> row = SelectedRow();
+  const uint64_t free = row ? row->end_bytes - row->start_bytes : 0;
+  switch (prompt_) {
+    case PromptKind::kNewSize:
+      return fmt::format("Size (512M, 20G, 25%; Enter = all {} free): ", FormatSize(free));
+    case PromptKind::kNewType:
+    case PromptKind::kType:
+      return "Type (linux, swap, uefi, home, raid, lvm, bios, a GUID or DOS byte; Enter = linux): ";
+    case PromptKind::kResize:
+      return fmt::format("New size (Enter = keep {}, snapped to the grain): ", FormatSize(free));
+    case PromptKind::kExportPath:
+      return "Export to (.json plan file, .sfdisk script, .md report): ";
+    case PromptKind::kConfirmWrite:
+      return fmt::format("Type yes to write this table to '{}': ",
+                         model_.disk().device.identity.path);
+  }
+  return "";
+}
+
+void PlannerScreen::Open(PromptKind kind) {
+  mode_ = PlannerMode::kPrompt;
+  prompt_ = kind;
+  input_.clear();
+  message_.clear();
+}
+
+bool PlannerScreen::Edit(const std::function<Status(PlannerModel&)>& edit) {
+  message_.clear();
+  PlannerLayout before = model_.layout();
+  Status s = edit(model_);
+  if (!s) {
+    message_ = s.error().message;
+    return false;
+  }
+  undo_.push_back(std::move(before));
+  return true;
+}
+
+void PlannerScreen::CycleTopology() {
+  if (!profile_) {
+    profile_ = 0;
+  } else if (*profile_ + 1 < profiles_.size()) {
+    ++*profile_;
+  } else {
+    profile_.reset();
+  }
+  const Topology& base = model_.disk().device.topology;
+  shown_ = base;
+  if (profile_) {
+    Result<TopologyOverride> o = ParseTopologySpec(profiles_[*profile_].spec, profiles_);
+    Result<Topology> t = o ? ApplyOverride(base, *o) : Result<Topology>(o.error());
+    if (!t) {
+      message_ = fmt::format("profile '{}': {}", profiles_[*profile_].name, t.error().message);
+      profile_.reset();
+      return;
+    }
+    shown_ = *t;
+    message_ = fmt::format("verdicts as if on {} ({}); the plan keeps the disk's own topology",
+                           profile_name(), profile_description());
+  } else {
+    message_ = "verdicts on the disk's own topology";
+  }
+}
+
+PlannerEffect PlannerScreen::Handle(const Key& key) {
+  switch (mode_) {
+    case PlannerMode::kHelp:
+    case PlannerMode::kPlacement:
+      mode_ = PlannerMode::kList;
+      return {};
+    case PlannerMode::kPrompt:
+      if (key.code == KeyCode::kEscape) {
+        mode_ = PlannerMode::kList;
+        message_ = "cancelled";
+      } else if (key.code == KeyCode::kBackspace) {
+        if (!input_.empty()) input_.pop_back();
+      } else if (key.code == KeyCode::kEnter) {
+        return Submit();
+      } else if (key.code == KeyCode::kChar && std::isprint(static_cast<unsigned char>(key.ch))) {
+        input_ += key.ch;
+      }
+      return {};
+    case PlannerMode::kList:
+      return HandleList(key);
+  }
+  return {};
+}
+
+PlannerEffect PlannerScreen::HandleList(const Key& key) {
+  const size_t rows = model_.Rows().size();
+  std::optional<PlannerRow> row = SelectedRow();
+  if (key.code == KeyCode::kUp) {
+    if (selected_ > 0) --selected_;
+    return {};
+  }
+  if (key.code == KeyCode::kDown) {
+    if (selected_ + 1 < rows) ++selected_;
+    return {};
+  }
+  if (key.code == KeyCode::kEscape) {
+    message_.clear();
+    return {};
+  }
+  if (key.code != KeyCode::kChar) return {};
+  switch (key.ch) {
+    case 'n':
+      if (!row || !row->free) {
+        message_ = "select free space (a 'free' line) for a new partition";
+      } else {
+        Open(PromptKind::kNewSize);
+      }
+      break;
+    case 'd':
+      if (row) {
+        if (Edit([&](PlannerModel& m) { return m.Delete(*row); })) {
+          message_ = fmt::format("deleted the partition at {}", FormatSize(row->start_bytes));
+          ClampSelection();
+        }
+      }
+      break;
+    case 'r':
+    case 't':
+      if (!row || row->free) {
+        message_ = "select a partition";
+      } else {
+        Open(key.ch == 'r' ? PromptKind::kResize : PromptKind::kType);
+      }
+      break;
+    case 'a':
+      CycleTopology();
+      break;
+    case 'p':
+      mode_ = PlannerMode::kPlacement;
+      break;
+    case 'u':
+      if (undo_.empty()) {
+        message_ = "nothing to undo";
+      } else {
+        model_.set_layout(std::move(undo_.back()));
+        undo_.pop_back();
+        ClampSelection();
+        message_ = "undone";
+      }
+      break;
+    case 'e':
+      Open(PromptKind::kExportPath);
+      break;
+    case 'w': {
+      Result<Plan> plan = model_.MakePlan();
+      if (!plan) {
+        message_ = "cannot write: " + plan.error().message;
+      } else {
+        Open(PromptKind::kConfirmWrite);
+      }
+      break;
+    }
+    case 'q':
+      return {PlannerEffect::Kind::kQuit, "", "", std::nullopt};
+    case '?':
+      mode_ = PlannerMode::kHelp;
+      break;
+    default:
+      message_ = fmt::format("'{}' is not a key here; ? shows the keys", key.ch);
+  }
+  return {};
+}
+
+PlannerEffect PlannerScreen::Submit() {
+  mode_ = PlannerMode::kList;
+  std::optional<PlannerRow> row = SelectedRow();
+  const std::string text = input_;
+  switch (prompt_) {
+    case PromptKind::kNewSize: {
+      // Check the size now, on a copy, so that a bad one is said before the type is asked.
+      PlannerModel trial = model_;
+      if (Status s = trial.Add(*row, text, ""); !s) {
+        message_ = s.error().message;
+        return {};
+      }
+      pending_size_ = text;
+      Open(PromptKind::kNewType);
+      return {};
+    }
+    case PromptKind::kNewType: {
+      if (Edit([&](PlannerModel& m) { return m.Add(*row, pending_size_, text); })) {
+        // On the free space after it, if any, so that the next `n` goes there.
+        SelectPartitionAt(row->start_bytes);
+        std::vector<PlannerRow> rows = model_.Rows();
+        if (selected_ + 1 < rows.size() && rows[selected_ + 1].free) ++selected_;
+        message_ = "new partition at " + FormatSize(row->start_bytes);
+      }
+      return {};
+    }
+    case PromptKind::kResize: {
+      const uint64_t index_start = row->start_bytes;
+      if (Edit([&](PlannerModel& m) { return m.Resize(*row, text); })) {
+        const PlannedPartition& p = model_.layout().partitions.at(row->index);
+        SelectPartitionAt(p.start_bytes);
+        message_ = fmt::format("partition {}: {} at {}{}", p.number, FormatSize(p.size_bytes),
+                               FormatSize(p.start_bytes),
+                               p.start_bytes != index_start ? " (start moved to the grain)" : "");
+      }
+      return {};
+    }
+    case PromptKind::kType:
+      Edit([&](PlannerModel& m) { return m.SetType(*row, text); });
+      return {};
+    case PromptKind::kExportPath: {
+      if (text.empty()) {
+        message_ = "cancelled";
+        return {};
+      }
+      Result<Plan> plan = model_.MakePlan();
+      if (!plan) {
+        message_ = "cannot export: " + plan.error().message;
+        return {};
+      }
+      std::string content;
+      if (EndsWith(text, ".json")) {
+        content = PlanToJson(*plan).dump(2) + "\n";
+      } else if (EndsWith(text, ".sfdisk")) {
+        Result<std::string> script = RenderSfdiskScript(*plan, model_.disk().table);
+        if (!script) {
+          message_ = "cannot export: " + script.error().message;
+          return {};
+        }
+        content = *script;
+      } else if (EndsWith(text, ".md")) {
+        content = RenderPlanMarkdown(*plan, model_.disk().table);
+      } else {
+        message_ = fmt::format("'{}': the name must end in .json, .sfdisk or .md", text);
+        return {};
+      }
+      return {PlannerEffect::Kind::kWriteFile, text, std::move(content), std::nullopt};
+    }
+    case PromptKind::kConfirmWrite: {
+      if (text != "yes") {
+        message_ = "not confirmed: nothing was written";
+        return {};
+      }
+      Result<Plan> plan = model_.MakePlan();
+      if (!plan) {
+        message_ = "cannot write: " + plan.error().message;
+        return {};
+      }
+      return {PlannerEffect::Kind::kApply, "", "", std::move(*plan)};
+    }
+  }
+  return {};
+}
+
+}  // namespace partalign

@@ -1,0 +1,104 @@
+#include "partalign/interactive/planner_render.h"
+
+#include <gtest/gtest.h>
+
+#include "core/interactive/planner_test_disks.h"
+
+namespace partalign {
+namespace {
+
+PlannerScreen Screen(PlannerDisk disk) {
+  Result<PlannerModel> m = PlannerModel::Make(std::move(disk), LabelType::kGpt);
+  EXPECT_TRUE(m) << m.error().message;
+  return PlannerScreen(std::move(*m), BuiltinProfiles(), NewestKnownVersions());
+}
+
+std::string Find(const PlannerFrame& f, std::string_view needle) {
+  for (const std::string& l : f.lines) {
+    if (l.find(needle) != std::string::npos) return l;
+  }
+  return "";
+}
+
+TEST(PlannerRenderTest, FrameIsExactlyTheTerminal) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  PlannerFrame f = DrawPlanner(s, 80, 24);
+  ASSERT_EQ(f.lines.size(), 24u);
+  for (const std::string& l : f.lines) EXPECT_EQ(l.size(), 80u) << l;
+  EXPECT_EQ(f.lines[0].rfind("new GPT table: disk.img, 2 GiB (4194304 sectors of 512 bytes)", 0),
+            0u)
+      << f.lines[0];
+  EXPECT_EQ(f.lines.back().rfind(PlannerKeysLine().substr(0, 40), 0), 0u) << f.lines.back();
+  ASSERT_GE(f.highlight, 0);
+  EXPECT_NE(f.lines[f.highlight].find("free"), std::string::npos) << f.lines[f.highlight];
+}
+
+TEST(PlannerRenderTest, ListMapAndTicks) {
+  PlannerScreen s = Screen(test::MisalignedDisk());
+  PlannerFrame f = DrawPlanner(s, 100, 30);
+  std::string map = Find(f, "map ");
+  EXPECT_NE(map.find("[1"), std::string::npos) << map;  // partition 1 at the start
+  EXPECT_NE(map.find('2'), std::string::npos) << map;
+  EXPECT_NE(map.find('.'), std::string::npos) << map;  // free space after partition 3
+  // Partition 1 starts at 63: the tick line shows the MiB boundary after its start.
+  std::string ticks = Find(f, "1MiB ");
+  EXPECT_NE(ticks.find('|'), std::string::npos) << ticks;
+  EXPECT_NE(Find(f, "^ sector 63 = 0 B + 32256 bytes"), "") << [&] {
+    std::string all;
+    for (auto& l : f.lines) all += l + "\n";
+    return all;
+  }();
+  std::string header = Find(f, "NR KIND");
+  EXPECT_NE(header.find("ALIGNED parted fdisk  gdisk"), std::string::npos) << header;
+  std::string row1 = f.lines.at(f.highlight);
+  EXPECT_NE(row1.find("63"), std::string::npos) << row1;
+  EXPECT_NE(row1.find("unchanged"), std::string::npos) << row1;
+  EXPECT_NE(row1.find("NO"), std::string::npos) << row1;
+  EXPECT_NE(Find(f, "1: parted: 1 not aligned: 63s % 2048s != 0s;"), "");
+  EXPECT_NE(Find(f, "changes: no changes; w moves and resizes the existing partitions"), "");
+}
+
+TEST(PlannerRenderTest, PromptPutsTheCursorAtTheEnd) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  s.Handle(Key::Char('n'));
+  s.Handle(Key::Char('5'));
+  PlannerFrame f = DrawPlanner(s, 80, 24);
+  EXPECT_EQ(f.cursor_line, 23);
+  EXPECT_EQ(f.lines[23].substr(0, 5), "Size ");
+  EXPECT_EQ(f.lines[23][f.cursor_column - 1], '5');
+}
+
+TEST(PlannerRenderTest, HelpAndPlacementScreens) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  s.Handle(Key::Char('n'));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Char('p'));
+  PlannerFrame p = DrawPlanner(s, 120, 40);
+  EXPECT_NE(Find(p, "Where each tool would put this layout"), "");
+  EXPECT_NE(Find(p, "parted-mib"), "");
+  EXPECT_NE(Find(p, "sfdisk"), "");
+  EXPECT_NE(Find(p, "planner"), "");
+  // The installers come from the same list of tools (ToolViews()).
+  for (const char* installer : {"yast", "anaconda", "calamares", "ubuntu"}) {
+    EXPECT_NE(Find(p, installer), "") << installer;
+  }
+  s.Handle(Key::Char('x'));
+  s.Handle(Key::Char('?'));
+  PlannerFrame h = DrawPlanner(s, 80, 24);
+  EXPECT_NE(Find(h, "cycle the assumed topology"), "");
+  EXPECT_NE(Find(h, "isAligned) on the topology shown."), "");
+  EXPECT_EQ(h.lines.back().rfind("Any key returns", 0), 0u);
+}
+
+TEST(PlannerRenderTest, AssumedTopologyShowsItsWarning) {
+  PlannerScreen s = Screen(test::MisalignedDisk());
+  // Cycle to the bridge profile.
+  while (s.profile_name() != "usb-jmicron-0xffff") s.Handle(Key::Char('a'));
+  PlannerFrame f = DrawPlanner(s, 120, 30);
+  EXPECT_NE(Find(f, "verdicts as if usb-jmicron-0xffff: 512/4096/4096/33553920/0"), "");
+  EXPECT_NE(Find(f, "warning: optimal I/O size 33553920"), "");
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,165 @@
+#include "partalign/interactive/planner_screen.h"
+
+#include <gtest/gtest.h>
+
+#include "core/interactive/planner_test_disks.h"
+#include "partalign/interactive/planner_render.h"
+#include "partalign/util/units.h"
+
+namespace partalign {
+namespace {
+
+PlannerScreen Screen(PlannerDisk disk) {
+  Result<PlannerModel> m = PlannerModel::Make(std::move(disk), LabelType::kGpt);
+  EXPECT_TRUE(m) << m.error().message;
+  Result<std::vector<TopologyProfile>> profiles = ParseProfiles(
+      "sata-512e log=512,phys=4096,min-io=4096,opt-io=0,align-offset=0 512e disk\n"
+      "usb-jmicron-0xffff log=512,phys=4096,min-io=4096,opt-io=33553920,align-offset=0 bridge\n"
+      "4kn log=4096,phys=4096,min-io=4096,opt-io=0,align-offset=0 4Kn disk\n");
+  EXPECT_TRUE(profiles) << profiles.error().message;
+  return PlannerScreen(std::move(*m), *profiles, NewestKnownVersions());
+}
+
+// Types `keys`: each character is a key, '\n' Enter, '\b' Backspace, '\x1b' Escape, '^' Up,
+// 'v' Down. Returns the last effect that was not kNone.
+PlannerEffect Type(PlannerScreen& s, std::string_view keys) {
+  PlannerEffect last;
+  for (char c : keys) {
+    Key k = c == '\n'                                    ? Key::Of(KeyCode::kEnter)
+            : c == '\b'                                  ? Key::Of(KeyCode::kBackspace)
+            : c == '\x1b'                                ? Key::Of(KeyCode::kEscape)
+            : c == '^'                                   ? Key::Of(KeyCode::kUp)
+            : c == 'v' && s.mode() == PlannerMode::kList ? Key::Of(KeyCode::kDown)
+                                                         : Key::Char(c);
+    PlannerEffect e = s.Handle(k);
+    if (e.kind != PlannerEffect::Kind::kNone) last = std::move(e);
+  }
+  return last;
+}
+
+// The issue's "Done when": n, 256M, Enter, Enter, n, Enter, Enter, e, a path ending in .json,
+// Enter, q on an empty 2 GiB disk gives a plan file with 2 partitions, 1 MiB-aligned, that
+// apply accepts (parses, with a layout).
+TEST(PlannerScreenTest, DoneWhenSequenceExportsATwoPartitionPlan) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  EXPECT_EQ(Type(s, "n256M\n\nn\n\n").kind, PlannerEffect::Kind::kNone);
+  EXPECT_EQ(s.model().layout().partitions.size(), 2u) << s.message();
+  PlannerEffect e = Type(s, "eplan.json\n");
+  ASSERT_EQ(e.kind, PlannerEffect::Kind::kWriteFile) << s.message();
+  EXPECT_EQ(e.path, "plan.json");
+  Result<Plan> plan = PlanFromJson(e.content);
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->layout);
+  ASSERT_EQ(plan->layout->partitions.size(), 2u);
+  for (const LayoutPartition& p : plan->layout->partitions) {
+    EXPECT_EQ(p.start_sector * 512 % kMiB, 0u) << p.partition;
+    EXPECT_EQ((p.end_sector + 1) * 512 % kMiB, 0u) << p.partition;
+  }
+  EXPECT_EQ(plan->layout->partitions[0].end_sector - plan->layout->partitions[0].start_sector + 1,
+            256u * 2048);
+  EXPECT_EQ(Type(s, "q").kind, PlannerEffect::Kind::kQuit);
+}
+
+TEST(PlannerScreenTest, ExportFormatsByExtension) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  Type(s, "n100M\nswap\n");
+  PlannerEffect sf = Type(s, "ea.sfdisk\n");
+  ASSERT_EQ(sf.kind, PlannerEffect::Kind::kWriteFile) << s.message();
+  EXPECT_NE(sf.content.find("label: gpt"), std::string::npos) << sf.content;
+  EXPECT_NE(sf.content.find("1 : start=2048, size=204800, type="), std::string::npos) << sf.content;
+  EXPECT_NE(sf.content.find("0657FD6D-A4AB-43C4-84E5-0933C84B4F4F"), std::string::npos);
+  PlannerEffect md = Type(s, "ea.md\n");
+  ASSERT_EQ(md.kind, PlannerEffect::Kind::kWriteFile);
+  EXPECT_EQ(md.content.rfind("#", 0), 0u) << md.content;
+  EXPECT_EQ(Type(s, "ea.txt\n").kind, PlannerEffect::Kind::kNone);
+  EXPECT_NE(s.message().find("must end in .json, .sfdisk or .md"), std::string::npos);
+}
+
+TEST(PlannerScreenTest, PromptsEditAndCancel) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  Type(s, "n12X\b\bM");
+  EXPECT_EQ(s.mode(), PlannerMode::kPrompt);
+  EXPECT_EQ(s.input(), "1M");
+  EXPECT_NE(s.PromptText().find("Enter = all 2.00 GiB free"), std::string::npos) << s.PromptText();
+  Type(s, "\x1b");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_TRUE(s.model().layout().partitions.empty());
+  // A bad size is said before the type is asked.
+  Type(s, "n5T\n");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_NE(s.message().find("does not fit"), std::string::npos) << s.message();
+}
+
+TEST(PlannerScreenTest, UndoDeleteResizeAndType) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  Type(s, "n100M\n\n");
+  Type(s, "^");  // back to partition 1
+  Type(s, "r300M\n");
+  EXPECT_EQ(s.model().layout().partitions[0].size_bytes, 300 * kMiB) << s.message();
+  Type(s, "tswap\n");
+  EXPECT_EQ(s.model().layout().partitions[0].type, "0657FD6D-A4AB-43C4-84E5-0933C84B4F4F");
+  Type(s, "u");
+  EXPECT_EQ(s.model().layout().partitions[0].type, "0FC63DAF-8483-4772-8E79-3D69D8477DE4");
+  Type(s, "d");
+  EXPECT_TRUE(s.model().layout().partitions.empty());
+  Type(s, "uu");
+  EXPECT_EQ(s.model().layout().partitions[0].size_bytes, 100 * kMiB);
+  Type(s, "uu");
+  EXPECT_TRUE(s.model().layout().partitions.empty());
+  EXPECT_EQ(s.message(), "nothing to undo");
+}
+
+TEST(PlannerScreenTest, WriteNeedsYes) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  Type(s, "n\n\n");
+  EXPECT_EQ(Type(s, "wno\n").kind, PlannerEffect::Kind::kNone);
+  EXPECT_EQ(s.message(), "not confirmed: nothing was written");
+  PlannerEffect e = Type(s, "wyes\n");
+  ASSERT_EQ(e.kind, PlannerEffect::Kind::kApply);
+  ASSERT_TRUE(e.plan);
+  ASSERT_TRUE(e.plan->layout);
+  EXPECT_EQ(e.plan->layout->partitions.size(), 1u);
+  EXPECT_NE(s.PromptText().find("Type yes to write this table to 'disk.img'"), std::string::npos);
+}
+
+TEST(PlannerScreenTest, TopologyCycleChangesVerdictsNotThePlan) {
+  PlannerScreen s = Screen(test::MisalignedDisk());
+  EXPECT_TRUE(s.profile_name().empty());
+  Type(s, "aa");
+  EXPECT_EQ(s.profile_name(), "usb-jmicron-0xffff");
+  EXPECT_EQ(s.shown_topology().optimal_io_size, 33553920u);
+  EXPECT_EQ(s.shown_topology().size_bytes, s.model().disk().device.topology.size_bytes);
+  Type(s, "aa");
+  EXPECT_TRUE(s.profile_name().empty());
+  EXPECT_EQ(s.shown_topology(), s.model().disk().device.topology);
+}
+
+TEST(PlannerScreenTest, ExistingTableResizeShowsTheMove) {
+  PlannerScreen s = Screen(test::MisalignedDisk());
+  Type(s, "r\n");   // partition 1: up to 1 MiB
+  Type(s, "vr\n");  // partition 2: down to 100 MiB, 200 MiB of ext4 to move
+  EXPECT_NE(s.model().ChangeSummary().find("moving 200 MiB of data"), std::string::npos)
+      << s.model().ChangeSummary() << " / " << s.message();
+  PlannerEffect e = Type(s, "ealigned.json\n");
+  ASSERT_EQ(e.kind, PlannerEffect::Kind::kWriteFile) << s.message();
+  Result<Plan> plan = PlanFromJson(e.content);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->actions.at(1).kind, ActionKind::kMoveData);
+}
+
+TEST(PlannerScreenTest, HelpAndPlacementReturnOnAnyKey) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  Type(s, "?");
+  EXPECT_EQ(s.mode(), PlannerMode::kHelp);
+  Type(s, "x");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  Type(s, "n\n\np");
+  EXPECT_EQ(s.mode(), PlannerMode::kPlacement);
+  Type(s, "\n");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  Type(s, "z");
+  EXPECT_NE(s.message().find("'z' is not a key here"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,0 +1,70 @@
+#include "support/tmux_session.h"
+
+#include <unistd.h>
+
+#include <chrono>
+#include <stdexcept>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "support/run_command.h"
+
+namespace partalign::test {
+namespace {
+
+constexpr auto kPoll = std::chrono::milliseconds(50);
+constexpr int kSessionSeconds = 600;  // the window outlives the command, for capture-pane
+
+}  // namespace
+
+TmuxSession::TmuxSession(const std::string& shell_command, int width, int height)
+    : socket_(fmt::format("partalign-test.{}.{}", ::getpid(), reinterpret_cast<uintptr_t>(this))) {
+  const std::string wrapped =
+      fmt::format("TERM=xterm-256color {}; echo EXIT=$?; sleep {}", shell_command, kSessionSeconds);
+  CommandResult r =
+      RunCommand({"tmux", "-L", socket_, "-f", "/dev/null", "new-session", "-d", "-s", "s", "-x",
+                  std::to_string(width), "-y", std::to_string(height), wrapped});
+  if (r.exit_code != 0) throw std::runtime_error("tmux new-session failed: " + r.err);
+}
+
+TmuxSession::~TmuxSession() { RunCommand({"tmux", "-L", socket_, "kill-server"}); }
+
+std::vector<std::string> TmuxSession::Tmux(std::vector<std::string> args) const {
+  std::vector<std::string> argv{"tmux", "-L", socket_};
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+void TmuxSession::Keys(const std::vector<std::string>& keys) {
+  for (const std::string& k : keys) {
+    RunCommand(Tmux({"send-keys", "-t", "s", k}));
+    std::this_thread::sleep_for(kPoll);  // one key at a time, as a person types
+  }
+}
+
+void TmuxSession::Type(const std::string& text) {
+  RunCommand(Tmux({"send-keys", "-t", "s", "-l", text}));
+  std::this_thread::sleep_for(kPoll);
+}
+
+std::string TmuxSession::Screen() const {
+  return RunCommand(Tmux({"capture-pane", "-p", "-t", "s"})).out;
+}
+
+bool TmuxSession::WaitFor(const std::string& needle, double seconds) const {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Screen().find(needle) != std::string::npos) return true;
+    std::this_thread::sleep_for(kPoll);
+  }
+  return false;
+}
+
+int TmuxSession::WaitForExit(double seconds) const {
+  if (!WaitFor("EXIT=", seconds)) return -1;
+  const std::string s = Screen();
+  return std::stoi(s.substr(s.find("EXIT=") + 5));
+}
+
+}  // namespace partalign::test

@@ -63,6 +63,8 @@ class PlannerScreen {
   std::string profile_name() const;
   std::string profile_description() const;
   const ToolVersions& versions() const { return versions_; }
+  /// The first line shown of the help or placement page (Up/Down scroll it).
+  size_t page_line() const { return page_line_; }
 
  private:
   PlannerEffect HandleList(const Key& key);
@@ -82,6 +84,7 @@ class PlannerScreen {
   std::optional<size_t> profile_;
   Topology shown_;
   size_t selected_ = 0;
+  size_t page_line_ = 0;
   PlannerMode mode_ = PlannerMode::kList;
   PromptKind prompt_ = PromptKind::kNewSize;
   std::string input_;

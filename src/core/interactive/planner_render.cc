@@ -158,8 +158,8 @@ std::vector<std::string> HelpLines() {
       "  t        set its type",
       "  a        cycle the assumed topology through the profiles (what if this disk sat behind",
       "           the JMicron bridge, on SATA, was 4Kn...): the verdicts follow, the plan does not",
-      "  p        where parted, sfdisk, sgdisk, systemd-repart and the installers (YaST,",
-      "           Anaconda, Calamares, Ubuntu's: their first two starts) would put this layout",
+      "  p        where each partitioner and installer (YaST, Anaconda, Calamares, Ubuntu's:",
+      "           their first two starts) would put this layout; Up/Down scroll long pages",
       "  u        undo the last edit",
       "  e        export: a path ending in .json (a plan file for partalign apply), .sfdisk (an",
       "           sfdisk script) or .md (a Markdown report)",
@@ -247,9 +247,15 @@ PlannerFrame DrawPlanner(const PlannerScreen& s, size_t width, size_t height) {
   if (s.mode() == PlannerMode::kHelp || s.mode() == PlannerMode::kPlacement) {
     std::vector<std::string> lines =
         s.mode() == PlannerMode::kHelp ? HelpLines() : PlacementLines(s);
-    for (size_t i = 0; i + 1 < height && i < lines.size(); ++i) push(lines[i]);
+    const size_t room = height > 1 ? height - 1 : 1;
+    const size_t last_first = lines.size() > room ? lines.size() - room : 0;
+    const size_t first = std::min(s.page_line(), last_first);
+    for (size_t i = first; i < lines.size() && i < first + room; ++i) push(lines[i]);
     while (f.lines.size() + 1 < height) push("");
-    push("Any key returns to the list.");
+    push(lines.size() > room
+             ? fmt::format("Lines {}-{} of {}: Up/Down scroll; any other key returns to the list.",
+                           first + 1, std::min(lines.size(), first + room), lines.size())
+             : "Any key returns to the list.");
     return f;
   }
   const PlannerModel& m = s.model();

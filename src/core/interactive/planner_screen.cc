@@ -127,7 +127,15 @@ PlannerEffect PlannerScreen::Handle(const Key& key) {
   switch (mode_) {
     case PlannerMode::kHelp:
     case PlannerMode::kPlacement:
-      mode_ = PlannerMode::kList;
+      // Up/Down scroll a page longer than the terminal (DrawPlanner clamps the line); any
+      // other key returns to the list.
+      if (key.code == KeyCode::kDown) {
+        ++page_line_;
+      } else if (key.code == KeyCode::kUp) {
+        page_line_ = page_line_ > 0 ? page_line_ - 1 : 0;
+      } else {
+        mode_ = PlannerMode::kList;
+      }
       return {};
     case PlannerMode::kPrompt:
       if (key.code == KeyCode::kEscape) {
@@ -192,6 +200,7 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
       break;
     case 'p':
       mode_ = PlannerMode::kPlacement;
+      page_line_ = 0;
       break;
     case 'u':
       if (undo_.empty()) {
@@ -219,6 +228,7 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
       return {PlannerEffect::Kind::kQuit, "", "", std::nullopt};
     case '?':
       mode_ = PlannerMode::kHelp;
+      page_line_ = 0;
       break;
     default:
       message_ = fmt::format("'{}' is not a key here; ? shows the keys", key.ch);

@@ -83,6 +83,15 @@ TEST(PlannerRenderTest, HelpAndPlacementScreens) {
   for (const char* installer : {"yast", "anaconda", "calamares", "ubuntu"}) {
     EXPECT_NE(Find(p, installer), "") << installer;
   }
+  // On a 24-line terminal the page scrolls down to its last line, the planner's command.
+  const std::string last = "planner: this layout, as partalign would write it";
+  PlannerFrame small = DrawPlanner(s, 120, 24);
+  EXPECT_EQ(Find(small, last), "");
+  EXPECT_EQ(small.lines.back().rfind("Lines 1-23 of ", 0), 0u) << small.lines.back();
+  for (int i = 0; i < 100; ++i) s.Handle(Key::Of(KeyCode::kDown));
+  small = DrawPlanner(s, 120, 24);
+  EXPECT_NE(Find(small, last), "");
+  EXPECT_NE(small.lines.back().find("Up/Down scroll"), std::string::npos);
   s.Handle(Key::Char('x'));
   s.Handle(Key::Char('?'));
   PlannerFrame h = DrawPlanner(s, 80, 24);

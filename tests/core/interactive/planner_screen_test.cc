@@ -155,6 +155,12 @@ TEST(PlannerScreenTest, HelpAndPlacementReturnOnAnyKey) {
   EXPECT_EQ(s.mode(), PlannerMode::kList);
   Type(s, "n\n\np");
   EXPECT_EQ(s.mode(), PlannerMode::kPlacement);
+  // Up and Down scroll the page instead of returning.
+  s.Handle(Key::Of(KeyCode::kDown));
+  s.Handle(Key::Of(KeyCode::kDown));
+  s.Handle(Key::Of(KeyCode::kUp));
+  EXPECT_EQ(s.mode(), PlannerMode::kPlacement);
+  EXPECT_EQ(s.page_line(), 1u);
   Type(s, "\n");
   EXPECT_EQ(s.mode(), PlannerMode::kList);
   Type(s, "z");

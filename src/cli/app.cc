@@ -32,6 +32,9 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddApplyCommand(app, runners);
   AddRestoreCommand(app, runners);
   AddResumeCommand(app, runners);
+  AddSnapshotCommand(app, runners);
+  AddVerifyCommand(app, runners);
+  AddTranslateCommand(app, runners);
   AddBenchCommand(app, runners);
   AddMoveCommand(app, runners);
   AddDemoCommand(app, runners);

@@ -31,6 +31,9 @@ void AddExplainCommand(CLI::App& app, CommandRunners& runners);
 void AddBenchCommand(CLI::App& app, CommandRunners& runners);
 void AddMoveCommand(CLI::App& app, CommandRunners& runners);
 void AddResumeCommand(CLI::App& app, CommandRunners& runners);
+void AddSnapshotCommand(CLI::App& app, CommandRunners& runners);
+void AddVerifyCommand(CLI::App& app, CommandRunners& runners);
+void AddTranslateCommand(CLI::App& app, CommandRunners& runners);
 
 /// Prints "partalign: MESSAGE" on `err`, the err(3) style every diagnostic uses.
 void PrintError(std::ostream& err, const std::string& message);

@@ -12,8 +12,12 @@ enum class ExitCode : int {
   kMisaligned = 2,
   /// restore --check: the disk's table sectors differ from the backup (a finding, like audit's).
   kDiffers = 2,
+  /// verify: the disk needs an action (translate, plan) since the snapshot.
+  kActionNeeded = 2,
   /// A write command refused to act (stale plan, disk in use, wrong disk). Nothing was written.
   kRefused = 3,
+  /// verify: not the disk the snapshot was taken of.
+  kOtherDisk = 3,
   /// move/resume/apply: stopped part-way (error or interrupt) after writing; the journal is kept
   /// and `partalign resume JOURNAL` completes or rolls back the change.
   kUnfinished = 4,

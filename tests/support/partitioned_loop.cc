@@ -33,21 +33,25 @@ PartitionedLoop::PartitionedLoop(const std::string& sfdisk_script, unsigned sect
   CreateSparseFile(image_, size_bytes);
   SfdiskImage(image_, sfdisk_script, sector_size);
   loop_ = std::make_unique<LoopDevice>(image_, sector_size);
+  AddKernelPartitions(*loop_, sector_size);
+}
+
+void AddKernelPartitions(const LoopDevice& loop, unsigned sector_size) {
   // partx registers a DOS extended partition as 1 KiB, which a 4096-byte-sector device
   // rejects; the kernel's own parser uses one sector there (block/partitions/msdos.c).
-  CommandResult list = RunCommand({"sfdisk", "-J", loop_->path()});
+  CommandResult list = RunCommand({"sfdisk", "-J", loop.path()});
   nlohmann::json table = nlohmann::json::parse(list.out, nullptr, false);
   if (list.exit_code != 0 || table.is_discarded()) throw std::runtime_error(list.err);
   for (const nlohmann::json& p : table["partitiontable"]["partitions"]) {
     std::string node = p["node"];
-    std::string number = node.substr(loop_->path().size() + 1);
+    std::string number = node.substr(loop.path().size() + 1);
     if (p["type"] == "5") {
       unsigned long long units = sector_size / 512;
-      RunOrThrow({"addpart", loop_->path(), number,
+      RunOrThrow({"addpart", loop.path(), number,
                   std::to_string(p["start"].get<unsigned long long>() * units),
                   std::to_string(units < 2 ? 2 : units)});
     } else {
-      RunOrThrow({"partx", "--add", "--nr", number, loop_->path()});
+      RunOrThrow({"partx", "--add", "--nr", number, loop.path()});
     }
   }
 }

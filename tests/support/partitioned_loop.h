@@ -42,6 +42,10 @@ class PartitionedLoop {
 std::vector<std::string> ApplyArgs(const PartitionedLoop& disk, const std::string& plan,
                                    const std::vector<std::string>& extra = {});
 
+/// Registers the partitions sfdisk reads on `loop` (`sector_size`-byte sectors) with the
+/// kernel (partx, and addpart for a DOS extended partition), as a booted system would have them.
+void AddKernelPartitions(const LoopDevice& loop, unsigned sector_size);
+
 /// Applies an sfdisk script to an image file (no kernel involved) with `sector_size`-byte
 /// sectors.
 void SfdiskImage(const std::string& image, const std::string& script, unsigned sector_size);

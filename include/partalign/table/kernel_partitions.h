@@ -20,10 +20,12 @@ struct KernelPartition {
 };
 
 /// The partitions the kernel's own parser would register for `table`, in number order. A DOS
-/// extended partition is registered with only its first max(1 KiB, one sector), as
+/// extended partition is registered with only its first max(1 KiB, one sector - of the table,
+/// or of the device when `device_sector_size` is larger), as
 /// block/partitions/msdos.c does, so that nobody mistakes it for a data partition - but never
 /// into its first logical partition, which BLKPG would then refuse to add as overlapping.
-std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table);
+std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table,
+                                                 uint64_t device_sector_size = 0);
 
 struct KernelUpdate {
   enum class Op { kDelete, kAdd };

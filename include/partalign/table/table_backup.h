@@ -85,8 +85,14 @@ struct TableBackup {
   /// The label of the table the saved ranges hold; kNone when the disk had none (a fresh
   /// layout was applied to it: restore erases the table written, in its write order).
   LabelType label = LabelType::kNone;
+  /// The disk's logical sector size: the unit of the ranges and of the restore's writes.
   uint64_t sector_size = 512;
-  /// PartitionTable::fingerprint of the saved table; after a restore the disk has it again.
+  /// The sector size the saved table is written for, when it is not `sector_size`: a backup
+  /// taken by `translate` saves a table written for the sector size the disk had before it
+  /// moved (docs/migration.md). Key "table_sector_size", absent otherwise.
+  std::optional<uint64_t> table_sector_size;
+  /// PartitionTable::fingerprint of the saved table (read with saved_table_sector_size()); after
+  /// a restore the disk has it again.
   std::string table_fingerprint;
   /// The fingerprint of the table the write was to produce.
   std::string applied_table_fingerprint;
@@ -100,6 +106,9 @@ struct TableBackup {
   std::vector<BackupContext> context;
   /// The format version the file had (kBackupFormatVersion for new backups).
   int format_version = kBackupFormatVersion;
+
+  /// The sector size to read the saved table with.
+  uint64_t saved_table_sector_size() const { return table_sector_size.value_or(sector_size); }
   bool operator==(const TableBackup&) const = default;
 };
 
@@ -149,7 +158,9 @@ std::vector<BackupContext> ContextPlaces(const std::vector<BackupRange>& ranges,
 /// (`saved`, read from the ranges alone) and the disk now (`current_xxh64[i]`: the xxh64 of the
 /// bytes range i covers now): each range must be a sector-rounded area of `saved`, or hold now
 /// what the backup's write put there (its bytes go back), or already hold the saved bytes. A
-/// range edited to point elsewhere (into a partition) is none of these. One message each.
+/// range edited to point elsewhere (into a partition) is none of these. A translate backup's
+/// ranges (the table at two sector sizes) must instead lie clear of every partition of `saved`.
+/// One message each.
 std::vector<std::string> BackupRangeProblems(const TableBackup& backup, const PartitionTable& saved,
                                              const std::vector<std::string>& current_xxh64);
 

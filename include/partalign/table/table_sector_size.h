@@ -10,6 +10,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "partalign/topology/device.h"
 
@@ -28,5 +29,22 @@ struct TableSectorSizeGuess {
 /// `head` is the first kTableHeadBytes (or fewer, for a smaller disk) of the target.
 TableSectorSizeGuess GuessTableSectorSize(std::span<const uint8_t> head,
                                           uint64_t logical_sector_size, uint64_t size_bytes);
+
+/// What a DOS table read with one sector size points at: how many of its (non-extended)
+/// partitions lie inside the disk, and how many of those start with a signature libblkid
+/// knows (a filesystem, swap, LUKS, ...).
+struct SectorSizeEvidence {
+  uint64_t sector_size = 512;
+  size_t partitions = 0;
+  size_t signatures = 0;
+};
+
+/// A DOS table whose entries fit the disk at several sector sizes says nothing about the one
+/// it was written for (a 4096-byte table read with 512-byte sectors points at 1/8 of every
+/// place, still inside the disk). Its partitions' contents do: the size at which strictly more
+/// partitions start with a signature than at `current`, or nullopt when `current` is as good
+/// as any (or no size finds one).
+std::optional<uint64_t> SectorSizeFromContents(const std::vector<SectorSizeEvidence>& evidence,
+                                               uint64_t current);
 
 }  // namespace partalign

@@ -96,7 +96,8 @@ void SortForWrite(TableTransition* transition);
 
 /// Checks that `transition` can be written as it is: GPT or DOS, old and new bytes as long as
 /// their range, whole sectors, inside the disk, ranges disjoint, at most one range per role
-/// except EBRs. Errors name the range.
+/// except EBRs (among the ranges of the new table, and among those only the old one uses).
+/// Errors name the range.
 Status ValidateTransition(const TableTransition& transition);
 
 /// The way back: old and new exchanged, in the write order for that direction.

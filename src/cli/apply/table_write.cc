@@ -258,7 +258,8 @@ bool UpdateKernel(Streams io, const Target& target, const PartitionTable& table)
   }
   std::vector<KernelPartition> current;
   for (const KernelPartitionNode& n : *before) current.push_back(n.partition);
-  const std::vector<KernelPartition> wanted = KernelPartitionsFor(table);
+  const std::vector<KernelPartition> wanted =
+      KernelPartitionsFor(table, target.logical_sector_size);
   std::vector<KernelUpdate> updates = KernelUpdates(current, wanted);
   Status applied = ApplyKernelUpdates(target.fd.get(), target.path, updates);
   for (const KernelUpdate& u : updates) io.out << "Kernel (BLKPG): " << Describe(u) << '\n';
@@ -273,10 +274,10 @@ bool UpdateKernel(Streams io, const Target& target, const PartitionTable& table)
   for (const KernelPartitionNode& n : *after) {
     seen.push_back(n.partition);
     view.AddRow({"/dev/" + n.name, std::to_string(n.partition.number),
-                 std::to_string(n.partition.start_bytes / table.sector_size),
-                 std::to_string(n.partition.size_bytes / table.sector_size)});
+                 std::to_string(n.partition.start_bytes / target.logical_sector_size),
+                 std::to_string(n.partition.size_bytes / target.logical_sector_size)});
   }
-  io.out << fmt::format("The kernel now sees ({}-byte sectors):\n", table.sector_size)
+  io.out << fmt::format("The kernel now sees ({}-byte sectors):\n", target.logical_sector_size)
          << view.Render();
   if (!applied || seen != wanted) {
     PrintError(io.err, applied ? "the kernel's partitions differ from the table (see above)"

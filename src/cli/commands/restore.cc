@@ -232,6 +232,8 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
   // The sectors about to be overwritten are saved too: a restore can be undone by restoring.
   // Only a table the gate passes is given to libfdisk for the dump.
   const uint64_t sector_size = backup->sector_size;
+  // The table the backup saved may be written for another sector size (translate's).
+  const uint64_t saved_sector_size = backup->saved_table_sector_size();
   Result<TableRead> now =
       ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = false});
   Result<std::string> dump =
@@ -257,7 +259,7 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
     return ExitCode::kFailure;
   }
   Result<TableRead> after =
-      ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = false});
+      ReadPartitionTable(path, {.sector_size = saved_sector_size, .probe_contents = false});
   if (!after) {
     PrintError(io.err,
                fmt::format("the saved sectors are back, but libfdisk cannot read the table: "

@@ -21,14 +21,17 @@ const KernelPartition* FindNumber(const std::vector<KernelPartition>& list, uint
 
 }  // namespace
 
-std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table) {
+std::vector<KernelPartition> KernelPartitionsFor(const PartitionTable& table,
+                                                 uint64_t device_sector_size) {
+  // The kernel counts in the device's logical sectors: a table written for smaller ones (a
+  // translate undone by restore) still gets an extended partition of one whole device sector.
+  const uint64_t unit = std::max(table.sector_size, device_sector_size);
   std::vector<KernelPartition> out;
   for (const Partition& p : table.partitions) {
     KernelPartition k{p.number, p.start_sector * table.sector_size,
                       p.size_sectors * table.sector_size};
     if (p.kind == PartitionKind::kExtended) {
-      k.size_bytes =
-          std::min(k.size_bytes, std::max(table.sector_size, kExtendedPartitionMinBytes));
+      k.size_bytes = std::min(k.size_bytes, std::max(unit, kExtendedPartitionMinBytes));
       // BLKPG refuses a partition that overlaps another (the kernel's own parser does not
       // check): a logical partition starting right after the head EBR, one sector into the
       // extended one, could not be added. The extended partition then gets only the sectors

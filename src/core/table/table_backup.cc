@@ -132,6 +132,7 @@ nlohmann::json BackupToJson(const TableBackup& b) {
         {{"offset_bytes", c.offset_bytes}, {"length_bytes", c.length_bytes}, {"xxh64", c.xxh64}});
   }
   out["context"] = std::move(context);
+  if (b.table_sector_size) out["table_sector_size"] = *b.table_sector_size;
   if (!b.moves.empty()) {
     nlohmann::json moves = nlohmann::json::array();
     for (const BackupMove& m : b.moves) {
@@ -173,8 +174,14 @@ Result<TableBackup> BackupFromJson(std::string_view text) {
   b.applied_table_fingerprint = root.String("applied_table_fingerprint", /*required=*/false);
   b.sfdisk_dump = root.String("sfdisk_dump");
   const nlohmann::json* ranges = root.Array("ranges");
+  b.table_sector_size = root.OptionalUint("table_sector_size");
   if (root.error()) return MakeError(*root.error());
   if (Status s = ReadDevice(*device, &b.device); !s) return s.error();
+  if (b.table_sector_size && (*b.table_sector_size < 512 || *b.table_sector_size > 65536 ||
+                              (*b.table_sector_size & (*b.table_sector_size - 1)) != 0)) {
+    return MakeError(
+        fmt::format("table_sector_size: {} is not a sector size", *b.table_sector_size));
+  }
   std::optional<LabelType> parsed_label = LabelTypeFromString(label);
   // "none": the disk had no table before a fresh one was written (apply of a fresh layout).
   if (!parsed_label || (*parsed_label != LabelType::kGpt && *parsed_label != LabelType::kDos &&
@@ -336,14 +343,24 @@ std::vector<std::string> BackupRangeProblems(const TableBackup& backup, const Pa
                                              const std::vector<std::string>& current_xxh64) {
   std::vector<std::string> out;
   const uint64_t ss = backup.sector_size;
+  // A translate backup's ranges are the union of the table's areas at two sector sizes, cut
+  // where the old and the new areas begin and end: they match no single area, so each must
+  // lie clear of every partition of the saved table (whose bytes are the filesystems').
+  const bool translated = backup.saved_table_sector_size() != ss;
+  const std::vector<ByteExtent> partitions = PartitionExtents(saved);
   for (size_t i = 0; i < backup.ranges.size(); ++i) {
     const BackupRange& r = backup.ranges[i];
     const bool table_area =
-        std::any_of(saved.areas.begin(), saved.areas.end(), [&](const TableArea& a) {
-          const uint64_t begin = a.offset_bytes / ss * ss;
-          const uint64_t end = (a.offset_bytes + a.size_bytes + ss - 1) / ss * ss;
-          return r.offset_bytes == begin && r.length_bytes == end - begin;
-        });
+        translated ? std::none_of(partitions.begin(), partitions.end(),
+                                  [&](const ByteExtent& e) {
+                                    return r.offset_bytes < e.offset_bytes + e.length_bytes &&
+                                           e.offset_bytes < r.offset_bytes + r.length_bytes;
+                                  })
+                   : std::any_of(saved.areas.begin(), saved.areas.end(), [&](const TableArea& a) {
+                       const uint64_t begin = a.offset_bytes / ss * ss;
+                       const uint64_t end = (a.offset_bytes + a.size_bytes + ss - 1) / ss * ss;
+                       return r.offset_bytes == begin && r.length_bytes == end - begin;
+                     });
     if (table_area) continue;
     const std::string& now = i < current_xxh64.size() ? current_xxh64[i] : std::string();
     if (now == r.xxh64 || (!r.applied_xxh64.empty() && now == r.applied_xxh64)) continue;

@@ -92,4 +92,21 @@ TableSectorSizeGuess GuessTableSectorSize(std::span<const uint8_t> head,
   return guess;
 }
 
+std::optional<uint64_t> SectorSizeFromContents(const std::vector<SectorSizeEvidence>& evidence,
+                                               uint64_t current) {
+  size_t at_current = 0;
+  for (const SectorSizeEvidence& e : evidence) {
+    if (e.sector_size == current) at_current = e.signatures;
+  }
+  std::optional<uint64_t> best;
+  size_t best_signatures = at_current;
+  for (const SectorSizeEvidence& e : evidence) {
+    if (e.sector_size != current && e.signatures > best_signatures) {
+      best = e.sector_size;
+      best_signatures = e.signatures;
+    }
+  }
+  return best;
+}
+
 }  // namespace partalign

@@ -55,7 +55,10 @@ bool FieldReader::Bool(const char* key) {
 }
 
 const nlohmann::json* FieldReader::Object(const char* key, bool required) {
-  if (!required && !Find(key)) return nullptr;
+  if (!required) {
+    const nlohmann::json* v = Find(key);
+    if (!v || v->is_null()) return nullptr;  // absent or null: an optional object left out
+  }
   const nlohmann::json* v = Get(key);
   if (v && !v->is_object()) {
     Fail(key, "not an object");

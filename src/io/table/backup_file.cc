@@ -13,6 +13,7 @@
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"
 #include "io/table/table_writer.h"
+#include "io/util/durable_file.h"
 #include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
 #include "io/util/xxhash_digest.h"
@@ -23,19 +24,6 @@ namespace {
 // Backups hold raw table sectors and device identities: readable by root only.
 constexpr mode_t kBackupDirMode = 0700;
 constexpr mode_t kBackupFileMode = 0600;
-
-Status WriteFully(int fd, const std::string& path, const std::string& text) {
-  size_t done = 0;
-  while (done < text.size()) {
-    ssize_t n = ::write(fd, text.data() + done, text.size() - done);
-    if (n < 0) {
-      if (errno == EINTR) continue;
-      return ErrnoError(errno, fmt::format("cannot write '{}'", path));
-    }
-    done += static_cast<size_t>(n);
-  }
-  return {};
-}
 
 }  // namespace
 
@@ -71,31 +59,12 @@ void HashBackupRanges(const TableTransition& transition, TableBackup* backup) {
 
 Result<std::string> WriteBackupFile(const std::string& dir, const std::string& file_name,
                                     const TableBackup& backup) {
-  if (Status s = MakeBackupDirectory(dir); !s) return s.error();
-  const std::string path = dir + "/" + file_name;
-  const std::string temp = dir + "/." + file_name + ".tmp";
-  const std::string text = BackupToJson(backup).dump(1) + "\n";
-  {
-    UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, kBackupFileMode));
-    if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", temp));
-    Status s = WriteFully(fd.get(), temp, text);
-    if (s && ::fsync(fd.get()) != 0) s = ErrnoError(errno, fmt::format("cannot fsync '{}'", temp));
-    if (!s) {
-      ::unlink(temp.c_str());
-      return s.error();
-    }
-  }
-  // RENAME_NOREPLACE: a backup is never overwritten, not even by another backup.
-  if (::renameat2(AT_FDCWD, temp.c_str(), AT_FDCWD, path.c_str(), RENAME_NOREPLACE) != 0) {
-    int err = errno;
-    ::unlink(temp.c_str());
-    return ErrnoError(err, fmt::format("cannot rename '{}' to '{}'", temp, path));
-  }
-  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (!dir_fd.valid() || ::fsync(dir_fd.get()) != 0) {
-    return ErrnoError(errno, fmt::format("cannot fsync the backup directory '{}'", dir));
-  }
-  return path;
+  // A backup is never overwritten, not even by another backup.
+  return WriteFileDurably(dir, file_name, BackupToJson(backup).dump(1) + "\n",
+                          {.file_mode = kBackupFileMode,
+                           .dir_mode = kBackupDirMode,
+                           .replace = false,
+                           .what = "backup"});
 }
 
 Result<PartitionTable> ReadSavedTable(const TableBackup& backup) {
@@ -110,7 +79,7 @@ Result<PartitionTable> ReadSavedTable(const TableBackup& backup) {
   }
   const std::string scratch_path = fmt::format("/proc/self/fd/{}", scratch->get());
   Result<TableRead> read = ReadPartitionTable(
-      scratch_path, {.sector_size = backup.sector_size, .probe_contents = false});
+      scratch_path, {.sector_size = backup.saved_table_sector_size(), .probe_contents = false});
   if (!read) {
     // The scratch copy's name means nothing to the user: name the backup's table instead.
     std::string why = read.error().message;

@@ -278,4 +278,80 @@ Result<std::vector<ComputedTransition>> ComputeTransitionChain(
   return chain;
 }
 
+Result<ComputedTransition> ComputeTableTranslation(const std::string& path,
+                                                   const PartitionTable& old_table,
+                                                   const TableTranslation& plan) {
+  if (!plan.ok()) return MakeError(plan.refusals.front());
+  const uint64_t from = plan.from_sector_size;
+  const uint64_t to = plan.to_sector_size;
+  ComputedTransition out;
+  out.old_table = old_table;
+  std::vector<ScriptEdit> edits;
+  for (const TranslatedPartition& p : plan.partitions) {
+    edits.push_back({p.number, p.new_start_sector, p.new_size_sectors});
+  }
+  // The numbers in the script are already in `to`-byte sectors: a sector-size header of the
+  // old size would make libfdisk (2.38.1 on Debian, 2.39 upstream) recalculate them again.
+  std::vector<ScriptHeader> headers{{"sector-size", std::to_string(to)}};
+  if (plan.first_usable_lba)
+    headers.push_back({"first-lba", std::to_string(*plan.first_usable_lba)});
+  if (plan.last_usable_lba) headers.push_back({"last-lba", std::to_string(*plan.last_usable_lba)});
+  const WriteScriptOptions read_options{.sector_size = from};
+  Result<std::string> old_script = DumpSfdiskScript(path, read_options);
+  if (!old_script) return old_script.error();
+  Result<std::string> new_script = DumpSfdiskScript(path, read_options, edits, headers);
+  if (!new_script) return new_script.error();
+  out.old_script = std::move(*old_script);
+  out.new_script = std::move(*new_script);
+
+  Result<Target> disk = OpenTarget(path);
+  if (!disk) return disk.error();
+  const uint64_t size = disk->size_bytes;
+  Result<UniqueFd> scratch = CreateScratchDisk(size);
+  if (!scratch) return scratch.error();
+  // Only the boot code (and the disk signature, which the script sets anyway): the first 512
+  // bytes, which hold it at any sector size.
+  constexpr uint64_t kBootSectorBytes = 512;
+  Result<std::vector<uint8_t>> boot = ReadExactly(disk->fd.get(), path, 0, kBootSectorBytes);
+  if (!boot) return boot.error();
+  TableRange boot_copy{TableAreaRole::kMbr, 0, kBootSectorBytes, 0, 0, {}, std::move(*boot)};
+  if (Status s = WriteTableRanges(scratch->get(), "scratch copy", kBootSectorBytes, {boot_copy});
+      !s) {
+    return s.error();
+  }
+  const std::string scratch_path = fmt::format("/proc/self/fd/{}", scratch->get());
+  const WriteScriptOptions write_options{.sector_size = to};
+  Result<std::vector<std::string>> written =
+      WriteSfdiskScript(scratch_path, out.new_script, write_options);
+  if (!written) {
+    return MakeError(fmt::format("libfdisk cannot make the table for {}-byte sectors: {}", to,
+                                 written.error().message));
+  }
+  out.messages = std::move(*written);
+  Result<TableRead> new_read =
+      ReadPartitionTable(scratch_path, {.sector_size = to, .probe_contents = false});
+  if (!new_read) {
+    return MakeError(fmt::format("libfdisk cannot read back the table for {}-byte sectors: {}", to,
+                                 new_read.error().message));
+  }
+  out.new_table = std::move(new_read->table);
+  Result<TableTransition> t =
+      TranslationTransition(old_table.label, from, to, size, old_table.areas, out.new_table.areas);
+  if (!t) return t.error();
+  for (TableRange& r : t->ranges) {
+    Result<std::vector<uint8_t>> before =
+        ReadExactly(disk->fd.get(), path, r.offset_bytes, r.length_bytes);
+    if (!before) return before.error();
+    Result<std::vector<uint8_t>> after =
+        ReadExactly(scratch->get(), "scratch copy", r.offset_bytes, r.length_bytes);
+    if (!after) return after.error();
+    r.old_bytes = std::move(*before);
+    r.new_bytes = std::move(*after);
+  }
+  if (Status s = CheckScratchWrites(scratch->get(), size, *t); !s) return s.error();
+  if (Status s = ValidateTransition(*t); !s) return s.error();
+  out.transition = std::move(*t);
+  return out;
+}
+
 }  // namespace partalign

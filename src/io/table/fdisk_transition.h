@@ -15,6 +15,7 @@
 #include "io/util/unique_fd.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/table/table_transition.h"
+#include "partalign/table/table_translation.h"
 #include "partalign/util/result.h"
 
 namespace partalign {
@@ -57,5 +58,17 @@ Result<ComputedTransition> ComputeFreshTableTransition(const std::string& path,
 Result<std::vector<ComputedTransition>> ComputeTransitionChain(
     const std::string& path, uint64_t sector_size,
     const std::vector<std::vector<ScriptEdit>>& steps);
+
+/// The rewrite of a table written for another logical sector size (partalign translate,
+/// docs/migration.md): `old_table` is the table of `path` as read with its own sector size
+/// (plan.from_sector_size), `plan` its translation (PlanTranslation, without refusals). The
+/// table's sfdisk dump with the new starts, sizes and usable area is applied by libfdisk with
+/// plan.to_sector_size-byte sectors to a scratch copy that holds only the disk's first 512
+/// bytes (the boot code libfdisk keeps): the old table's sectors that the new one does not
+/// overwrite are zeroed, so that no reader finds a stale copy of it. The transition is in
+/// to_sector_size units. Never writes to `path`.
+Result<ComputedTransition> ComputeTableTranslation(const std::string& path,
+                                                   const PartitionTable& old_table,
+                                                   const TableTranslation& plan);
 
 }  // namespace partalign

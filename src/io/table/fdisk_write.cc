@@ -120,7 +120,8 @@ Result<std::vector<std::string>> WriteSfdiskScript(const std::string& path, std:
 }
 
 Result<std::string> DumpSfdiskScript(const std::string& path, const WriteScriptOptions& options,
-                                     const std::vector<ScriptEdit>& edits) {
+                                     const std::vector<ScriptEdit>& edits,
+                                     const std::vector<ScriptHeader>& headers) {
   AskLog log;
   Result<FdiskContext> cxt = OpenContext(path, options, /*read_only=*/true, &log);
   if (!cxt) return cxt.error();
@@ -130,6 +131,14 @@ Result<std::string> DumpSfdiskScript(const std::string& path, const WriteScriptO
     return ErrnoError(rc, fmt::format("cannot read the table of '{}'{}", path, LastMessage(log)));
   }
   if (Status s = ApplyEdits(dp.get(), edits, path); !s) return s.error();
+  for (const ScriptHeader& h : headers) {
+    // A null value removes the header (libfdisk/src/script.c, fdisk_script_set_header()).
+    if (int rc =
+            fdisk_script_set_header(dp.get(), h.name.c_str(), h.value ? h.value->c_str() : nullptr);
+        rc < 0) {
+      return ErrnoError(rc, fmt::format("cannot set the script header '{}'", h.name));
+    }
+  }
   char* buffer = nullptr;
   size_t size = 0;
   FILE* out = ::open_memstream(&buffer, &size);

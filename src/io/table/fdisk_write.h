@@ -32,12 +32,19 @@ struct ScriptEdit {
 Result<std::vector<std::string>> WriteSfdiskScript(const std::string& path, std::string_view script,
                                                    const WriteScriptOptions& options = {});
 
+/// A header line of an sfdisk script ("first-lba: 2048") to set, or to remove (no value).
+struct ScriptHeader {
+  std::string name;
+  std::optional<std::string> value;
+};
+
 /// The table of `path` as an sfdisk script (what `sfdisk --dump` prints), with the partitions
-/// in `edits` given their new start and size; everything else (type, UUID, name, attributes,
-/// boot flag, label-id, first-lba, last-lba, table-length) stays as it is. An edit of a
-/// partition that is not in the table is an error.
+/// in `edits` given their new start and size and the `headers` set or removed; everything else
+/// (type, UUID, name, attributes, boot flag, label-id, first-lba, last-lba, table-length)
+/// stays as it is. An edit of a partition that is not in the table is an error.
 Result<std::string> DumpSfdiskScript(const std::string& path,
                                      const WriteScriptOptions& options = {},
-                                     const std::vector<ScriptEdit>& edits = {});
+                                     const std::vector<ScriptEdit>& edits = {},
+                                     const std::vector<ScriptHeader>& headers = {});
 
 }  // namespace partalign

@@ -7,11 +7,7 @@
 //
 // CI runs a few seeded points per layout; scripts/bench-apply-kill runs the disabled
 // KillBench test with many (PARTALIGN_KILL_POINTS, PARTALIGN_KILL_EXTERNAL, PARTALIGN_KILL_SEED).
-#include <fcntl.h>
 #include <signal.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -22,29 +18,28 @@
 #include <filesystem>
 #include <map>
 #include <random>
-#include <thread>
 
-#include "io/table/fdisk_table.h"
 #include "support/apply_layouts.h"
+#include "support/crash_support.h"
 #include "support/device_test.h"
 #include "support/partitioned_loop.h"
 #include "support/plan_maker.h"
 #include "support/run_command.h"
-
-extern char** environ;
 
 namespace partalign {
 namespace {
 
 using test::ApplyLayout;
 using test::CommandResult;
+using test::LibfdiskPlaces;
+using test::Places;
+using test::RunAndKill;
 using test::RunCommand;
 using test::RunPartalign;
+using test::SfdiskPlaces;
 
 // 128 + SIGKILL: how RunCommand reports a process killed by signal 9.
 constexpr int kKilledExit = 128 + SIGKILL;
-
-using Places = std::vector<std::tuple<uint64_t, uint64_t, uint64_t>>;  // number, start, end
 
 struct Outcome {
   std::string state;        ///< "old", "new", "mixed", or "completed" (the kill came too late)
@@ -52,68 +47,6 @@ struct Outcome {
   bool untouched = false;   ///< the disk was byte-identical to before, without a restore
   std::string detail;
 };
-
-std::optional<Places> SfdiskPlaces(const std::string& device) {
-  CommandResult r = RunCommand({"sfdisk", "-J", device});
-  if (r.exit_code != 0) return std::nullopt;
-  nlohmann::json j = nlohmann::json::parse(r.out, nullptr, false);
-  if (j.is_discarded()) return std::nullopt;
-  Places places;
-  for (const nlohmann::json& p : j["partitiontable"]["partitions"]) {
-    std::string node = p["node"];
-    uint64_t number = std::stoull(node.substr(device.size() + 1));
-    uint64_t start = p["start"], size = p["size"];
-    if (p["type"] == "5") continue;  // the extended container: its place never changes here
-    places.emplace_back(number, start, start + size - 1);
-  }
-  std::sort(places.begin(), places.end());
-  return places;
-}
-
-std::optional<Places> LibfdiskPlaces(const std::string& device, uint64_t sector_size) {
-  Result<TableRead> read =
-      ReadPartitionTable(device, {.sector_size = sector_size, .probe_contents = false});
-  if (!read) return std::nullopt;
-  Places places;
-  for (const Partition& p : read->table.partitions) {
-    if (p.kind == PartitionKind::kExtended) continue;
-    places.emplace_back(p.number, p.start_sector, p.end_sector());
-  }
-  std::sort(places.begin(), places.end());
-  return places;
-}
-
-// Runs partalign with `env` and SIGKILLs it after `delay` unless it finished before. Returns
-// true when the kill landed (the process was still running).
-bool RunAndKill(const std::vector<std::string>& args, const std::map<std::string, std::string>& env,
-                std::chrono::microseconds delay) {
-  std::vector<std::string> strings{PARTALIGN_BINARY};
-  strings.insert(strings.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (std::string& s : strings) argv.push_back(s.data());
-  argv.push_back(nullptr);
-  std::vector<std::string> env_strings;
-  for (char** e = environ; *e; ++e) env_strings.emplace_back(*e);
-  for (const auto& [k, v] : env) env_strings.push_back(k + "=" + v);
-  std::vector<char*> envp;
-  for (std::string& s : env_strings) envp.push_back(s.data());
-  envp.push_back(nullptr);
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 2, "/dev/null", O_WRONLY, 0);
-  pid_t pid = 0;
-  int rc = ::posix_spawn(&pid, argv[0], &actions, nullptr, argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (rc != 0) return false;
-  std::this_thread::sleep_for(delay);
-  ::kill(pid, SIGKILL);
-  int status = 0;
-  while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  return WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
-}
 
 // One disk of `layout`, its plan, and what it looks like before and after the plan.
 class KillHarness {

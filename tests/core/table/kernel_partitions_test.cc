@@ -31,6 +31,10 @@ TEST(KernelPartitionsTest, ExtendedPartitionsAreRegisteredAsTheKernelDoes) {
                 {1, 2048 * 512, 1000 * 512}, {2, 30000 * 512, 1024}, {5, 32768 * 512, 500 * 512}}));
   // One logical sector on a 4Kn disk (block/partitions/msdos.c).
   EXPECT_EQ(KernelPartitionsFor(Dos(4096))[1], (KernelPartition{2, 30000ull * 4096, 4096}));
+  // A table for 512-byte sectors on a 4096-byte device (a translate undone by restore): the
+  // kernel's unit is the device's sector; 1 KiB would be refused by BLKPG.
+  EXPECT_EQ(KernelPartitionsFor(Dos(512), 4096)[1], (KernelPartition{2, 30000 * 512, 4096}));
+  EXPECT_EQ(KernelPartitionsFor(Dos(512), 512)[1], (KernelPartition{2, 30000 * 512, 1024}));
 }
 
 TEST(KernelPartitionsTest, ExtendedPartitionStopsWhereItsFirstLogicalOneStarts) {

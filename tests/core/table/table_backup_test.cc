@@ -178,6 +178,30 @@ TEST(TableBackupTest, RangesMustBeTheTablesAreasOrHoldWhatTheWriteLeft) {
       << bad[0];
 }
 
+TEST(TableBackupTest, TranslateRangesMustStayClearOfThePartitions) {
+  // translate's ranges are the table at two sector sizes, cut where the old and the new areas
+  // begin and end: they match no single area, and a write killed inside one leaves neither its
+  // saved nor its applied bytes. Such a range goes back as long as no partition of the saved
+  // table has data there.
+  TableBackup b = Example();
+  b.table_sector_size = 4096;  // the saved table: written for 4096-byte sectors
+  PartitionTable saved;
+  saved.label = LabelType::kGpt;
+  saved.sector_size = 4096;
+  Partition p;
+  p.number = 1;
+  p.start_sector = 5376;  // bytes 22020096-22024191: ranges[0] of Example() lies inside
+  p.size_sectors = 1;
+  saved.partitions = {p};
+  const std::vector<std::string> torn(b.ranges.size(), "torn");
+  std::vector<std::string> bad = BackupRangeProblems(b, saved, torn);
+  ASSERT_EQ(bad.size(), 1u);
+  EXPECT_EQ(bad[0].rfind("ranges[0] (512 bytes at byte 22020096) is not part of the table", 0), 0u)
+      << bad[0];
+  saved.partitions[0].start_sector = 6000;  // the partition elsewhere: every range may go back
+  EXPECT_TRUE(BackupRangeProblems(b, saved, torn).empty());
+}
+
 TEST(TableBackupTest, TableIdentityNamesWhatDiffers) {
   PartitionTable saved;
   saved.label = LabelType::kGpt;

@@ -84,5 +84,17 @@ TEST(TableSectorSizeTest, ShortHeadIsSafe) {
   EXPECT_EQ(GuessTableSectorSize(tiny, 512, 100).label, LabelType::kNone);
 }
 
+TEST(SectorSizeFromContentsTest, PicksTheSizeWhereFilesystemsStart) {
+  // A 4096-byte DOS table read with 512-byte sectors: both fit, only 4096 finds filesystems.
+  std::vector<SectorSizeEvidence> e{{512, 3, 0}, {1024, 3, 0}, {4096, 3, 2}};
+  EXPECT_EQ(SectorSizeFromContents(e, 512), 4096u);
+  // The current size as good as any: it stays.
+  e = {{512, 3, 2}, {4096, 3, 2}};
+  EXPECT_EQ(SectorSizeFromContents(e, 512), std::nullopt);
+  // Nothing found anywhere: no evidence.
+  e = {{512, 3, 0}, {4096, 3, 0}};
+  EXPECT_EQ(SectorSizeFromContents(e, 512), std::nullopt);
+}
+
 }  // namespace
 }  // namespace partalign

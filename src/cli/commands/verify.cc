@@ -1,0 +1,72 @@
+// partalign verify TARGET --against SNAP: is this the disk of the snapshot, what changed since
+// (topology fields and what they mean for each partitioner, the table's sector size,
+// partitions and filesystems, verdicts), and what to do. Exit 0: nothing to do; 2: an action
+// is needed (translate, plan); 3: not the same disk; 1: error. docs/migration.md. Never writes.
+#include <ostream>
+
+#include <fmt/format.h>
+
+#include "cli/commands.h"
+#include "cli/target_options.h"
+#include "io/migrate/snapshot_capture.h"
+#include "io/migrate/snapshot_file.h"
+#include "io/tools/tool_versions.h"
+#include "partalign/migrate/verify_report.h"
+
+namespace partalign {
+namespace {
+
+struct VerifyCommand {
+  TargetOptions target;
+  std::string against;
+};
+
+ExitCode RunVerify(const VerifyCommand& c, Streams io) {
+  Result<Snapshot> before = ReadSnapshotFile(c.against);
+  if (!before) {
+    PrintError(io.err, before.error().message);
+    return ExitCode::kFailure;
+  }
+  Result<ProbeOptions> options = MakeProbeOptions(c.target);
+  if (!options) {
+    PrintError(io.err, options.error().message);
+    return ExitCode::kFailure;
+  }
+  const ToolVersions versions = DetectToolVersions();
+  Result<Snapshot> now = CaptureSnapshot(c.target.target, *options, versions);
+  if (!now) {
+    PrintError(io.err, now.error().message);
+    return ExitCode::kFailure;
+  }
+  // What is now where the snapshot's partitions were, whatever the table says today.
+  Result<std::vector<ContentDigest>> heads = DigestPlaces(c.target.target, before->digests);
+  if (!heads) {
+    PrintError(io.err, heads.error().message);
+    return ExitCode::kFailure;
+  }
+  VerifyReport report = CompareSnapshots(*before, *now, *heads, versions);
+  if (c.target.json) {
+    io.out << VerifyJson(report, c.target.target, c.against, *before).dump(2) << '\n';
+  } else {
+    for (const std::string& line : VerifyLines(report, c.target.target, *before)) {
+      io.out << line << '\n';
+    }
+  }
+  if (!report.same_disk) return ExitCode::kOtherDisk;
+  return report.action_needed() ? ExitCode::kActionNeeded : ExitCode::kOk;
+}
+
+}  // namespace
+
+void AddVerifyCommand(CLI::App& app, CommandRunners& runners) {
+  auto command = std::make_shared<VerifyCommand>();
+  CLI::App* sub = app.add_subcommand(
+      "verify",
+      "compare a disk with a snapshot: same disk? what changed, what it means, what to do (exit "
+      "2: an action is needed, 3: another disk)");
+  AddTargetOptions(sub, &command->target);
+  sub->add_option("--against", command->against, "snapshot file (partalign snapshot)")->required();
+  runners[sub] = [command](Streams io) { return RunVerify(*command, io); };
+}
+
+}  // namespace partalign

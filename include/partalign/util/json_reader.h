@@ -49,6 +49,15 @@ class FieldReader {
 /// and whose "format_version" is `version`. Errors say what is wrong ("not valid JSON
 /// (truncated or corrupt?)", "format is 'x', not 'partalign-plan'", "format_version 2 is not
 /// supported (this partalign reads 1)").
+/// A value read from a file, fit to quote in a one-line message: control characters escaped
+/// ("\n", "\x1b"), and at most `max_chars` characters kept (then "..."). A file's strings are
+/// untrusted: quoted raw, a newline in one would make an error message two lines.
+std::string Printable(std::string_view value, size_t max_chars = 64);
+
+/// `message` as one line: control characters escaped (the other checks of a document's reader
+/// quote values with Printable; this is the last guard).
+std::string OneLine(std::string_view message);
+
 Result<nlohmann::json> ParseFormatDocument(std::string_view text, std::string_view format,
                                            int version);
 

@@ -32,7 +32,7 @@ Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdenti
   } else if (label == "dos") {
     layout.label = LabelType::kDos;
   } else {
-    return MakeError(fmt::format("layout.label: '{}' is not gpt or dos", label));
+    return MakeError(fmt::format("layout.label: '{}' is not gpt or dos", Printable(label)));
   }
   const uint64_t sectors = disk.size_bytes / disk.logical_sector_size;
   if (layout.first_usable_lba > layout.last_usable_lba || layout.last_usable_lba >= sectors) {
@@ -179,7 +179,9 @@ nlohmann::json PlanToJson(const Plan& plan) {
   return doc;
 }
 
-Result<Plan> PlanFromJson(std::string_view text) {
+namespace {
+
+Result<Plan> ReadPlanDocument(std::string_view text) {
   Result<nlohmann::json> document = ParseFormatDocument(text, kPlanFormat, kPlanFormatVersion);
   if (!document) return document.error();
   const nlohmann::json& doc = *document;
@@ -213,7 +215,7 @@ Result<Plan> PlanFromJson(std::string_view text) {
     } else if (source == "default") {
       t.origin = TopologyOrigin::kDefault;
     } else {
-      return MakeError(fmt::format("topology.source: unknown value '{}'", source));
+      return MakeError(fmt::format("topology.source: unknown value '{}'", Printable(source)));
     }
     if (t.logical_sector_size == 0) return MakeError("topology.logical_sector_size: is 0");
   }
@@ -224,7 +226,7 @@ Result<Plan> PlanFromJson(std::string_view text) {
   const nlohmann::json* actions = root.Array("actions");
   if (root.error()) return MakeError(*root.error());
   std::optional<LabelType> label_type = LabelTypeFromString(label);
-  if (!label_type) return MakeError(fmt::format("label: unknown value '{}'", label));
+  if (!label_type) return MakeError(fmt::format("label: unknown value '{}'", Printable(label)));
   plan.label = *label_type;
   if (plan.alignment.grain_bytes == 0) return MakeError("grain_bytes: is 0");
   if (plan.disk.logical_sector_size != plan.topology.logical_sector_size) {
@@ -258,7 +260,7 @@ Result<Plan> PlanFromJson(std::string_view text) {
     a.reason = r.String("reason");
     if (r.error()) return MakeError(*r.error());
     std::optional<ActionKind> k = ActionKindFromString(kind);
-    if (!k) return MakeError(fmt::format("{}kind: unknown value '{}'", path, kind));
+    if (!k) return MakeError(fmt::format("{}kind: unknown value '{}'", path, Printable(kind)));
     a.kind = *k;
     if (a.partition == 0) return MakeError(path + "partition: is 0");
     if (a.old_end_sector < a.old_start_sector || a.new_end_sector < a.new_start_sector) {
@@ -286,6 +288,14 @@ Result<Plan> PlanFromJson(std::string_view text) {
     plan.layout = std::move(*parsed);
   }
   if (root.error()) return MakeError(*root.error());
+  return plan;
+}
+
+}  // namespace
+
+Result<Plan> PlanFromJson(std::string_view text) {
+  Result<Plan> plan = ReadPlanDocument(text);
+  if (!plan) return MakeError(OneLine(plan.error().message));
   return plan;
 }
 

@@ -7,11 +7,14 @@
 
 #include "partalign/layout/planner.h"
 #include "partalign/util/checked_math.h"
+#include "partalign/util/json_reader.h"
 
 namespace partalign {
 namespace {
 
-std::string Quoted(const std::string& s) { return s.empty() ? "none" : "'" + s + "'"; }
+std::string Quoted(const std::string& s) {
+  return s.empty() ? "none" : "'" + Printable(s, 128) + "'";
+}
 
 void CompareTopology(const Topology& plan, const Topology& now, std::vector<std::string>* out) {
   struct Field {

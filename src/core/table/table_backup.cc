@@ -56,7 +56,8 @@ Result<BackupRange> ReadRange(const nlohmann::json& j, const std::string& path) 
   std::string data = r.String("data_base64");
   if (r.error()) return MakeError(*r.error());
   std::optional<TableAreaRole> parsed_role = TableAreaRoleFromString(role);
-  if (!parsed_role) return MakeError(fmt::format("{}.role: unknown value '{}'", path, role));
+  if (!parsed_role)
+    return MakeError(fmt::format("{}.role: unknown value '{}'", path, Printable(role)));
   range.role = *parsed_role;
   std::optional<std::vector<uint8_t>> bytes = Base64Decode(data);
   if (!bytes) return MakeError(path + ".data_base64: not valid base64 (truncated or corrupt?)");
@@ -147,7 +148,9 @@ nlohmann::json BackupToJson(const TableBackup& b) {
   return out;
 }
 
-Result<TableBackup> BackupFromJson(std::string_view text) {
+namespace {
+
+Result<TableBackup> ReadBackupDocument(std::string_view text) {
   // Version 1 files (no "context") stay readable: parse with the version the file says when
   // it is one this partalign reads, so that any other gets ParseFormatDocument's message.
   int version = kBackupFormatVersion;
@@ -186,7 +189,7 @@ Result<TableBackup> BackupFromJson(std::string_view text) {
   // "none": the disk had no table before a fresh one was written (apply of a fresh layout).
   if (!parsed_label || (*parsed_label != LabelType::kGpt && *parsed_label != LabelType::kDos &&
                         *parsed_label != LabelType::kNone)) {
-    return MakeError(fmt::format("label: '{}' is not gpt, dos or none", label));
+    return MakeError(fmt::format("label: '{}' is not gpt, dos or none", Printable(label)));
   }
   b.label = *parsed_label;
   if (b.sector_size != b.device.disk.logical_sector_size) {
@@ -246,13 +249,22 @@ Result<TableBackup> BackupFromJson(std::string_view text) {
   return b;
 }
 
+}  // namespace
+
+Result<TableBackup> BackupFromJson(std::string_view text) {
+  Result<TableBackup> backup = ReadBackupDocument(text);
+  if (!backup) return MakeError(OneLine(backup.error().message));
+  return backup;
+}
+
 std::vector<std::string> BackupDeviceMismatches(const BackupDevice& saved,
                                                 const BackupDevice& now) {
   std::vector<std::string> out = IdentityMismatches(saved.disk, now.disk, "backup");
   if (!saved.backing_file.empty() && !now.backing_file.empty() &&
       saved.backing_file != now.backing_file) {
-    out.push_back(fmt::format("loop backing file: backup '{}', disk '{}'", saved.backing_file,
-                              now.backing_file));
+    out.push_back(fmt::format("loop backing file: backup '{}', disk '{}'",
+                              Printable(saved.backing_file, 256),
+                              Printable(now.backing_file, 256)));
   }
   return out;
 }

@@ -85,6 +85,38 @@ const nlohmann::json* FieldReader::Find(const char* key) const {
   return it == object_.end() ? nullptr : &*it;
 }
 
+namespace {
+
+void AppendEscaped(std::string& out, char c) {
+  const auto byte = static_cast<unsigned char>(c);
+  if (c == '\n') {
+    out += "\\n";
+  } else if (c == '\t') {
+    out += "\\t";
+  } else if (c == '\r') {
+    out += "\\r";
+  } else if (byte < 0x20 || byte == 0x7f) {
+    out += fmt::format("\\x{:02x}", byte);
+  } else {
+    out += c;
+  }
+}
+
+}  // namespace
+
+std::string Printable(std::string_view value, size_t max_chars) {
+  std::string out;
+  for (size_t i = 0; i < value.size() && i < max_chars; ++i) AppendEscaped(out, value[i]);
+  if (value.size() > max_chars) out += "...";
+  return out;
+}
+
+std::string OneLine(std::string_view message) {
+  std::string out;
+  for (char c : message) AppendEscaped(out, c);
+  return out;
+}
+
 Result<nlohmann::json> ParseFormatDocument(std::string_view text, std::string_view format,
                                            int version) {
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -93,7 +125,9 @@ Result<nlohmann::json> ParseFormatDocument(std::string_view text, std::string_vi
   FieldReader root(doc, "");
   std::string name = root.String("format");
   if (root.error()) return MakeError(*root.error());
-  if (name != format) return MakeError(fmt::format("format is '{}', not '{}'", name, format));
+  if (name != format) {
+    return MakeError(fmt::format("format is '{}', not '{}'", Printable(name), format));
+  }
   uint64_t found = root.Uint("format_version");
   if (root.error()) return MakeError(*root.error());
   if (found != static_cast<uint64_t>(version)) {

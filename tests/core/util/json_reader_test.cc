@@ -43,5 +43,21 @@ TEST(JsonReaderTest, FormatDocumentHeader) {
   }
 }
 
+TEST(JsonReaderTest, ValuesFromAFileAreQuotedOnOneLine) {
+  EXPECT_EQ(Printable("gpt"), "gpt");
+  EXPECT_EQ(Printable("a\nb\tc\x1b"), "a\\nb\\tc\\x1b");
+  EXPECT_EQ(Printable(std::string(100, 'x'), 8), "xxxxxxxx...");
+  EXPECT_EQ(OneLine("line 1\nline 2"), "line 1\\nline 2");
+  // A fuzzer-found backup: its "format" held an sfdisk dump, newlines and all, and the error
+  // quoting it came out as three lines.
+  Result<nlohmann::json> doc = ParseFormatDocument(
+      R"({"format": "partalign-table-bac\nkup: start=2048\n", "format_version": 2})",
+      "partalign-table-backup", 2);
+  ASSERT_FALSE(doc);
+  EXPECT_EQ(doc.error().message.find('\n'), std::string::npos) << doc.error().message;
+  EXPECT_NE(doc.error().message.find("partalign-table-bac\\nkup"), std::string::npos)
+      << doc.error().message;
+}
+
 }  // namespace
 }  // namespace partalign

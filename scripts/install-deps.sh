@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Installs every Debian 12 package partalign needs to build, test and benchmark, as root.
-# Usage: scripts/install-deps.sh
+# Usage: scripts/install-deps.sh [--fuzz]
+#   --fuzz  also clang-14 and its libFuzzer runtime, for the long fuzz runs of scripts/fuzz (the
+#           fuzz harnesses' smoke runs in the tests need only gcc)
 set -euo pipefail
 
 if [ "$(id -u)" != 0 ]; then
@@ -38,6 +40,10 @@ packages=(
   # files on vfat with mtools (the test kernel has no vfat driver to mount it)
   partclone mtools
 )
+
+if [ "${1:-}" = --fuzz ]; then
+  packages+=(clang-14 libclang-rt-14-dev)
+fi
 
 export DEBIAN_FRONTEND=noninteractive
 missing=()

@@ -1,0 +1,61 @@
+// libFuzzer harness: the validation gate's table scanner (partalign/label/table_scan.h), which
+// reads every partition table before libfdisk does, on any bytes. The input is a disk: its
+// first byte picks the sector size, the next eight its size, the rest is written at byte 0 and,
+// in half of the inputs, also at the end of the disk (where the backup GPT lives). Any input:
+// no crash, no sanitizer report, no hang, and what the scan does not call unreadable keeps the
+// promises later layers rely on: partitions inside the disk, in number order, disjoint (a
+// read-only table may overlap: audit reports it, nothing changes it), one message per finding.
+#include <cstddef>
+#include <cstdint>
+#include <span>
+
+#include "fuzz/fuzz_check.h"
+#include "partalign/label/table_scan.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  using namespace partalign;
+  if (size < 9) return 0;
+  const uint64_t sector_size = (data[0] & 1) ? 4096 : 512;
+  const bool mirror_at_end = (data[0] & 2) != 0;
+  uint64_t sectors = 0;
+  for (int i = 1; i <= 8; ++i) sectors = (sectors << 8) | data[i];
+  // From one sector to 2^40 sectors (the scanner must not care how large a disk is).
+  sectors = 1 + sectors % (uint64_t{1} << 40);
+  SparseDisk disk(sectors * sector_size);
+  const std::span<const uint8_t> bytes(data + 9, size - 9);
+  disk.Write(0, bytes);
+  if (mirror_at_end && disk.size_bytes() > bytes.size()) {
+    disk.Write(disk.size_bytes() - bytes.size(), bytes);
+  }
+
+  const TableScan scan = ScanTable(disk, sector_size);
+  FUZZ_CHECK(scan.sector_size == sector_size);
+  FUZZ_CHECK(scan.disk_size_sectors == sectors);
+  for (const TableFinding& f : scan.findings) {
+    FUZZ_CHECK(!f.code.empty());
+    FUZZ_CHECK(!f.message.empty());
+    FUZZ_CHECK(f.message.find('\n') == std::string::npos);
+  }
+  if (scan.severity() == TableSeverity::kUnreadable) return 0;
+  uint32_t previous_number = 0;
+  for (const ScannedPartition& p : scan.partitions) {
+    FUZZ_CHECK(p.number > previous_number);
+    previous_number = p.number;
+    FUZZ_CHECK(p.size_sectors != 0);
+    FUZZ_CHECK(p.start_sector < sectors);
+    FUZZ_CHECK(p.size_sectors <= sectors - p.start_sector);
+  }
+  if (scan.severity() == TableSeverity::kReadOnly) return 0;
+  // A table plan and apply may change: its partitions (the extended one aside, which holds the
+  // logical ones) are disjoint.
+  for (size_t i = 0; i < scan.partitions.size(); ++i) {
+    for (size_t j = i + 1; j < scan.partitions.size(); ++j) {
+      const ScannedPartition& a = scan.partitions[i];
+      const ScannedPartition& b = scan.partitions[j];
+      if (a.kind == PartitionKind::kExtended || b.kind == PartitionKind::kExtended) continue;
+      FUZZ_CHECK(a.start_sector + a.size_sectors <= b.start_sector ||
+                 b.start_sector + b.size_sectors <= a.start_sector);
+    }
+  }
+  return 0;
+}

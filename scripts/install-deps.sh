@@ -71,3 +71,16 @@ if [ ! -x "$mdadm_bin" ]; then
   install -D -m 0755 "$work/root/sbin/mdadm" "$mdadm_bin"
   rm -rf "$work"
 fi
+
+# `promtool check metrics` checks the node_exporter textfile `audit --format prometheus` writes
+# (tests/cli/commands/audit_fleet_test.cc). Only promtool is needed, not a Prometheus server: the
+# Debian package is unpacked, not installed (no service, no user), and only promtool is kept.
+promtool_bin=/opt/partalign-test-tools/bin/promtool
+if [ ! -x "$promtool_bin" ]; then
+  echo "install-deps: unpacking promtool into ${promtool_bin%/bin/promtool}"
+  work=$(mktemp -d)
+  (cd "$work" && apt-get download -qq prometheus 2>/dev/null || { apt-get update -qq && apt-get download -qq prometheus; })
+  dpkg-deb -x "$work"/prometheus_*.deb "$work/root"
+  install -D -m 0755 "$work/root/usr/bin/promtool" "$promtool_bin"
+  rm -rf "$work"
+fi

@@ -10,6 +10,10 @@ void AddTargetOptions(CLI::App* command, TargetOptions* options, bool target_req
   CLI::Option* target =
       command->add_option("TARGET", options->target, "block device or image file");
   if (target_required) target->required();
+  AddTargetSettings(command, options);
+}
+
+void AddTargetSettings(CLI::App* command, TargetOptions* options) {
   command->add_option("--assume", options->assume,
                       "override topology: a profile name and/or "
                       "log=,phys=,min-io=,opt-io=,align-offset=,size= (bytes)");

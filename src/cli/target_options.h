@@ -22,6 +22,9 @@ struct TargetOptions {
 /// Registers TARGET, --assume, --sector-size and --json on `command`.
 void AddTargetOptions(CLI::App* command, TargetOptions* options, bool target_required = true);
 
+/// Registers --assume, --sector-size and --json only (for a command with targets of its own).
+void AddTargetSettings(CLI::App* command, TargetOptions* options);
+
 /// Turns the options into ProbeOptions; errors name the option at fault.
 Result<ProbeOptions> MakeProbeOptions(const TargetOptions& options);
 

@@ -1,17 +1,24 @@
-// partalign audit TARGET: every partition against each alignment criterion, with the
+// partalign audit TARGET... | --all: every partition against each alignment criterion, with the
 // arithmetic, what parted, fdisk and gdisk say about it, and the stack inside it (LUKS, LVM2,
-// MD, filesystem stripes). Exit 0: all aligned; 2: at least one partition or layer is
-// misaligned; 1: error.
+// MD, filesystem stripes); as text, JSON or node_exporter textfile metrics (docs/output.md).
+// Exit 0: all aligned; 2: at least one partition or layer is misaligned; 1: error.
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cerrno>
+#include <chrono>
 #include <ostream>
+#include <sstream>
 
 #include "cli/commands.h"
 #include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "io/device/disk_list.h"
 #include "io/util/smartcols_table.h"
+#include "io/util/text_file.h"
 #include "partalign/layout/audit.h"
+#include "partalign/layout/audit_metrics.h"
 #include "partalign/topology/alignment.h"
 #include "partalign/util/units.h"
 
@@ -19,47 +26,48 @@ namespace partalign {
 namespace {
 
 struct AuditCommand {
-  TargetOptions target;
+  TargetOptions target;  ///< --assume, --sector-size, --json; `target` is set per disk
+  std::vector<std::string> targets;
+  bool all = false;
+  std::string format = "text";
+  std::optional<std::string> output;
   std::optional<std::string> grain;
 };
 
-ExitCode RunAudit(const AuditCommand& command, Streams io) {
-  Result<std::optional<uint64_t>> grain = ParseGrain(command.grain);
-  if (!grain) {
-    PrintError(io.err, grain.error().message);
-    return ExitCode::kFailure;
+struct AuditedDisk {
+  LoadedDisk disk;
+  AuditReport report;
+  std::string device;  ///< the kernel's name of the disk, or an image file's path
+};
+
+Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t> grain,
+                             Streams io) {
+  Result<LoadedDisk> disk = LoadDisk(target, io);
+  if (!disk) return disk.error();
+  if (Status fits = CheckGrainFits(disk->device.topology, grain); !fits) {
+    return MakeError(fmt::format("'{}': {}", target.target, fits.error().message));
   }
-  Result<LoadedDisk> disk = LoadDisk(command.target, io);
-  if (!disk) {
-    PrintError(io.err, disk.error().message);
-    return ExitCode::kFailure;
-  }
-  if (Status fits = CheckGrainFits(disk->device.topology, *grain); !fits) {
-    PrintError(io.err, fmt::format("'{}': {}", command.target.target, fits.error().message));
-    return ExitCode::kFailure;
-  }
-  const PartitionTable& table = disk->table.table;
-  Result<DiskStacks> stacks = ReadDiskStacks(*disk, command.target.target);
-  if (!stacks) {
-    PrintError(io.err, stacks.error().message);
-    return ExitCode::kFailure;
-  }
-  AuditReport report = AuditTable(table, disk->device.topology,
-                                  {.grain_bytes = *grain,
+  Result<DiskStacks> stacks = ReadDiskStacks(*disk, target.target);
+  if (!stacks) return stacks.error();
+  AuditReport report = AuditTable(disk->table.table, disk->device.topology,
+                                  {.grain_bytes = grain,
                                    .stacks = std::move(stacks->partitions),
                                    .whole_disk = std::move(stacks->whole_disk),
                                    .lvm2_version = stacks->lvm2_version});
-  const ExitCode verdict = report.all_aligned() ? ExitCode::kOk : ExitCode::kMisaligned;
-  if (command.target.json) {
-    io.out << AuditJson(report, disk->device, disk->findings, table.fingerprint).dump(2) << '\n';
-    return verdict;
-  }
-  const Topology& t = disk->device.topology;
-  io.out << fmt::format(
+  const Identity& id = disk->device.identity;
+  std::string device = id.is_block_device ? id.kernel_name : id.path;
+  return AuditedDisk{std::move(*disk), std::move(report), std::move(device)};
+}
+
+void RenderText(const std::string& target, const AuditedDisk& audited, std::ostream& out) {
+  const PartitionTable& table = audited.disk.table.table;
+  const AuditReport& report = audited.report;
+  const Topology& t = audited.disk.device.topology;
+  out << fmt::format(
       "audit of '{}': {} table, {}-byte sectors; physical sector {}, minimum/optimal I/O {}/{}, "
       "alignment offset {}{}\n",
-      command.target.target, ToString(table.label), table.sector_size, t.physical_sector_size,
-      t.minimum_io_size, t.optimal_io_size, t.alignment_offset,
+      target, ToString(table.label), table.sector_size, t.physical_sector_size, t.minimum_io_size,
+      t.optimal_io_size, t.alignment_offset,
       t.origin == TopologyOrigin::kAssumed ? " (assumed)" : "");
   if (!report.partitions.empty()) {
     std::vector<TextTable::Column> columns;
@@ -67,17 +75,116 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
       bool number = name == "NR" || name == "START" || name == "END" || name == "SIZE";
       columns.push_back({name, number});
     }
-    TextTable out(columns);
-    for (std::vector<std::string>& row : AuditRows(report)) out.AddRow(std::move(row));
-    io.out << out.Render();
+    TextTable rows(columns);
+    for (std::vector<std::string>& row : AuditRows(report)) rows.AddRow(std::move(row));
+    out << rows.Render();
   }
-  for (const std::string& line : AuditDetails(report)) io.out << line << '\n';
-  io.out << AuditSummary(report) << '\n';
+  for (const std::string& line : AuditDetails(report)) out << line << '\n';
+  out << AuditSummary(report) << '\n';
   for (const TableFinding& f : table.findings) {
-    io.out << (f.severity == TableSeverity::kNote ? "note: " : "warning: ") << f.message << '\n';
+    out << (f.severity == TableSeverity::kNote ? "note: " : "warning: ") << f.message << '\n';
   }
-  for (const TopologyFinding& f : disk->findings) io.out << "warning: " << f.message << '\n';
-  return verdict;
+  for (const TopologyFinding& f : audited.disk.findings) out << "warning: " << f.message << '\n';
+}
+
+// --all skips, with a note, a disk it is not allowed to open or that has no medium: on a
+// fleet, a disk partalign cannot look at is not an error of the run.
+bool CannotOpen(const Error& error) {
+  return error.errno_value == EPERM || error.errno_value == EACCES ||
+         error.errno_value == ENOMEDIUM || error.errno_value == ENXIO;
+}
+
+ExitCode RunAudit(const AuditCommand& command, Streams io) {
+  Result<std::optional<uint64_t>> grain = ParseGrain(command.grain);
+  if (!grain) {
+    PrintError(io.err, grain.error().message);
+    return ExitCode::kFailure;
+  }
+  std::string format = command.format;
+  if (command.target.json) {
+    if (format != "text" && format != "json") {
+      PrintError(io.err, fmt::format("--json and --format {} disagree", format));
+      return ExitCode::kFailure;
+    }
+    format = "json";
+  }
+  if (command.all == !command.targets.empty()) {
+    PrintError(io.err, command.all ? "--all audits every disk: give no TARGET with it"
+                                   : "give a TARGET or --all");
+    return ExitCode::kFailure;
+  }
+  std::vector<std::string> targets = command.targets;
+  if (command.all) {
+    Result<std::vector<std::string>> disks = ListWholeDisks();
+    if (!disks) {
+      PrintError(io.err, disks.error().message);
+      return ExitCode::kFailure;
+    }
+    targets = std::move(*disks);
+  }
+  bool failed = false;
+  std::vector<std::pair<std::string, AuditedDisk>> audited;
+  for (const std::string& target : targets) {
+    TargetOptions options = command.target;
+    options.target = target;
+    Result<AuditedDisk> one = AuditOne(options, *grain, io);
+    if (!one) {
+      if (command.all && CannotOpen(one.error())) {
+        io.err << "partalign: note: skipping '" << target << "': " << one.error().message << '\n';
+      } else {
+        PrintError(io.err, one.error().message);
+        failed = true;
+      }
+      continue;
+    }
+    auto same = std::find_if(audited.begin(), audited.end(),
+                             [&](const auto& a) { return a.second.device == one->device; });
+    if (same != audited.end()) {
+      io.err << "partalign: note: '" << target << "' is the disk '" << same->first
+             << "' already audited\n";
+      continue;
+    }
+    audited.emplace_back(target, std::move(*one));
+  }
+  bool misaligned = std::any_of(audited.begin(), audited.end(),
+                                [](const auto& a) { return !a.second.report.all_aligned(); });
+  std::ostringstream out;
+  if (format == "prometheus") {
+    std::vector<DiskMetrics> disks;
+    for (const auto& [target, a] : audited) {
+      disks.push_back(MakeDiskMetrics(a.device, a.report, a.disk.device, a.disk.findings));
+    }
+    const auto now = std::chrono::system_clock::now().time_since_epoch();
+    out << PrometheusMetrics(disks, std::chrono::duration_cast<std::chrono::seconds>(now).count());
+  } else if (format == "json") {
+    nlohmann::json documents = nlohmann::json::array();
+    for (const auto& [target, a] : audited) {
+      documents.push_back(
+          AuditJson(a.report, a.disk.device, a.disk.findings, a.disk.table.table.fingerprint));
+    }
+    // One TARGET keeps the single document audit has always printed.
+    const bool single = !command.all && command.targets.size() == 1;
+    if (single && documents.size() == 1) {
+      out << documents[0].dump(2) << '\n';
+    } else if (!single) {
+      out << documents.dump(2) << '\n';
+    }
+  } else {
+    for (size_t i = 0; i < audited.size(); ++i) {
+      if (i > 0) out << '\n';
+      RenderText(audited[i].first, audited[i].second, out);
+    }
+  }
+  if (command.output) {
+    if (Status written = WriteFileAtomically(*command.output, out.str()); !written) {
+      PrintError(io.err, written.error().message);
+      return ExitCode::kFailure;
+    }
+  } else {
+    io.out << out.str();
+  }
+  if (failed) return ExitCode::kFailure;
+  return misaligned ? ExitCode::kMisaligned : ExitCode::kOk;
 }
 
 }  // namespace
@@ -86,7 +193,16 @@ void AddAuditCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<AuditCommand>();
   CLI::App* sub = app.add_subcommand(
       "audit", "check every partition's alignment (exit 2 when one is misaligned)");
-  AddTargetOptions(sub, &command->target);
+  sub->add_option("TARGET", command->targets, "block devices or image files");
+  sub->add_flag("--all", command->all,
+                "audit every whole disk in /sys/block (skipping, with a note, what cannot be "
+                "opened)");
+  sub->add_option("--format", command->format, "text (default), json or prometheus")
+      ->check(CLI::IsMember({"text", "json", "prometheus"}));
+  sub->add_option("-o,--output", command->output,
+                  "write to FILE through a temporary file renamed into place (for "
+                  "node_exporter's textfile collector)");
+  AddTargetSettings(sub, &command->target);
   AddGrainOption(sub, &command->grain);
   runners[sub] = [command](Streams io) { return RunAudit(*command, io); };
 }

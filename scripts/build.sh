@@ -1,8 +1,19 @@
 #!/usr/bin/env bash
-# Configures and builds partalign and its tests into build/ (or $PARTALIGN_BUILD_DIR).
-# Usage: scripts/build.sh [extra cmake -D options]
+# Configures and builds partalign into build/ (or $PARTALIGN_BUILD_DIR).
+# Usage: scripts/build.sh [extra cmake -D options]          partalign, its tests and tools (CI)
+#        scripts/build.sh --demo [extra cmake -D options]   the partalign binary only: no
+#                                                           GoogleTest, no FUSE (README's first command)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${PARTALIGN_BUILD_DIR:-build}
-cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo "$@" >/dev/null
-cmake --build "$build" --parallel "$(nproc)"
+if [ "${1:-}" = --demo ]; then
+  shift
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPARTALIGN_BUILD_TESTS=OFF -DPARTALIGN_BUILD_SSD_SIM=OFF "$@" >/dev/null
+  cmake --build "$build" --parallel "$(nproc)" --target partalign
+else
+  # ON explicitly: a build dir first configured by --demo keeps its cached OFF otherwise.
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+    -DPARTALIGN_BUILD_TESTS=ON -DPARTALIGN_BUILD_SSD_SIM=ON "$@" >/dev/null
+  cmake --build "$build" --parallel "$(nproc)"
+fi

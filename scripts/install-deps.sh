@@ -1,18 +1,30 @@
 #!/usr/bin/env bash
-# Installs every Debian 12 package partalign needs to build, test and benchmark, as root.
-# Usage: scripts/install-deps.sh [--fuzz]
-#   --fuzz  also clang-14 and its libFuzzer runtime, for the long fuzz runs of scripts/fuzz (the
-#           fuzz harnesses' smoke runs in the tests need only gcc)
+# Installs the Debian 12 packages partalign needs, as root.
+# Usage: scripts/install-deps.sh          every package: build, test and benchmark (CI)
+#        scripts/install-deps.sh --demo   only what `scripts/build.sh --demo` and
+#                                         `partalign demo` need (README's first command)
+#        scripts/install-deps.sh --fuzz   every package, and clang-14 and its libFuzzer runtime,
+#                                         for the long fuzz runs of scripts/fuzz (the fuzz
+#                                         harnesses' smoke runs in the tests need only gcc)
 set -euo pipefail
+
+set_name=full
+case "${1:-}" in
+  "") ;;
+  --demo) set_name=demo ;;
+  --fuzz) set_name=fuzz ;;
+  *) echo "install-deps: unknown option '$1' (expected --demo, --fuzz or nothing)" >&2; exit 1 ;;
+esac
 
 if [ "$(id -u)" != 0 ]; then
   echo "install-deps: must run as root (it calls apt-get)" >&2
   exit 1
 fi
 
-packages=(
+# The demo set: what building the partalign binary alone and running `partalign demo` need.
+demo_packages=(
   # build
-  build-essential cmake ninja-build pkg-config clang-format
+  build-essential cmake ninja-build pkg-config
   # C libraries of the I/O edge
   libblkid-dev libfdisk-dev libparted-dev libmount-dev libsmartcols-dev liburing-dev libxxhash-dev
   # the terminal of plan --interactive (ncursesw, as cfdisk uses)
@@ -23,6 +35,14 @@ packages=(
   libext2fs-dev
   # header-only libraries of the core and CLI
   nlohmann-json3-dev libcli11-dev libfmt-dev
+  # the tools whose versions and behaviour `explain` reports in the demo
+  util-linux fdisk parted gdisk
+)
+
+# The full set adds the tests, their oracles and fixtures, and the benches.
+packages=(
+  "${demo_packages[@]}"
+  clang-format
   # tests
   libgtest-dev libgmock-dev libfuse3-dev fuse3
   # the real tools, used as oracles and as test fixtures
@@ -41,8 +61,10 @@ packages=(
   partclone mtools
 )
 
-if [ "${1:-}" = --fuzz ]; then
+if [ "$set_name" = fuzz ]; then
   packages+=(clang-14 libclang-rt-14-dev)
+elif [ "$set_name" = demo ]; then
+  packages=("${demo_packages[@]}")
 fi
 
 export DEBIAN_FRONTEND=noninteractive
@@ -51,11 +73,16 @@ for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "install-deps: all ${#packages[@]} packages already installed"
+  echo "install-deps: all ${#packages[@]} packages of the $set_name set already installed"
 else
   echo "install-deps: installing ${missing[*]}"
   apt-get update -qq
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# The demo needs nothing below (test oracles only).
+if [ "$set_name" = demo ]; then
+  exit 0
 fi
 
 # `mdadm --examine` is the oracle for the MD superblocks the stack tests write. The mdadm package

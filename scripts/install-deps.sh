@@ -53,6 +53,8 @@ packages=(
   xfsprogs btrfs-progs
   # scripts/bench-vs-fio reads partalign's and fio's JSON
   jq
+  # the completions test loads contrib/completions/_partalign in a real zsh (bash is there)
+  zsh bash-completion
   # the stack tests' oracles and fixtures: pvcreate/vgcreate/lvcreate/pvs/lvs and cryptsetup
   # (tests/io/stack, tests/cli/commands/*stack*)
   lvm2 cryptsetup-bin

@@ -1,0 +1,87 @@
+# bash completion for partalign(8); cmake --install puts it in
+# share/bash-completion/completions/partalign.
+# Hand-written, one case branch per subcommand: `opts` lists every option exactly as
+# `partalign SUB --help` does, `valued` those that take a value; an option with fixed values
+# also gets a line in the second case ("SUB:OPTION)"). tests/cli/contrib/completions_test.cc
+# fails when a subcommand or an option of the real --help is missing here.
+_partalign() {
+  local cur prev words cword
+  _init_completion || return
+  local sub=partalign i
+  for ((i = 1; i < cword; i++)); do
+    if [[ ${words[i]} != -* ]]; then
+      sub=${words[i]}
+      break
+    fi
+  done
+  local opts="" valued=""
+  case "$sub" in
+    partalign) opts="-h --help -V --version probe explain audit plan apply restore resume snapshot verify translate bench move demo" ;;
+    probe)
+      opts="-h --help --assume --sector-size -J --json --list-profiles"
+      valued="--assume --sector-size"
+      ;;
+    explain)
+      opts="-h --help --assume --sector-size -J --json --size --label --tool-version --installer-version --no-cross-check --layout"
+      valued="--assume --sector-size --size --label --tool-version --installer-version --layout"
+      ;;
+    audit)
+      opts="-h --help --all --format -o --output --assume --sector-size -J --json --grain"
+      valued="--format -o --output --assume --sector-size --grain"
+      ;;
+    plan)
+      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --interactive --label --backup-dir"
+      valued="--assume --sector-size --grain -o --output --format --layout --label --backup-dir"
+      ;;
+    apply)
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --copy-all --bench --bench-seconds --bench-report"
+      valued="--target --assume --sector-size --backup-dir --journal-dir --bench-seconds --bench-report"
+      ;;
+    restore)
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir --check"
+      valued="--target --assume --sector-size --backup-dir"
+      ;;
+    resume)
+      opts="-h --help --rollback --device -y --yes --progress"
+      valued="--device"
+      ;;
+    snapshot)
+      opts="-h --help --assume --sector-size -J --json -o --output"
+      valued="--assume --sector-size -o --output"
+      ;;
+    verify)
+      opts="-h --help --assume --sector-size -J --json --against"
+      valued="--assume --sector-size --against"
+      ;;
+    translate)
+      opts="-h --help --assume --sector-size -J --json --from-sector-size -y --yes -n --dry-run --backup-dir"
+      valued="--assume --sector-size --from-sector-size --backup-dir"
+      ;;
+    bench)
+      opts="-h --help -J --json --budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --write --rewrite --engine --seed --report --output --no-report --compare"
+      valued="--budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --engine --seed --report --output --compare"
+      ;;
+    move)
+      opts="-h --help --from --to --length --journal --chunk --table-range --new-table --only-used -y --yes --progress"
+      valued="--from --to --length --journal --chunk --table-range --new-table"
+      ;;
+    demo)
+      opts="-h --help --dir --keep --ssd"
+      valued="--dir"
+      ;;
+  esac
+  case "$sub:$prev" in
+    explain:--label) mapfile -t COMPREPLY < <(compgen -W "gpt dos" -- "$cur"); return ;;
+    audit:--format) mapfile -t COMPREPLY < <(compgen -W "text json prometheus" -- "$cur"); return ;;
+    plan:--format) mapfile -t COMPREPLY < <(compgen -W "text markdown json sfdisk" -- "$cur"); return ;;
+    plan:--label) mapfile -t COMPREPLY < <(compgen -W "gpt dos" -- "$cur"); return ;;
+  esac
+  if [[ " $valued " == *" $prev "* ]]; then
+    _filedir
+  elif [[ $cur == -* || $sub == partalign ]]; then
+    mapfile -t COMPREPLY < <(compgen -W "$opts" -- "$cur")
+  else
+    _filedir
+  fi
+}
+complete -F _partalign partalign

@@ -121,7 +121,7 @@ struct BenchGroup {
 /// every cell outside the grid is a group of its own.
 std::vector<BenchGroup> GridGroups(const std::vector<BenchCell>& cells);
 
-struct PlanOptions {
+struct BenchPlanOptions {
   /// Time for the windows themselves; the caller keeps the rest of its budget for setup and
   /// the queue drain at the end of each window.
   uint64_t trial_budget_ns = 0;
@@ -152,7 +152,7 @@ struct BenchPlan {
   std::vector<uint32_t> group_of;
 };
 
-Result<BenchPlan> PlanBench(const std::vector<BenchCell>& cells, const PlanOptions& options);
+Result<BenchPlan> PlanBench(const std::vector<BenchCell>& cells, const BenchPlanOptions& options);
 
 /// The seed of a cell's offset stream: a function of the run's seed, of the cell itself and of
 /// its place, not of its position, so a cell gets the same offsets whatever else the run

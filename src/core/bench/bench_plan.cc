@@ -177,7 +177,7 @@ Status CheckGroups(const std::vector<BenchCell>& cells, const std::vector<BenchG
 
 }  // namespace
 
-Result<BenchPlan> PlanBench(const std::vector<BenchCell>& cells, const PlanOptions& options) {
+Result<BenchPlan> PlanBench(const std::vector<BenchCell>& cells, const BenchPlanOptions& options) {
   if (cells.empty()) return MakeError("nothing to measure: no cell fits this target");
   if (options.trial_budget_ns == 0) {
     return MakeError("the benchmark needs a time budget greater than 0");

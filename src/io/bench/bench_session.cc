@@ -66,7 +66,7 @@ Result<BenchOutcome> RunBenchSession(const BenchSession& session) {
   if (!engine) return engine.error();
   out.fallback_reason = engine->fallback_reason;
 
-  PlanOptions options;
+  BenchPlanOptions options;
   options.seed = session.seed;
   options.groups = session.groups;
   options.places = session.places;

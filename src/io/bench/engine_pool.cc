@@ -14,7 +14,7 @@ Result<EnginePool> EnginePool::Make(int fd, const std::string& path, uint32_t ma
   p.fd_ = fd;
   p.path_ = path;
   p.max_queue_depth_ = max_queue_depth;
-  p.pool_ = AlignedBuffer(static_cast<size_t>(pool_bytes));
+  p.pool_ = MappedBuffer(static_cast<size_t>(pool_bytes));
   if (!p.pool_.data()) {
     return ErrnoError(ENOMEM, fmt::format("cannot allocate {} bytes of I/O buffers", pool_bytes));
   }

@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "io/block/aligned_buffer.h"
+#include "io/block/mapped_buffer.h"
 #include "partalign/bench/bench_engine.h"
 #include "partalign/util/result.h"
 
@@ -39,13 +39,13 @@ class EnginePool {
   int fd() const { return fd_; }
   const std::string& path() const { return path_; }
   uint32_t max_queue_depth() const { return max_queue_depth_; }
-  const AlignedBuffer& pool() const { return pool_; }
+  const MappedBuffer& pool() const { return pool_; }
 
  private:
   int fd_ = -1;
   std::string path_;
   uint32_t max_queue_depth_ = 0;
-  AlignedBuffer pool_;
+  MappedBuffer pool_;
 };
 
 /// Which stream the next I/O of a trial belongs to: stream 0 for one stream, else the entries

@@ -34,7 +34,7 @@ Result<std::unique_ptr<UringEngine>> UringEngine::Create(int fd, const std::stri
   engine->ring_ready_ = true;
   // Registered buffers skip pinning the pages on every I/O. The kernel refuses when the pool
   // is over RLIMIT_MEMLOCK for an unprivileged user: the engine then uses plain buffers.
-  const AlignedBuffer& buffers = engine->pool_.pool();
+  const MappedBuffer& buffers = engine->pool_.pool();
   iovec whole{buffers.data(), buffers.size()};
   engine->fixed_buffers_ = io_uring_register_buffers(&engine->ring_, &whole, 1) == 0;
   engine->fixed_file_ = io_uring_register_files(&engine->ring_, &fd, 1) == 0;

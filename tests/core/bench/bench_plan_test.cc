@@ -121,9 +121,9 @@ TEST(PlanBenchTest, SmallBudgetsGetFewerRoundsNotShorterWindows) {
 TEST(PlanBenchTest, ExplicitGroupsAndPlaces) {
   const BenchCell read{IoPattern::kRandRead, 4096, 4096, 32};
   const BenchCell rewrite{IoPattern::kRandRewrite, 4096, 4096, 1};
-  PlanOptions options{.trial_budget_ns = 1'000'000'000,
-                      .groups = {{{0, 1}, 0}, {{2, 3}, 0}},
-                      .places = {0, 1, 0, 1}};
+  BenchPlanOptions options{.trial_budget_ns = 1'000'000'000,
+                           .groups = {{{0, 1}, 0}, {{2, 3}, 0}},
+                           .places = {0, 1, 0, 1}};
   BenchPlan plan = *PlanBench({read, read, rewrite, rewrite}, options);
   EXPECT_EQ(plan.places, (std::vector<uint32_t>{0, 1, 0, 1}));
   EXPECT_EQ(plan.group_of, (std::vector<uint32_t>{0, 0, 1, 1}));

@@ -13,7 +13,7 @@
 #include "io/bench/bench_setup.h"
 #include "io/bench/psync_engine.h"
 #include "io/bench/uring_engine.h"
-#include "io/block/aligned_buffer.h"
+#include "io/block/mapped_buffer.h"
 #include "support/device_test.h"
 #include "support/loop_device.h"
 #include "support/temp_dir.h"
@@ -77,7 +77,7 @@ TEST_P(BenchEngineTest, SequentialWritesLandWithTheBufferData) {
   ASSERT_TRUE(r) << r.error().message;
   ASSERT_GT(r->ios(), 0u);
   // At QD1 every write comes from slot 0: the first 64 KiB of the pseudo-random pool.
-  AlignedBuffer expected(65536);
+  MappedBuffer expected(65536);
   expected.FillPseudoRandom();
   const std::string data = test::ReadFile(image_);
   const uint64_t written = std::min<uint64_t>(r->ios(), kImageBytes / 65536);
@@ -92,7 +92,7 @@ TEST_P(BenchEngineTest, SequentialWritesLandWithTheBufferData) {
 TEST_P(BenchEngineTest, RewritesLeaveEveryByteAsItWas) {
   // Pseudo-random contents, unlike the pool's: a write of the pool would change them.
   {
-    AlignedBuffer data(kImageBytes);
+    MappedBuffer data(kImageBytes);
     data.FillPseudoRandom(99);
     int fd = ::open(image_.c_str(), O_WRONLY | O_CLOEXEC);
     ASSERT_GE(fd, 0);

@@ -1,5 +1,7 @@
-// Memory for O_DIRECT I/O: page-aligned (hence aligned to any logical sector size up to the
-// page size), allocated once per engine and never inside the I/O loop.
+// Memory for the benchmark's O_DIRECT I/O, mmap()ed: page-aligned (hence aligned to any
+// logical sector size up to the page size), allocated once per engine and never inside the
+// I/O loop. Not block_io.h's AlignedBuffer (heap, for the mover): the two once shared that
+// name, two classes under one name in one program (an ODR violation).
 #pragma once
 
 #include <sys/mman.h>
@@ -16,17 +18,17 @@ namespace partalign {
 /// Seed of the data the benchmark's writes carry.
 inline constexpr uint64_t kWriteDataSeed = 0x77726974;  // "writ"
 
-class AlignedBuffer {
+class MappedBuffer {
  public:
-  AlignedBuffer() = default;
+  MappedBuffer() = default;
   /// mmap()s `bytes` of anonymous memory; data() is nullptr when that fails.
-  explicit AlignedBuffer(size_t bytes) : size_(bytes) {
+  explicit MappedBuffer(size_t bytes) : size_(bytes) {
     void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     data_ = p == MAP_FAILED ? nullptr : static_cast<char*>(p);
   }
-  AlignedBuffer(AlignedBuffer&& other) noexcept
+  MappedBuffer(MappedBuffer&& other) noexcept
       : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
-  AlignedBuffer& operator=(AlignedBuffer&& other) noexcept {
+  MappedBuffer& operator=(MappedBuffer&& other) noexcept {
     if (this != &other) {
       Release();
       data_ = std::exchange(other.data_, nullptr);
@@ -34,9 +36,9 @@ class AlignedBuffer {
     }
     return *this;
   }
-  AlignedBuffer(const AlignedBuffer&) = delete;
-  AlignedBuffer& operator=(const AlignedBuffer&) = delete;
-  ~AlignedBuffer() { Release(); }
+  MappedBuffer(const MappedBuffer&) = delete;
+  MappedBuffer& operator=(const MappedBuffer&) = delete;
+  ~MappedBuffer() { Release(); }
 
   /// Fills the buffer with seeded pseudo-random bytes, once, so that written data is neither
   /// zeros nor compressible (as fio's default buffer contents).

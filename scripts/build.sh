@@ -8,8 +8,11 @@ cd "$(dirname "$0")/.."
 build=${PARTALIGN_BUILD_DIR:-build}
 if [ "${1:-}" = --demo ]; then
   shift
-  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DPARTALIGN_BUILD_TESTS=OFF -DPARTALIGN_BUILD_SSD_SIM=OFF "$@" >/dev/null
+  # -O2 without -g: debug info is about 30% of the compile time (apply_moves.cc: 30 s of CPU
+  # with -g, 21 s without), and a first run of the demo needs no debugger.
+  cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_CXX_FLAGS_RELEASE="-O2 -DNDEBUG" -DPARTALIGN_BUILD_TESTS=OFF \
+    -DPARTALIGN_BUILD_SSD_SIM=OFF "$@" >/dev/null
   cmake --build "$build" --parallel "$(nproc)" --target partalign
 else
   # ON explicitly: a build dir first configured by --demo keeps its cached OFF otherwise.

@@ -30,8 +30,10 @@ std::vector<uint8_t> Read(const SparseDisk& disk, uint64_t offset, uint64_t leng
   return bytes;
 }
 
+// A header that claims to be larger than its sector (a damaged-table case) gets the CRC of what
+// the sector holds: the bytes past it are not the header's to sum.
 void FixHeaderCrc(std::vector<uint8_t>* header) {
-  const auto size = static_cast<size_t>(GetLe(*header, 12, 4));
+  const auto size = std::min(static_cast<size_t>(GetLe(*header, 12, 4)), header->size());
   PutLe(header, 16, 4, 0);
   PutLe(header, 16, 4, Crc32(std::span<const uint8_t>(header->data(), size)));
 }

@@ -102,8 +102,9 @@ TEST(ExplainReportTest, PartalignNeverUsesTheBridgeValue) {
   EXPECT_EQ(p.first_start_gpt, 2048u);
   EXPECT_EQ(p.first_start_dos, 2048u);
   EXPECT_EQ(p.warns_at_1mib, false);
-  const ToolPrediction& f =
-      Get(BuildExplainReport(Device(test::kRowF.topology()), Debian12()), "partalign");
+  // The report outlives the reference into it (a temporary would not: ASan's use-after-free).
+  const ExplainReport row_f = BuildExplainReport(Device(test::kRowF.topology()), Debian12());
+  const ToolPrediction& f = Get(row_f, "partalign");
   EXPECT_EQ(f.first_start_gpt, 2055u);
   EXPECT_EQ(f.warns_at_1mib, true);
 }

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "partalign/bench/bench_report.h"
+#include "partalign/util/html.h"
 
 namespace partalign {
 
@@ -49,8 +50,5 @@ std::string BenchHtml(const BenchReport& report);
 /// The same for --compare: before and after heatmaps side by side, the change heatmap and the
 /// table of changes.
 std::string ComparisonHtml(const BenchComparison& comparison);
-
-/// Escapes &, <, >, " and ' for HTML and SVG text.
-std::string XmlEscape(std::string_view text);
 
 }  // namespace partalign

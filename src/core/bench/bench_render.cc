@@ -6,7 +6,6 @@
 #include <fmt/format.h>
 
 #include "partalign/util/units.h"
-#include "partalign/util/version.h"
 
 namespace partalign {
 namespace {
@@ -30,6 +29,7 @@ constexpr Rgb kGreen{26, 152, 80};
 constexpr const char* kNoData = "#d9d9d9";
 // Opacity of the cells whose difference is not significant, on the white background.
 constexpr const char* kFadedOpacity = "0.35";
+constexpr const char* kBenchFooter = "Intervals: see docs/bench.md.";
 
 // Below this share of the reference a cell is drawn fully red.
 constexpr double kWorstRatio = 0.5;
@@ -93,32 +93,6 @@ std::optional<Heatmap> GridHeatmap(const std::vector<Item>& items, GetCell get, 
   return h;
 }
 
-std::string Table(const std::vector<std::string>& columns,
-                  const std::vector<std::vector<std::string>>& rows) {
-  std::string html = "<table>\n<tr>";
-  for (const std::string& c : columns) html += "<th>" + XmlEscape(c) + "</th>";
-  html += "</tr>\n";
-  for (const auto& row : rows) {
-    html += "<tr>";
-    for (const std::string& cell : row) html += "<td>" + XmlEscape(cell) + "</td>";
-    html += "</tr>\n";
-  }
-  return html + "</table>\n";
-}
-
-std::string Page(const std::string& title, const std::string& body) {
-  return fmt::format(
-      "<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n<title>{0}</title>\n"
-      "<style>\nbody {{ font-family: sans-serif; margin: 2em; color: #222; }}\n"
-      "table {{ border-collapse: collapse; font-size: 0.9em; }}\n"
-      "th, td {{ border: 1px solid #ccc; padding: 0.2em 0.6em; text-align: right; }}\n"
-      "th {{ background: #f0f0f0; }}\n.pictures {{ display: flex; flex-wrap: wrap; gap: 1em; }}\n"
-      "p.summary {{ font-size: 1.1em; font-weight: bold; }}\n</style>\n</head>\n<body>\n"
-      "<h1>{0}</h1>\n{1}<p><small>partalign {2}. Intervals: see docs/bench.md.</small></p>\n"
-      "</body>\n</html>\n",
-      XmlEscape(title), body, kVersion);
-}
-
 std::string SettingsParagraph(const BenchReport& r) {
   return fmt::format(
       "<p>Target <code>{}</code> ({}, {}, {}-byte logical sectors); engine {}; {} mode, {} "
@@ -129,33 +103,6 @@ std::string SettingsParagraph(const BenchReport& r) {
 }
 
 }  // namespace
-
-std::string XmlEscape(std::string_view text) {
-  std::string out;
-  out.reserve(text.size());
-  for (char c : text) {
-    switch (c) {
-      case '&':
-        out += "&amp;";
-        break;
-      case '<':
-        out += "&lt;";
-        break;
-      case '>':
-        out += "&gt;";
-        break;
-      case '"':
-        out += "&quot;";
-        break;
-      case '\'':
-        out += "&#39;";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
 
 std::optional<Heatmap> AlignmentHeatmap(const BenchReport& report, std::string title) {
   std::string legend = fmt::format(
@@ -254,9 +201,9 @@ std::string BenchHtml(const BenchReport& report) {
   if (std::optional<Heatmap> h = AlignmentHeatmap(report, "median IOPS by block size and offset")) {
     body += HeatmapSvg(*h);
   }
-  body += "<h2>Cells</h2>\n" + Table(CellColumns(), CellRows(report));
+  body += "<h2>Cells</h2>\n" + HtmlTable(CellColumns(), CellRows(report));
   for (const std::string& note : report.notes) body += "<p>Note: " + XmlEscape(note) + "</p>\n";
-  return Page("partalign bench: " + report.target.path, body);
+  return HtmlPage("partalign bench: " + report.target.path, body, "", kBenchFooter);
 }
 
 std::string ComparisonHtml(const BenchComparison& comparison) {
@@ -273,11 +220,11 @@ std::string ComparisonHtml(const BenchComparison& comparison) {
     }
   }
   if (std::optional<Heatmap> h = ChangeHeatmap(comparison)) body += HeatmapSvg(*h);
-  body += "</div>\n<h2>Changes</h2>\n" + Table(ComparisonColumns(), ComparisonRows(comparison));
+  body += "</div>\n<h2>Changes</h2>\n" + HtmlTable(ComparisonColumns(), ComparisonRows(comparison));
   for (const std::string& u : comparison.unmatched) {
     body += "<p>Not compared: " + XmlEscape(u) + "</p>\n";
   }
-  return Page("partalign bench --compare", body);
+  return HtmlPage("partalign bench --compare", body, "", kBenchFooter);
 }
 
 }  // namespace partalign

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include "support/html_checks.h"
+
 namespace partalign {
 namespace {
 
@@ -78,7 +80,7 @@ TEST(HeatmapTest, NoGridNoHeatmapAndMissingCellsAreGrey) {
 TEST(HtmlTest, ReportEmbedsTheHeatmapAndTheTable) {
   BenchReport r = GridReport(0.5);
   std::string html = BenchHtml(r);
-  EXPECT_EQ(html.rfind("<!DOCTYPE html>", 0), 0u);
+  test::ExpectSelfContainedHtml(html);  // the page shell shared with `partalign report`
   EXPECT_EQ(Count(html, "<svg "), 1u);
   EXPECT_EQ(Count(html, "<tr>"), 66u + 1u);
   EXPECT_NE(html.find(XmlEscape(r.summary)), std::string::npos);
@@ -88,6 +90,7 @@ TEST(HtmlTest, ReportEmbedsTheHeatmapAndTheTable) {
 TEST(HtmlTest, ComparisonShowsBeforeAfterAndChange) {
   BenchComparison c = *CompareReports(GridReport(1.0), GridReport(0.5), "a.json", "b.json");
   std::string html = ComparisonHtml(c);
+  test::ExpectSelfContainedHtml(html);
   EXPECT_EQ(Count(html, "<svg "), 3u);  // before, after, change
   EXPECT_EQ(Count(html, "<tr>"), 66u + 1u);
   std::optional<Heatmap> change = ChangeHeatmap(c);

@@ -20,6 +20,36 @@ std::vector<std::vector<std::string>> PlanRows(const Plan& plan);
 /// One line describing the disk, the table and the alignment the plan is for.
 std::string PlanHeadline(const Plan& plan);
 
+/// A partition as the disk maps draw it. Sectors are logical sectors, ends inclusive.
+struct MapExtent {
+  uint32_t number = 0;
+  uint64_t start = 0;
+  uint64_t end = 0;
+  bool container = false;  ///< a DOS extended partition, drawn around its logical ones
+  bool operator==(const MapExtent&) const = default;
+};
+
+/// The partitions before and after the plan, as the text map (DiskMap) and the SVG map
+/// (partalign/report/report_render.h) draw them: the table's partitions at their old places,
+/// then at the places the plan gives them (or a fresh layout's partitions).
+struct MapViews {
+  std::vector<MapExtent> before;
+  std::vector<MapExtent> after;
+};
+MapViews MapExtents(const Plan& plan, const PartitionTable& table);
+
+/// A stretch of the disk the maps show in detail: [from, to) in bytes, on grain boundaries,
+/// around the starts that change or cannot be aligned; `why` names them.
+struct MapWindow {
+  uint64_t from = 0;
+  uint64_t to = 0;
+  std::vector<std::string> why;
+};
+
+/// The detail windows of a plan, in disk order: one per changed (or impossible) start, or one
+/// per end of a long move, merged while they overlap and span at most 4 grains.
+std::vector<MapWindow> DetailWindows(const Plan& plan, const PartitionTable& table);
+
 /// The disk map: an overview of the whole disk before and after (scaled), then, for each
 /// partition whose start changes or cannot be aligned, its start drawn against the grain
 /// boundaries at 32 cells per grain. `table` is the table the plan was made from. At most
@@ -36,6 +66,10 @@ std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table);
 /// (by `partalign apply`), since writing the table alone would not move it. Fails when the
 /// plan does not match `table` (an action for a partition the table lacks).
 Result<std::string> RenderSfdiskScript(const Plan& plan, const PartitionTable& table);
+
+/// A boundary's label on the maps' rulers: whole MiB stay exact at any size ("1313 MiB", not
+/// "1.28 GiB"), anything else as FormatSize.
+std::string MapBoundaryLabel(uint64_t bytes);
 
 /// The partition map symbol of a partition number: 1-9, then a-z, A-Z, then '#'.
 char PartitionSymbol(uint32_t number);

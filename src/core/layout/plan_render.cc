@@ -22,39 +22,6 @@ constexpr uint64_t kMaxDetailGrains = 4;
 constexpr uint64_t kGptEntrySize = 128;
 constexpr uint64_t kDefaultGptEntries = 128;
 
-struct MapExtent {
-  uint32_t number = 0;
-  uint64_t start = 0;  // sectors, inclusive
-  uint64_t end = 0;
-  bool container = false;  // DOS extended partition
-};
-
-struct Views {
-  std::vector<MapExtent> before;
-  std::vector<MapExtent> after;
-};
-
-Views ExtentsOf(const Plan& plan, const PartitionTable& table) {
-  Views v;
-  std::map<uint32_t, const PlanAction*> by_number;
-  for (const PlanAction& a : plan.actions) by_number[a.partition] = &a;
-  for (const Partition& p : table.partitions) {
-    MapExtent e{p.number, p.start_sector, p.end_sector(), p.kind == PartitionKind::kExtended};
-    v.before.push_back(e);
-    if (auto it = by_number.find(p.number); it != by_number.end()) {
-      e.start = it->second->new_start_sector;
-      e.end = it->second->new_end_sector;
-    }
-    if (!plan.layout) v.after.push_back(e);
-  }
-  if (plan.layout) {
-    for (const LayoutPartition& p : plan.layout->partitions) {
-      v.after.push_back({p.partition, p.start_sector, p.end_sector, false});
-    }
-  }
-  return v;
-}
-
 enum class Prefer { kFirstStart, kLastStart };
 
 // The symbol for the byte range [from, to): a partition starting inside it (the first one in
@@ -109,21 +76,93 @@ std::string DosTypeForSfdisk(const std::string& code) {
   return value ? fmt::format("{:x}", *value) : code;
 }
 
-// Ruler labels: whole MiB stay exact at any size ("1313 MiB", not "1.28 GiB").
-std::string BoundaryLabel(uint64_t bytes) {
-  if (bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
-  return FormatSize(bytes);
-}
-
 std::string KindText(const Plan& plan) { return plan.layout ? "fresh layout" : "plan"; }
 
 }  // namespace
+
+std::string MapBoundaryLabel(uint64_t bytes) {
+  if (bytes % kMiB == 0) return fmt::format("{} MiB", bytes / kMiB);
+  return FormatSize(bytes);
+}
 
 char PartitionSymbol(uint32_t number) {
   if (number >= 1 && number <= 9) return static_cast<char>('0' + number);
   if (number >= 10 && number < 36) return static_cast<char>('a' + (number - 10));
   if (number >= 36 && number < 62) return static_cast<char>('A' + (number - 36));
   return '#';
+}
+
+MapViews MapExtents(const Plan& plan, const PartitionTable& table) {
+  MapViews v;
+  std::map<uint32_t, const PlanAction*> by_number;
+  for (const PlanAction& a : plan.actions) by_number[a.partition] = &a;
+  for (const Partition& p : table.partitions) {
+    MapExtent e{p.number, p.start_sector, p.end_sector(), p.kind == PartitionKind::kExtended};
+    v.before.push_back(e);
+    if (auto it = by_number.find(p.number); it != by_number.end()) {
+      e.start = it->second->new_start_sector;
+      e.end = it->second->new_end_sector;
+    }
+    if (!plan.layout) v.after.push_back(e);
+  }
+  if (plan.layout) {
+    for (const LayoutPartition& p : plan.layout->partitions) {
+      v.after.push_back({p.partition, p.start_sector, p.end_sector, false});
+    }
+  }
+  return v;
+}
+
+std::vector<MapWindow> DetailWindows(const Plan& plan, const PartitionTable& table) {
+  const uint64_t ss = plan.disk.logical_sector_size;
+  const uint64_t disk_bytes = plan.disk.size_bytes;
+  const Alignment& a = plan.alignment;
+  if (disk_bytes == 0 || ss == 0 || a.grain_bytes == 0) return {};
+  std::vector<MapWindow> windows;
+  auto add_window = [&](uint64_t from_byte, uint64_t to_byte, std::string why) {
+    uint64_t from = a.Down(from_byte);
+    if (from > from_byte) from = 0;  // before the offset: start at the disk's start
+    if (from == from_byte && from >= a.grain_bytes) from -= a.grain_bytes;
+    uint64_t to = a.Up(to_byte + 1) + a.grain_bytes;
+    to = std::min(to, std::max(AlignUp(disk_bytes, a.grain_bytes), from + a.grain_bytes));
+    windows.push_back({from, to, {std::move(why)}});
+  };
+  for (const PlanAction& x : plan.actions) {
+    const bool moved = x.new_start_sector != x.old_start_sector;
+    if (!moved && x.kind != ActionKind::kImpossible) continue;
+    const Partition* p = table.Find(x.partition);
+    if (p && p->kind == PartitionKind::kExtended) continue;
+    std::string why = moved ? fmt::format("partition {}: start {} -> {}", x.partition,
+                                          x.old_start_sector, x.new_start_sector)
+                            : fmt::format("partition {}: start {} stays (impossible)", x.partition,
+                                          x.old_start_sector);
+    const uint64_t lo = std::min(x.old_start_sector, x.new_start_sector) * ss;
+    const uint64_t hi = std::max(x.old_start_sector, x.new_start_sector) * ss;
+    if (hi - lo <= (kMaxDetailGrains - 2) * a.grain_bytes) {
+      add_window(lo, hi, why);
+    } else {
+      add_window(x.old_start_sector * ss, x.old_start_sector * ss, why + " (old start)");
+      add_window(x.new_start_sector * ss, x.new_start_sector * ss, why + " (new start)");
+    }
+  }
+  if (plan.layout && !plan.layout->partitions.empty()) {
+    const LayoutPartition& first = plan.layout->partitions.front();
+    add_window(first.start_sector * ss, first.start_sector * ss,
+               fmt::format("partition 1 starts at {}", first.start_sector));
+  }
+  std::sort(windows.begin(), windows.end(),
+            [](const MapWindow& x, const MapWindow& y) { return x.from < y.from; });
+  std::vector<MapWindow> merged;
+  for (MapWindow& w : windows) {
+    if (!merged.empty() && w.from <= merged.back().to &&
+        std::max(w.to, merged.back().to) - merged.back().from <= kMaxDetailGrains * a.grain_bytes) {
+      merged.back().to = std::max(merged.back().to, w.to);
+      merged.back().why.insert(merged.back().why.end(), w.why.begin(), w.why.end());
+    } else {
+      merged.push_back(std::move(w));
+    }
+  }
+  return merged;
 }
 
 std::vector<std::string> PlanColumns() {
@@ -171,7 +210,7 @@ std::vector<std::string> DiskMap(const Plan& plan, const PartitionTable& table,
   const uint64_t ss = plan.disk.logical_sector_size;
   const uint64_t disk_bytes = plan.disk.size_bytes;
   const Alignment& a = plan.alignment;
-  Views v = ExtentsOf(plan, table);
+  MapViews v = MapExtents(plan, table);
   std::vector<std::string> lines;
   if (disk_bytes == 0 || ss == 0 || a.grain_bytes == 0) return lines;
 
@@ -193,63 +232,14 @@ std::vector<std::string> DiskMap(const Plan& plan, const PartitionTable& table,
   }
 
   // Detail views around the starts that change or cannot be aligned.
-  struct Window {
-    uint64_t from;  // bytes, on a boundary
-    uint64_t to;
-    std::vector<std::string> why;
-  };
-  std::vector<Window> windows;
-  auto add_window = [&](uint64_t from_byte, uint64_t to_byte, std::string why) {
-    uint64_t from = a.Down(from_byte);
-    if (from > from_byte) from = 0;  // before the offset: start at the disk's start
-    if (from == from_byte && from >= a.grain_bytes) from -= a.grain_bytes;
-    uint64_t to = a.Up(to_byte + 1) + a.grain_bytes;
-    to = std::min(to, std::max(AlignUp(disk_bytes, a.grain_bytes), from + a.grain_bytes));
-    windows.push_back({from, to, {std::move(why)}});
-  };
-  std::vector<std::pair<uint32_t, std::string>> noted;
-  for (const PlanAction& x : plan.actions) {
-    const bool moved = x.new_start_sector != x.old_start_sector;
-    if (!moved && x.kind != ActionKind::kImpossible) continue;
-    const Partition* p = table.Find(x.partition);
-    if (p && p->kind == PartitionKind::kExtended) continue;
-    std::string why = moved ? fmt::format("partition {}: start {} -> {}", x.partition,
-                                          x.old_start_sector, x.new_start_sector)
-                            : fmt::format("partition {}: start {} stays (impossible)", x.partition,
-                                          x.old_start_sector);
-    const uint64_t lo = std::min(x.old_start_sector, x.new_start_sector) * ss;
-    const uint64_t hi = std::max(x.old_start_sector, x.new_start_sector) * ss;
-    if (hi - lo <= (kMaxDetailGrains - 2) * a.grain_bytes) {
-      add_window(lo, hi, why);
-    } else {
-      add_window(x.old_start_sector * ss, x.old_start_sector * ss, why + " (old start)");
-      add_window(x.new_start_sector * ss, x.new_start_sector * ss, why + " (new start)");
-    }
-  }
-  if (plan.layout && !plan.layout->partitions.empty()) {
-    const LayoutPartition& first = plan.layout->partitions.front();
-    add_window(first.start_sector * ss, first.start_sector * ss,
-               fmt::format("partition 1 starts at {}", first.start_sector));
-  }
-  std::sort(windows.begin(), windows.end(),
-            [](const Window& x, const Window& y) { return x.from < y.from; });
-  std::vector<Window> merged;
-  for (Window& w : windows) {
-    if (!merged.empty() && w.from <= merged.back().to &&
-        std::max(w.to, merged.back().to) - merged.back().from <= kMaxDetailGrains * a.grain_bytes) {
-      merged.back().to = std::max(merged.back().to, w.to);
-      merged.back().why.insert(merged.back().why.end(), w.why.begin(), w.why.end());
-    } else {
-      merged.push_back(std::move(w));
-    }
-  }
+  const std::vector<MapWindow> merged = DetailWindows(plan, table);
   if (merged.empty()) return lines;
   lines.push_back(
       fmt::format("starts in detail, 1 character = {}, '|' = a {} boundary{}",
                   FormatSize(a.grain_bytes / kCellsPerGrain), FormatSize(a.grain_bytes),
                   a.offset_bytes ? fmt::format(" (offset {} bytes)", a.offset_bytes) : ""));
   for (size_t w = 0; w < merged.size() && w < max_details; ++w) {
-    const Window& win = merged[w];
+    const MapWindow& win = merged[w];
     lines.push_back(fmt::format("  {}", fmt::join(win.why, "; ")));
     // The ruler: each boundary's offset, written from its '|'.
     std::string ruler(9, ' ');
@@ -257,7 +247,7 @@ std::vector<std::string> DiskMap(const Plan& plan, const PartitionTable& table,
     const uint64_t grains = (win.to - win.from + a.grain_bytes - 1) / a.grain_bytes;
     for (uint64_t g = 0; g < grains; ++g) {
       const uint64_t base = win.from + g * a.grain_bytes;
-      std::string label = BoundaryLabel(base);
+      std::string label = MapBoundaryLabel(base);
       if (ruler.size() < 9 + g * (kCellsPerGrain + 1))
         ruler.resize(9 + g * (kCellsPerGrain + 1), ' ');
       if (ruler.size() == 9 + g * (kCellsPerGrain + 1)) ruler += label;

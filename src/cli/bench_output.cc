@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "io/util/smartcols_table.h"
+#include "io/util/text_file.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -30,6 +31,14 @@ std::string Headline(const BenchReport& r) {
 }
 
 }  // namespace
+
+Result<BenchReport> ReadBenchResult(const std::string& path) {
+  Result<std::string> text = ReadWholeFile(path, "benchmark result");
+  if (!text) return text.error();
+  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return MakeError(fmt::format("'{}' is not valid JSON", path));
+  return ParseBenchJson(j, path);
+}
 
 Status WriteTextFile(const std::string& path, const std::string& content) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);

@@ -13,6 +13,10 @@
 
 namespace partalign {
 
+/// Reads a `bench --json` document from `path` (untrusted: a regular file, size-limited,
+/// parsed and validated by ParseBenchJson); errors are one line naming the file.
+Result<BenchReport> ReadBenchResult(const std::string& path);
+
 /// Writes `content` to `path`, replacing the file.
 Status WriteTextFile(const std::string& path, const std::string& content);
 

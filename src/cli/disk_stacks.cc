@@ -2,9 +2,12 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "io/device/target.h"
 #include "io/stack/stack_walker.h"
 #include "io/tools/stack_tool_versions.h"
+#include "partalign/topology/alignment.h"
 
 namespace partalign {
 namespace {
@@ -36,6 +39,20 @@ Result<DiskStacks> ReadDiskStacks(const LoadedDisk& disk, const std::string& pat
   }
   if (pv) stacks.lvm2_version = DetectStackToolVersions().lvm2.version;
   return stacks;
+}
+
+Result<AuditReport> AuditLoadedDisk(const LoadedDisk& disk, const std::string& path,
+                                    std::optional<uint64_t> grain) {
+  if (Status fits = CheckGrainFits(disk.device.topology, grain); !fits) {
+    return MakeError(fmt::format("'{}': {}", path, fits.error().message));
+  }
+  Result<DiskStacks> stacks = ReadDiskStacks(disk, path);
+  if (!stacks) return stacks.error();
+  return AuditTable(disk.table.table, disk.device.topology,
+                    {.grain_bytes = grain,
+                     .stacks = std::move(stacks->partitions),
+                     .whole_disk = std::move(stacks->whole_disk),
+                     .lvm2_version = stacks->lvm2_version});
 }
 
 }  // namespace partalign

@@ -9,6 +9,7 @@
 #include <optional>
 
 #include "cli/load_disk.h"
+#include "partalign/layout/audit.h"
 #include "partalign/stack/stack_layer.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/util/result.h"
@@ -24,5 +25,10 @@ struct DiskStacks {
 /// Walks the stacks of `disk` (opened read-only again by path). Partitions libblkid found
 /// nothing in are not read at all.
 Result<DiskStacks> ReadDiskStacks(const LoadedDisk& disk, const std::string& path);
+
+/// What `audit` reports about `disk` (read from `path`): refuses a --grain the topology cannot
+/// take, walks the stacks and audits every partition and layer.
+Result<AuditReport> AuditLoadedDisk(const LoadedDisk& disk, const std::string& path,
+                                    std::optional<uint64_t> grain);
 
 }  // namespace partalign

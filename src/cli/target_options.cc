@@ -6,20 +6,20 @@
 
 namespace partalign {
 
-void AddTargetOptions(CLI::App* command, TargetOptions* options, bool target_required) {
+void AddTargetOptions(CLI::App* command, TargetOptions* options, bool target_required, bool json) {
   CLI::Option* target =
       command->add_option("TARGET", options->target, "block device or image file");
   if (target_required) target->required();
-  AddTargetSettings(command, options);
+  AddTargetSettings(command, options, json);
 }
 
-void AddTargetSettings(CLI::App* command, TargetOptions* options) {
+void AddTargetSettings(CLI::App* command, TargetOptions* options, bool json) {
   command->add_option("--assume", options->assume,
                       "override topology: a profile name and/or "
                       "log=,phys=,min-io=,opt-io=,align-offset=,size= (bytes)");
   command->add_option("--sector-size", options->sector_size,
                       "logical sector size of an image file (default 512); same as --assume log=N");
-  command->add_flag("-J,--json", options->json, "print JSON");
+  if (json) command->add_flag("-J,--json", options->json, "print JSON");
 }
 
 Result<ProbeOptions> MakeProbeOptions(const TargetOptions& options) {

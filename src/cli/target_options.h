@@ -19,11 +19,13 @@ struct TargetOptions {
   bool json = false;
 };
 
-/// Registers TARGET, --assume, --sector-size and --json on `command`.
-void AddTargetOptions(CLI::App* command, TargetOptions* options, bool target_required = true);
+/// Registers TARGET, --assume, --sector-size and (unless `json` is false) --json on `command`.
+void AddTargetOptions(CLI::App* command, TargetOptions* options, bool target_required = true,
+                      bool json = true);
 
-/// Registers --assume, --sector-size and --json only (for a command with targets of its own).
-void AddTargetSettings(CLI::App* command, TargetOptions* options);
+/// Registers --assume, --sector-size and (unless `json` is false) --json only (for a command
+/// with targets of its own).
+void AddTargetSettings(CLI::App* command, TargetOptions* options, bool json = true);
 
 /// Turns the options into ProbeOptions; errors name the option at fault.
 Result<ProbeOptions> MakeProbeOptions(const TargetOptions& options);

@@ -44,19 +44,11 @@ Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t
                              Streams io) {
   Result<LoadedDisk> disk = LoadDisk(target, io);
   if (!disk) return disk.error();
-  if (Status fits = CheckGrainFits(disk->device.topology, grain); !fits) {
-    return MakeError(fmt::format("'{}': {}", target.target, fits.error().message));
-  }
-  Result<DiskStacks> stacks = ReadDiskStacks(*disk, target.target);
-  if (!stacks) return stacks.error();
-  AuditReport report = AuditTable(disk->table.table, disk->device.topology,
-                                  {.grain_bytes = grain,
-                                   .stacks = std::move(stacks->partitions),
-                                   .whole_disk = std::move(stacks->whole_disk),
-                                   .lvm2_version = stacks->lvm2_version});
+  Result<AuditReport> report = AuditLoadedDisk(*disk, target.target, grain);
+  if (!report) return report.error();
   const Identity& id = disk->device.identity;
   std::string device = id.is_block_device ? id.kernel_name : id.path;
-  return AuditedDisk{std::move(*disk), std::move(report), std::move(device)};
+  return AuditedDisk{std::move(*disk), std::move(*report), std::move(device)};
 }
 
 void RenderText(const std::string& target, const AuditedDisk& audited, std::ostream& out) {

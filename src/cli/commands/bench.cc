@@ -15,7 +15,6 @@
 #include "cli/commands.h"
 #include "io/bench/bench_session.h"
 #include "io/device/in_use.h"
-#include "io/util/text_file.h"
 #include "partalign/bench/bench_render.h"
 #include "partalign/bench/bench_report.h"
 #include "partalign/bench/bench_runner.h"
@@ -64,14 +63,6 @@ struct BenchCommand {
 
 double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
-
-Result<nlohmann::json> ReadJsonFile(const std::string& path) {
-  Result<std::string> text = ReadWholeFile(path, "benchmark result");
-  if (!text) return text.error();
-  nlohmann::json j = nlohmann::json::parse(*text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded()) return MakeError(fmt::format("'{}' is not valid JSON", path));
-  return j;
 }
 
 // Where the SVG and HTML go: --report DIR, else next to --output, else (human output only)
@@ -284,9 +275,7 @@ ExitCode RunCompare(const BenchCommand& c, Streams io) {
   if (!c.target.empty()) return Fail(io, "bench: --compare takes no TARGET");
   std::vector<BenchReport> reports;
   for (const std::string& path : c.compare) {
-    Result<nlohmann::json> j = ReadJsonFile(path);
-    if (!j) return Fail(io, j.error().message);
-    Result<BenchReport> r = ParseBenchJson(*j, path);
+    Result<BenchReport> r = ReadBenchResult(path);
     if (!r) return Fail(io, r.error().message);
     reports.push_back(std::move(*r));
   }

@@ -8,9 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/target_options.h"
-#include "io/migrate/snapshot_capture.h"
-#include "io/migrate/snapshot_file.h"
-#include "io/tools/tool_versions.h"
+#include "cli/verify_target.h"
 #include "partalign/migrate/verify_report.h"
 
 namespace partalign {
@@ -22,33 +20,21 @@ struct VerifyCommand {
 };
 
 ExitCode RunVerify(const VerifyCommand& c, Streams io) {
-  Result<Snapshot> before = ReadSnapshotFile(c.against);
-  if (!before) {
-    PrintError(io.err, before.error().message);
-    return ExitCode::kFailure;
-  }
   Result<ProbeOptions> options = MakeProbeOptions(c.target);
   if (!options) {
     PrintError(io.err, options.error().message);
     return ExitCode::kFailure;
   }
-  const ToolVersions versions = DetectToolVersions();
-  Result<Snapshot> now = CaptureSnapshot(c.target.target, *options, versions);
-  if (!now) {
-    PrintError(io.err, now.error().message);
+  Result<VerifyOutcome> verified = VerifyTarget(c.target.target, *options, c.against);
+  if (!verified) {
+    PrintError(io.err, verified.error().message);
     return ExitCode::kFailure;
   }
-  // What is now where the snapshot's partitions were, whatever the table says today.
-  Result<std::vector<ContentDigest>> heads = DigestPlaces(c.target.target, before->digests);
-  if (!heads) {
-    PrintError(io.err, heads.error().message);
-    return ExitCode::kFailure;
-  }
-  VerifyReport report = CompareSnapshots(*before, *now, *heads, versions);
+  const VerifyReport& report = verified->report;
   if (c.target.json) {
-    io.out << VerifyJson(report, c.target.target, c.against, *before).dump(2) << '\n';
+    io.out << VerifyJson(report, c.target.target, c.against, verified->before).dump(2) << '\n';
   } else {
-    for (const std::string& line : VerifyLines(report, c.target.target, *before)) {
+    for (const std::string& line : VerifyLines(report, c.target.target, verified->before)) {
       io.out << line << '\n';
     }
   }

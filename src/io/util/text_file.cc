@@ -83,6 +83,26 @@ Result<std::string> ReadWholeFile(const std::string& path, std::string_view what
   return text;
 }
 
+Status CheckReplaceableFile(const std::string& path, std::string_view what,
+                            const std::string& keep) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0) {
+    if (errno == ENOENT) return {};
+    return ErrnoError(errno, fmt::format("cannot write {} to '{}'", what, path));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(fmt::format("refusing to write {} to '{}': it is {}, not a regular file", what,
+                                 path, FileKind(st.st_mode)));
+  }
+  struct stat kept {};
+  if (!keep.empty() && ::stat(keep.c_str(), &kept) == 0 && kept.st_dev == st.st_dev &&
+      kept.st_ino == st.st_ino) {
+    return MakeError(
+        fmt::format("refusing to write {} to '{}': it is '{}' itself", what, path, keep));
+  }
+  return {};
+}
+
 Status WriteFileAtomically(const std::string& path, std::string_view text) {
   const std::string temp = path + ".tmp";
   UniqueFd fd(::open(temp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));

@@ -33,6 +33,14 @@ Result<UniqueFd> OpenRegularFile(const std::string& path, std::string_view what,
 Result<std::string> ReadWholeFile(const std::string& path, std::string_view what,
                                   uint64_t max_bytes = kMaxReadFileBytes);
 
+/// Refuses `path` as a file for WriteFileAtomically to replace when it exists and is not a
+/// regular file (the rename would replace a device node, a directory entry or a FIFO with a
+/// file), or when it is the same file as `keep` (the image a report is about): "refusing to
+/// write report to '/dev/loop0': it is a block device, not a regular file". `keep` may be
+/// empty or name nothing.
+Status CheckReplaceableFile(const std::string& path, std::string_view what,
+                            const std::string& keep = "");
+
 /// Writes `text` to `path` through a temporary file (PATH.tmp), fsynced and renamed into place.
 Status WriteFileAtomically(const std::string& path, std::string_view text);
 

@@ -61,6 +61,9 @@ packages=(
   # the used-map tests cross-check partalign's maps with partclone's domain files, and put
   # files on vfat with mtools (the test kernel has no vfat driver to mount it)
   partclone mtools
+  # the report test renders the HTML page in a headless browser (screenshot, CSP log) and needs a
+  # font for its text (tests/cli/commands/report_test.cc)
+  chromium fonts-dejavu-core
 )
 
 if [ "$set_name" = fuzz ]; then

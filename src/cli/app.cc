@@ -35,6 +35,7 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddSnapshotCommand(app, runners);
   AddVerifyCommand(app, runners);
   AddTranslateCommand(app, runners);
+  AddReportCommand(app, runners);
   AddBenchCommand(app, runners);
   AddMoveCommand(app, runners);
   AddDemoCommand(app, runners);

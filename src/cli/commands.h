@@ -34,6 +34,7 @@ void AddResumeCommand(CLI::App& app, CommandRunners& runners);
 void AddSnapshotCommand(CLI::App& app, CommandRunners& runners);
 void AddVerifyCommand(CLI::App& app, CommandRunners& runners);
 void AddTranslateCommand(CLI::App& app, CommandRunners& runners);
+void AddReportCommand(CLI::App& app, CommandRunners& runners);
 
 /// Prints "partalign: MESSAGE" on `err`, the err(3) style every diagnostic uses.
 void PrintError(std::ostream& err, const std::string& message);

@@ -16,7 +16,7 @@ _partalign() {
   done
   local opts="" valued=""
   case "$sub" in
-    partalign) opts="-h --help -V --version probe explain audit plan apply restore resume snapshot verify translate bench move demo" ;;
+    partalign) opts="-h --help -V --version probe explain audit plan apply restore resume snapshot verify translate report bench move demo" ;;
     probe)
       opts="-h --help --assume --sector-size -J --json --list-profiles"
       valued="--assume --sector-size"
@@ -57,6 +57,10 @@ _partalign() {
       opts="-h --help --assume --sector-size -J --json --from-sector-size -y --yes -n --dry-run --backup-dir"
       valued="--assume --sector-size --from-sector-size --backup-dir"
       ;;
+    report)
+      opts="-h --help --assume --sector-size -o --output --format --grain --bench --bench-seconds --bench-json --against"
+      valued="--assume --sector-size -o --output --format --grain --bench-seconds --bench-json --against"
+      ;;
     bench)
       opts="-h --help -J --json --budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --write --rewrite --engine --seed --report --output --no-report --compare"
       valued="--budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --engine --seed --report --output --compare"
@@ -74,6 +78,7 @@ _partalign() {
     explain:--label) mapfile -t COMPREPLY < <(compgen -W "gpt dos" -- "$cur"); return ;;
     audit:--format) mapfile -t COMPREPLY < <(compgen -W "text json prometheus" -- "$cur"); return ;;
     plan:--format) mapfile -t COMPREPLY < <(compgen -W "text markdown json sfdisk" -- "$cur"); return ;;
+    report:--format) mapfile -t COMPREPLY < <(compgen -W "html markdown" -- "$cur"); return ;;
     plan:--label) mapfile -t COMPREPLY < <(compgen -W "gpt dos" -- "$cur"); return ;;
   esac
   if [[ " $valued " == *" $prev "* ]]; then

@@ -103,12 +103,14 @@ TEST_F(ReportTest, MarkdownHasTheSameSectionsAndTheTextMap) {
 TEST_F(ReportTest, HostilePartitionNamesAreEscaped) {
   const std::string disk = dir.File("hostile.img");
   test::CreateSparseFile(disk, 64ull << 20);
-  CommandResult w = test::WriteWithSfdisk(
-      disk, "label: gpt\nstart=63, size=4096, name=\"<script>alert(1)</script>&<img src=x>\"\n");
+  CommandResult w = test::WriteWithSfdisk(disk,
+                                          "label: gpt\nfirst-lba: 34\nstart=63, size=4096, "
+                                          "name=\"<script>alert(1)</script>&<img src=x>\"\n");
   ASSERT_EQ(w.exit_code, 0) << w.err;
   const std::string html = Report({disk}, dir.File("hostile.html"));
   test::ExpectSelfContainedHtml(html);
-  EXPECT_NE(html.find("&lt;script&gt;alert(1)&lt;/script&gt;&amp;&lt;img src=x&gt;"),
+  // GPT names hold 36 characters: sfdisk keeps "<script>alert(1)</script>&<img src=x".
+  EXPECT_NE(html.find("&#39;&lt;script&gt;alert(1)&lt;/script&gt;&amp;&lt;img src=x&#39;"),
             std::string::npos);
   const std::string md = Report({"--format", "markdown", disk}, dir.File("hostile.md"));
   EXPECT_EQ(md.find("<script"), std::string::npos);

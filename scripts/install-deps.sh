@@ -64,6 +64,8 @@ packages=(
   # the report test renders the HTML page in a headless browser (screenshot, CSP log) and needs a
   # font for its text (tests/cli/commands/report_test.cc)
   chromium fonts-dejavu-core
+  # the .deb test checks the package cpack builds (tests/cli/contrib/deb_package_test.cc)
+  lintian
 )
 
 if [ "$set_name" = fuzz ]; then

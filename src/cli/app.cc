@@ -17,6 +17,11 @@ void PrintWarning(std::ostream& err, const std::string& message) {
   err << "partalign: warning: " << message << '\n';
 }
 
+ExitCode Fail(Streams io, const std::string& message) {
+  PrintError(io.err, message);
+  return ExitCode::kFailure;
+}
+
 int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& err) {
   CLI::App app("partalign: understand and fix partition alignment", "partalign");
   app.set_version_flag("-V,--version", std::string("partalign ") + kVersion);

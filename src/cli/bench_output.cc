@@ -4,6 +4,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/util/smartcols_table.h"
 #include "io/util/text_file.h"

@@ -6,7 +6,7 @@
 #include <iosfwd>
 #include <map>
 
-#include <CLI/CLI.hpp>
+#include "cli/cli11_fwd.h"
 
 #include "cli/exit_code.h"
 
@@ -41,5 +41,8 @@ void PrintError(std::ostream& err, const std::string& message);
 
 /// Prints "partalign: warning: MESSAGE" on `err`.
 void PrintWarning(std::ostream& err, const std::string& message);
+
+/// Prints the error on `io.err` and returns kFailure.
+ExitCode Fail(Streams io, const std::string& message);
 
 }  // namespace partalign

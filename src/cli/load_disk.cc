@@ -1,6 +1,7 @@
 #include "cli/load_disk.h"
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "io/device/device_probe.h"
 #include "partalign/util/units.h"

@@ -1,6 +1,7 @@
 #include "cli/target_options.h"
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "partalign/util/units.h"
 

@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include <CLI/CLI.hpp>
+#include "cli/cli11_fwd.h"
 
 #include "io/device/device_probe.h"
 #include "partalign/util/result.h"

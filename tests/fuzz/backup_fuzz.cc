@@ -3,6 +3,7 @@
 // the transition restore would write from it is computed without a crash.
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string_view>
 #include <vector>
 

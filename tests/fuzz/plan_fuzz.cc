@@ -3,6 +3,7 @@
 // can be rendered (tests/fuzz/, scripts/fuzz, docs/safety.md).
 #include <cstddef>
 #include <cstdint>
+#include <nlohmann/json.hpp>
 #include <string_view>
 
 #include "fuzz/fuzz_check.h"

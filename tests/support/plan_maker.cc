@@ -1,5 +1,6 @@
 #include "support/plan_maker.h"
 
+#include <nlohmann/json.hpp>
 #include <stdexcept>
 
 #include "io/device/device_probe.h"

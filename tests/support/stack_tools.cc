@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <nlohmann/json.hpp>
 #include <sstream>
 #include <stdexcept>
 

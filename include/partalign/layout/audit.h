@@ -11,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "partalign/layout/partition_table.h"
 #include "partalign/stack/stack_layer.h"

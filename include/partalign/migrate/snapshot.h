@@ -14,7 +14,7 @@
 #include <string_view>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "partalign/layout/partition_table.h"
 #include "partalign/topology/device.h"

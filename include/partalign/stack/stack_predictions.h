@@ -10,7 +10,7 @@
 #include <string>
 #include <vector>
 
-#include <nlohmann/json.hpp>
+#include <nlohmann/json_fwd.hpp>
 
 #include "partalign/tools/stack_tool_version.h"
 #include "partalign/topology/topology.h"

@@ -7,6 +7,8 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/bench_output.h"
 #include "io/bench/bench_session.h"

@@ -12,7 +12,7 @@
 #include <utility>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli/cli11_fwd.h"
 
 #include "cli/commands.h"
 #include "partalign/bench/bench_plan.h"

@@ -10,6 +10,7 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/target_options.h"
 #include "io/device/in_use.h"
@@ -40,6 +41,13 @@ std::optional<uint64_t> EnvNumber(const char* name) {
 }
 
 }  // namespace
+
+ExitCode FailedAfterWrite(Streams io, const std::string& message, const std::string& backup) {
+  PrintError(io.err, message);
+  PrintError(io.err,
+             fmt::format("the old table can be put back with: partalign restore '{}'", backup));
+  return ExitCode::kFailure;
+}
 
 std::string UtcTime(const char* format) {
   time_t now = ::time(nullptr);

@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include <CLI/CLI.hpp>
+#include "cli/cli11_fwd.h"
 
 #include "cli/commands.h"
 #include "io/device/device_probe.h"
@@ -32,6 +32,10 @@ struct TableWriteOptions {
 
 /// The time now, UTC, as strftime(3) `format` puts it.
 std::string UtcTime(const char* format);
+
+/// Prints the failure of a table write that had started, and the way back: the restore
+/// command for `backup`. Returns kFailure.
+ExitCode FailedAfterWrite(Streams io, const std::string& message, const std::string& backup);
 
 /// Registers --target, --assume, --sector-size, --yes, --dry-run and --backup-dir.
 void AddTableWriteOptions(CLI::App* command, TableWriteOptions* options);

@@ -6,6 +6,7 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include <algorithm>
 
@@ -79,14 +80,6 @@ nlohmann::json DryRunJson(const ApplyCommand& c, const std::string& path, const 
       {"new_sfdisk_script", computed.new_script},
       {"table_write", TransitionJson(computed.transition)},
   };
-}
-
-// Prints the failure after the write started, with the way back.
-ExitCode FailedAfterWrite(Streams io, const std::string& message, const std::string& backup) {
-  PrintError(io.err, message);
-  PrintError(io.err,
-             fmt::format("the old table can be put back with: partalign restore '{}'", backup));
-  return ExitCode::kFailure;
 }
 
 ExitCode RunApply(const ApplyCommand& c, Streams io) {

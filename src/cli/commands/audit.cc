@@ -3,6 +3,8 @@
 // MD, filesystem stripes); as text, JSON or node_exporter textfile metrics (docs/output.md).
 // Exit 0: all aligned; 2: at least one partition or layer is misaligned; 1: error.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <cerrno>

@@ -10,6 +10,8 @@
 #include <sstream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/bench_output.h"
 #include "cli/commands.h"
@@ -90,11 +92,6 @@ Status EmitJson(const BenchCommand& c, const nlohmann::json& doc, Streams io) {
   }
   if (c.json) io.out << doc.dump(2) << '\n';
   return {};
-}
-
-ExitCode Fail(Streams io, const std::string& message) {
-  PrintError(io.err, message);
-  return ExitCode::kFailure;
 }
 
 Result<std::vector<uint64_t>> ParseSizeList(const std::string& list, const char* option) {

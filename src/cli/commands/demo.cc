@@ -16,6 +16,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/app.h"
 #include "cli/commands.h"

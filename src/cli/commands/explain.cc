@@ -4,6 +4,8 @@
 // models against the libparted and libfdisk linked into partalign, and where pvcreate and
 // cryptsetup put their data (docs/stack.md). Never writes.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <ostream>
 

@@ -7,6 +7,7 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/apply/move_ui.h"
 #include "cli/commands.h"

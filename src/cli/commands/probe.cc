@@ -1,5 +1,7 @@
 // partalign probe TARGET: topology and identity, with the values that look wrong flagged.
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <ostream>
 

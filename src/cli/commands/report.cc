@@ -8,6 +8,8 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/bench_output.h"
 #include "cli/commands.h"
@@ -43,11 +45,6 @@ struct ReportCommand {
   std::optional<std::string> bench_json;
   std::optional<std::string> against;
 };
-
-ExitCode Fail(Streams io, const std::string& message) {
-  PrintError(io.err, message);
-  return ExitCode::kFailure;
-}
 
 // The short benchmark of --bench on the whole target, reads only.
 Result<BenchReport> RunShortBench(const ReportCommand& c, Streams io) {

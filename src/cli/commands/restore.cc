@@ -7,6 +7,7 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"

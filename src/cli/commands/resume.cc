@@ -5,6 +5,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
 
 #include "cli/apply/move_ui.h"
 #include "cli/commands.h"

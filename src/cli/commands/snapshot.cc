@@ -5,6 +5,8 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"

@@ -9,6 +9,8 @@
 #include <ostream>
 
 #include <fmt/format.h>
+#include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
@@ -138,13 +140,6 @@ nlohmann::json DryRunJson(const std::string& path, const TableTranslation& plan,
           {"notes", plan.notes},
           {"new_sfdisk_script", computed.new_script},
           {"table_write", write}};
-}
-
-ExitCode FailedAfterWrite(Streams io, const std::string& message, const std::string& backup) {
-  PrintError(io.err, message);
-  PrintError(io.err,
-             fmt::format("the old table can be put back with: partalign restore '{}'", backup));
-  return ExitCode::kFailure;
 }
 
 ExitCode RunTranslate(const TranslateCommand& c, Streams io) {

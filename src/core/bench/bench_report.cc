@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/topology/probe_report.h"
 #include "partalign/util/units.h"

@@ -3,6 +3,7 @@
 #include <cctype>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/layout/plan_render.h"
 #include "partalign/util/units.h"

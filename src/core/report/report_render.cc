@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/bench/bench_render.h"
 #include "partalign/layout/plan_render.h"

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/topology/alignment.h"
 #include "partalign/util/base64.h"

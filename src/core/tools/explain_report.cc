@@ -5,6 +5,7 @@
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/tools/gdisk_model.h"
 #include "partalign/tools/installers/installer_report.h"

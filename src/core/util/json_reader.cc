@@ -1,6 +1,7 @@
 #include "partalign/util/json_reader.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 namespace partalign {
 namespace {

@@ -9,6 +9,7 @@
 #include <filesystem>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"

@@ -1,6 +1,7 @@
 #include "partalign/bench/bench_report.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <algorithm>
 

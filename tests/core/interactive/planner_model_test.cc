@@ -1,6 +1,7 @@
 #include "partalign/interactive/planner_model.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/interactive/planner_test_disks.h"
 #include "partalign/tools/installers/installer_report.h"

@@ -3,6 +3,7 @@
 #include "partalign/layout/audit.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/test_topology.h"
 

@@ -1,6 +1,7 @@
 #include "partalign/layout/layout_preview.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "support/test_topology.h"
 

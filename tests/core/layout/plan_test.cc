@@ -1,6 +1,7 @@
 #include "partalign/layout/plan.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/util/units.h"
 

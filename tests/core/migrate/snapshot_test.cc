@@ -1,6 +1,7 @@
 #include "partalign/migrate/snapshot.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace partalign {
 namespace {

@@ -1,6 +1,7 @@
 #include "partalign/stack/stack_render.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/stack/stack_check.h"
 

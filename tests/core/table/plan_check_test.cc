@@ -1,6 +1,7 @@
 #include "partalign/table/plan_check.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 

@@ -1,6 +1,7 @@
 #include "partalign/table/table_backup.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include <functional>
 

@@ -1,6 +1,7 @@
 #include "partalign/table/table_transition.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "partalign/util/base64.h"
 

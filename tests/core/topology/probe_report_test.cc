@@ -1,6 +1,7 @@
 #include "partalign/topology/probe_report.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 namespace partalign {
 namespace {

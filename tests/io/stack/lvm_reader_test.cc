@@ -4,6 +4,7 @@
 #include "io/stack/lvm_reader.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "io/device/target.h"
 #include "support/device_test.h"

@@ -1,6 +1,7 @@
 #include "partalign/tools/installers/installer_report.h"
 
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
 
 #include "core/tools/section6_cases.h"
 #include "partalign/tools/explain_report.h"

@@ -4,6 +4,7 @@
 
 #include <fmt/format.h>
 
+#include "io/util/elapsed.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -20,10 +21,6 @@ constexpr uint64_t kSingleTrialNs = 250'000'000;
 // the paired statistic tolerates noisy windows.
 constexpr uint64_t kFewIosPerTrial = 20;
 constexpr uint64_t kFewIosPerSharedWindow = 5;
-
-double SecondsSince(std::chrono::steady_clock::time_point start) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-}
 
 }  // namespace
 

@@ -13,6 +13,7 @@
 #include "partalign/topology/alignment.h"
 
 #include "io/move/pipeline.h"
+#include "io/util/elapsed.h"
 
 namespace partalign {
 namespace {
@@ -32,10 +33,6 @@ constexpr uint64_t kLocatePieceBytes = 64 * kKiB;
 constexpr int kMaxRecoverySteps = 32;
 
 using Clock = std::chrono::steady_clock;
-
-double SecondsSince(Clock::time_point start) {
-  return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 class Engine {
  public:

@@ -20,7 +20,7 @@ namespace fs = std::filesystem;
 // sysfs reports partition start and size in 512-byte units (Documentation/ABI/stable/sysfs-block).
 constexpr uint64_t kSysfsSectorBytes = 512;
 
-std::optional<uint64_t> ReadNumber(const fs::path& path) {
+std::optional<uint64_t> ReadSysfsNumber(const fs::path& path) {
   std::ifstream in(path);
   std::string text;
   if (!(in >> text)) return std::nullopt;
@@ -41,9 +41,9 @@ Result<std::vector<KernelPartitionNode>> ReadKernelPartitions(const std::string&
   }
   std::vector<KernelPartitionNode> out;
   for (const fs::directory_entry& e : fs::directory_iterator(dir, ec)) {
-    std::optional<uint64_t> number = ReadNumber(e.path() / "partition");
-    std::optional<uint64_t> start = ReadNumber(e.path() / "start");
-    std::optional<uint64_t> size = ReadNumber(e.path() / "size");
+    std::optional<uint64_t> number = ReadSysfsNumber(e.path() / "partition");
+    std::optional<uint64_t> start = ReadSysfsNumber(e.path() / "start");
+    std::optional<uint64_t> size = ReadSysfsNumber(e.path() / "size");
     if (!number || !start || !size) continue;
     out.push_back(
         {{static_cast<uint32_t>(*number), *start * kSysfsSectorBytes, *size * kSysfsSectorBytes},

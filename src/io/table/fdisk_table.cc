@@ -11,6 +11,7 @@
 #include "io/device/blkid_probe.h"
 #include "io/device/target.h"
 #include "io/label/table_gate.h"
+#include "io/table/fdisk_messages.h"
 #include "io/util/c_handle.h"
 #include "io/util/xxhash_digest.h"
 #include "partalign/label/table_scan.h"
@@ -20,31 +21,11 @@
 namespace partalign {
 namespace {
 
-using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
 using FdiskTable = CHandle<fdisk_unref_table, fdisk_table*>;
 using FdiskIter = CHandle<fdisk_free_iter, fdisk_iter*>;
 
 // When there is no table, the fingerprint covers where one would be written.
 constexpr uint64_t kNoLabelFingerprintBytes = kMiB;
-
-// libfdisk reports warnings and asks questions through this callback. It must not throw into
-// C frames; it records and answers "no" to anything it is asked.
-int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
-  auto* warnings = static_cast<std::vector<std::string>*>(data);
-  switch (fdisk_ask_get_type(ask)) {
-    case FDISK_ASKTYPE_WARN:
-    case FDISK_ASKTYPE_WARNX:
-    case FDISK_ASKTYPE_INFO:
-      try {
-        if (const char* text = fdisk_ask_print_get_mesg(ask)) warnings->emplace_back(text);
-      } catch (...) {
-        // Out of memory while recording a message: drop it rather than unwind through C.
-      }
-      return 0;
-    default:
-      return -EINVAL;  // read-only: nothing to answer
-  }
-}
 
 std::string TakeString(char* s) {
   std::string value = s ? s : "";
@@ -134,7 +115,7 @@ Status ReadWithLibfdisk(const std::string& path, const ReadTableOptions& options
                         TableRead* result) {
   FdiskContext cxt(fdisk_new_context());
   if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
-  fdisk_set_ask(cxt.get(), RecordAsk, &result->warnings);
+  fdisk_set_ask(cxt.get(), RecordFdiskMessages, &result->warnings);
   if (options.sector_size) {
     auto ss = static_cast<unsigned>(*options.sector_size);
     if (int rc = fdisk_save_user_sector_size(cxt.get(), ss, ss); rc < 0) {

@@ -8,12 +8,12 @@
 
 #include <fmt/format.h>
 
+#include "io/table/fdisk_messages.h"
 #include "io/util/c_handle.h"
 
 namespace partalign {
 namespace {
 
-using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
 using FdiskScript = CHandle<fdisk_unref_script, fdisk_script*>;
 using FdiskIter = CHandle<fdisk_free_iter, fdisk_iter*>;
 
@@ -21,29 +21,11 @@ struct AskLog {
   std::vector<std::string> messages;
 };
 
-// Records libfdisk's messages; answers no question (a script never needs one).
-int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
-  auto* log = static_cast<AskLog*>(data);
-  switch (fdisk_ask_get_type(ask)) {
-    case FDISK_ASKTYPE_WARN:
-    case FDISK_ASKTYPE_WARNX:
-    case FDISK_ASKTYPE_INFO:
-      try {
-        if (const char* text = fdisk_ask_print_get_mesg(ask)) log->messages.emplace_back(text);
-      } catch (...) {
-        // Dropping a message is better than unwinding through C frames.
-      }
-      return 0;
-    default:
-      return -EINVAL;
-  }
-}
-
 Result<FdiskContext> OpenContext(const std::string& path, const WriteScriptOptions& options,
                                  bool read_only, AskLog* log) {
   FdiskContext cxt(fdisk_new_context());
   if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
-  fdisk_set_ask(cxt.get(), RecordAsk, log);
+  fdisk_set_ask(cxt.get(), RecordFdiskMessages, &log->messages);
   if (options.sector_size) {
     auto ss = static_cast<unsigned>(*options.sector_size);
     if (int rc = fdisk_save_user_sector_size(cxt.get(), ss, ss); rc < 0) {

@@ -8,36 +8,15 @@
 
 #include "io/device/target.h"
 #include "io/label/table_gate.h"
+#include "io/table/fdisk_messages.h"
 #include "io/util/c_handle.h"
 #include "partalign/label/table_scan.h"
 
 namespace partalign {
 namespace {
 
-using FdiskContext = CHandle<fdisk_unref_context, fdisk_context*>;
 using FdiskPartition = CHandle<fdisk_unref_partition, fdisk_partition*>;
 using FdiskLabelItem = CHandle<fdisk_unref_labelitem, fdisk_labelitem*>;
-
-// libfdisk talks to the user through this callback. Messages are recorded; every question is
-// refused, so that nothing interactive can happen. noexcept: it is called from C frames.
-int RecordAsk(fdisk_context* /*cxt*/, fdisk_ask* ask, void* data) noexcept {
-  auto* messages = static_cast<std::vector<std::string>*>(data);
-  switch (fdisk_ask_get_type(ask)) {
-    case FDISK_ASKTYPE_INFO:
-    case FDISK_ASKTYPE_WARN:
-    case FDISK_ASKTYPE_WARNX:
-      if (const char* m = fdisk_ask_print_get_mesg(ask); m != nullptr && messages != nullptr) {
-        try {
-          messages->emplace_back(m);
-        } catch (...) {
-          // Out of memory while recording a message: drop it.
-        }
-      }
-      return 0;
-    default:
-      return -EINVAL;
-  }
-}
 
 // The validation gate (io/label/table_gate.h) on `path` as libfdisk reads it (the device's own
 // sector size): an error naming the problem when libfdisk must not be given the table.
@@ -57,7 +36,7 @@ Result<FdiskContext> OpenReadOnly(const std::string& path, std::vector<std::stri
   if (Result<TableScan> scan = GateTarget(path); !scan) return scan.error();
   FdiskContext cxt(fdisk_new_context());
   if (!cxt) return ErrnoError(ENOMEM, "fdisk_new_context");
-  fdisk_set_ask(cxt.get(), RecordAsk, messages);
+  fdisk_set_ask(cxt.get(), RecordFdiskMessages, messages);
   if (int rc = fdisk_assign_device(cxt.get(), path.c_str(), /*readonly=*/1); rc < 0) {
     return ErrnoError(rc, fmt::format("libfdisk cannot open '{}'", path));
   }

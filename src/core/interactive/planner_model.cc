@@ -13,11 +13,11 @@ namespace {
 
 // The UEFI minimum GPT: protective MBR, header, 128 entries of 128 bytes; the backup header and
 // entries at the end.
-constexpr uint64_t kGptEntryArrayBytes = 128 * 128;
+constexpr uint64_t kPlannerGptEntryArrayBytes = 128 * 128;
 constexpr uint64_t kGptPartitions = 128;
-constexpr uint64_t kDosPrimaries = 4;
-constexpr uint64_t kDosMaxSectors = 0x100000000ull;  // 32-bit sector numbers
-constexpr uint64_t kPercent = 100;
+constexpr uint64_t kPlannerDosPrimaries = 4;
+constexpr uint64_t kPlannerDosMaxSectors = 0x100000000ull;  // 32-bit sector numbers
+constexpr uint64_t kPlannerPercent = 100;
 
 bool IsContainer(const PlannedPartition& p) { return p.kind == PartitionKind::kExtended; }
 bool IsLogical(const PlannedPartition& p) { return p.kind == PartitionKind::kLogical; }
@@ -38,10 +38,11 @@ Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t 
   if (text.empty()) return std::optional<uint64_t>();
   if (text.back() == '%') {
     Result<uint64_t> p = ParseUint(text.substr(0, text.size() - 1));
-    if (!p || *p == 0 || *p > kPercent) {
+    if (!p || *p == 0 || *p > kPlannerPercent) {
       return MakeError(fmt::format("'{}' is not a percentage from 1% to 100%", text));
     }
-    return std::optional<uint64_t>(whole / kPercent * *p + whole % kPercent * *p / kPercent);
+    return std::optional<uint64_t>(whole / kPlannerPercent * *p +
+                                   whole % kPlannerPercent * *p / kPlannerPercent);
   }
   Result<uint64_t> size = ParseSize(text);
   if (!size) return size.error();
@@ -89,7 +90,7 @@ uint64_t PlannerModel::usable_start_bytes() const {
   if (editing_existing() && t.label == LabelType::kGpt && t.first_usable_lba != 0) {
     return t.first_usable_lba * ss;
   }
-  return (2 + (kGptEntryArrayBytes + ss - 1) / ss) * ss;
+  return (2 + (kPlannerGptEntryArrayBytes + ss - 1) / ss) * ss;
 }
 
 uint64_t PlannerModel::usable_end_bytes() const {
@@ -100,10 +101,10 @@ uint64_t PlannerModel::usable_end_bytes() const {
     return (t.last_usable_lba + 1) * ss;
   }
   if (layout_.label == LabelType::kGpt) {
-    const uint64_t entries = (kGptEntryArrayBytes + ss - 1) / ss;
+    const uint64_t entries = (kPlannerGptEntryArrayBytes + ss - 1) / ss;
     return sectors > 2 * (2 + entries) ? (sectors - 1 - entries) * ss : 0;
   }
-  return std::min(sectors, kDosMaxSectors) * ss;
+  return std::min(sectors, kPlannerDosMaxSectors) * ss;
 }
 
 std::vector<PlannerRow> PlannerModel::Rows() const {
@@ -145,9 +146,10 @@ std::vector<PlannerRow> PlannerModel::Rows() const {
 }
 
 uint32_t PlannerModel::FreeNumber(PartitionKind kind) const {
-  uint32_t first = 1, last = layout_.label == LabelType::kGpt ? kGptPartitions : kDosPrimaries;
+  uint32_t first = 1,
+           last = layout_.label == LabelType::kGpt ? kGptPartitions : kPlannerDosPrimaries;
   if (kind == PartitionKind::kLogical) {
-    first = kDosPrimaries + 1;
+    first = kPlannerDosPrimaries + 1;
     last = UINT32_MAX;
   }
   for (uint32_t n = first; n <= last; ++n) {
@@ -196,7 +198,8 @@ Status PlannerModel::Add(const PlannerRow& row, std::string_view size_text,
   if (layout_.label == LabelType::kDos) {
     size_t primaries = std::count_if(layout_.partitions.begin(), layout_.partitions.end(),
                                      [](const PlannedPartition& p) { return !IsLogical(p); });
-    if (primaries >= kDosPrimaries) return MakeError("a DOS table holds 4 primary partitions");
+    if (primaries >= kPlannerDosPrimaries)
+      return MakeError("a DOS table holds 4 primary partitions");
   }
   Result<uint64_t> size =
       SnapSize(size_text, row.end_bytes - row.start_bytes, row.start_bytes, row.end_bytes, 0);

@@ -37,7 +37,7 @@ bool IsExtendedType(uint8_t type) {
   return type == 0x05 || type == 0x0F || type == 0x85;
 }
 
-uint64_t Le(std::span<const uint8_t> bytes, size_t offset, size_t width) {
+uint64_t ScanLe(std::span<const uint8_t> bytes, size_t offset, size_t width) {
   uint64_t value = 0;
   for (size_t i = 0; i < width; ++i) value |= static_cast<uint64_t>(bytes[offset + i]) << (8 * i);
   return value;
@@ -46,8 +46,8 @@ uint64_t Le(std::span<const uint8_t> bytes, size_t offset, size_t width) {
 // A GUID as UEFI stores it (the first three fields little-endian), in upper case.
 std::string GuidString(std::span<const uint8_t> b) {
   return fmt::format("{:08X}-{:04X}-{:04X}-{:02X}{:02X}-{:02X}{:02X}{:02X}{:02X}{:02X}{:02X}",
-                     Le(b, 0, 4), Le(b, 4, 2), Le(b, 6, 2), b[8], b[9], b[10], b[11], b[12], b[13],
-                     b[14], b[15]);
+                     ScanLe(b, 0, 4), ScanLe(b, 4, 2), ScanLe(b, 6, 2), b[8], b[9], b[10], b[11],
+                     b[12], b[13], b[14], b[15]);
 }
 
 bool AllZero(std::span<const uint8_t> b) {
@@ -68,8 +68,8 @@ MbrEntry ParseMbrEntry(std::span<const uint8_t> sector, size_t index) {
   MbrEntry entry;
   entry.boot = e[0];
   entry.type = e[4];
-  entry.start = Le(e, 8, 4);
-  entry.count = Le(e, 12, 4);
+  entry.start = ScanLe(e, 8, 4);
+  entry.count = ScanLe(e, 12, 4);
   entry.cleared = AllZero(e);
   return entry;
 }
@@ -193,12 +193,12 @@ class Scanner {
       return std::nullopt;
     };
     GptHeader g;
-    g.header_bytes = static_cast<uint32_t>(Le(h, 12, 4));
+    g.header_bytes = static_cast<uint32_t>(ScanLe(h, 12, 4));
     if (g.header_bytes < kGptHeaderMinBytes || g.header_bytes > ss) {
       return invalid(fmt::format("header size {} is not between {} and the sector size {}",
                                  g.header_bytes, kGptHeaderMinBytes, ss));
     }
-    const uint32_t stored_crc = static_cast<uint32_t>(Le(h, 16, 4));
+    const uint32_t stored_crc = static_cast<uint32_t>(ScanLe(h, 16, 4));
     std::vector<uint8_t> zeroed(h.begin(), h.begin() + g.header_bytes);
     std::fill(zeroed.begin() + 16, zeroed.begin() + 20, uint8_t{0});
     const uint32_t computed_crc = Crc32(zeroed);
@@ -206,15 +206,15 @@ class Scanner {
       return invalid(fmt::format("header CRC 0x{:08x} does not match its bytes (0x{:08x})",
                                  stored_crc, computed_crc));
     }
-    g.my_lba = Le(h, 24, 8);
-    g.alternate_lba = Le(h, 32, 8);
-    g.first_usable = Le(h, 40, 8);
-    g.last_usable = Le(h, 48, 8);
+    g.my_lba = ScanLe(h, 24, 8);
+    g.alternate_lba = ScanLe(h, 32, 8);
+    g.first_usable = ScanLe(h, 40, 8);
+    g.last_usable = ScanLe(h, 48, 8);
     g.disk_guid = GuidString(h.subspan(56, 16));
-    g.entries_lba = Le(h, 72, 8);
-    g.entry_count = static_cast<uint32_t>(Le(h, 80, 4));
-    g.entry_bytes = static_cast<uint32_t>(Le(h, 84, 4));
-    g.entries_crc = static_cast<uint32_t>(Le(h, 88, 4));
+    g.entries_lba = ScanLe(h, 72, 8);
+    g.entry_count = static_cast<uint32_t>(ScanLe(h, 80, 4));
+    g.entry_bytes = static_cast<uint32_t>(ScanLe(h, 84, 4));
+    g.entries_crc = static_cast<uint32_t>(ScanLe(h, 88, 4));
 
     // libfdisk reads the whole entry array as soon as the header's CRC is right, whatever its
     // size (gpt_read_entries, libfdisk/src/gpt.c): a damaged count is a read of gigabytes.
@@ -280,7 +280,7 @@ class Scanner {
       std::vector<uint8_t> head(32);
       if (!disk_.ReadAt(ss, head)) continue;
       if (std::equal(kGptSignature.begin(), kGptSignature.end(), head.begin()) &&
-          Le(head, 24, 8) == kGptPrimaryLba) {
+          ScanLe(head, 24, 8) == kGptPrimaryLba) {
         return ss;
       }
     }
@@ -422,8 +422,8 @@ class Scanner {
       std::span<const uint8_t> e =
           all.subspan(static_cast<size_t>(i) * g.entry_bytes, g.entry_bytes);
       const uint32_t number = i + 1;
-      const uint64_t start = Le(e, 32, 8);
-      const uint64_t end = Le(e, 40, 8);
+      const uint64_t start = ScanLe(e, 32, 8);
+      const uint64_t end = ScanLe(e, 40, 8);
       if (AllZero(e.subspan(0, 16))) {
         // libfdisk counts an entry with a start as used even without a type (gpt_get_partition);
         // UEFI and the kernel do not.
@@ -524,7 +524,7 @@ class Scanner {
     }
     scan_.mbr = MbrKind::kDos;
     scan_.label = LabelType::kDos;
-    scan_.disk_id = fmt::format("0x{:08x}", Le(mbr, kMbrDiskIdOffset, 4));
+    scan_.disk_id = fmt::format("0x{:08x}", ScanLe(mbr, kMbrDiskIdOffset, 4));
     std::optional<size_t> extended;
     std::vector<ScannedPartition> primaries;
     for (size_t i = 0; i < 4; ++i) {

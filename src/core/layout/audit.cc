@@ -19,7 +19,7 @@ namespace partalign {
 namespace {
 
 // The mathematical remainder of (value - offset) modulo m (m > 0).
-uint64_t OffsetMod(uint64_t value, uint64_t offset, uint64_t m) {
+uint64_t AuditOffsetMod(uint64_t value, uint64_t offset, uint64_t m) {
   return (value % m + m - offset % m) % m;
 }
 
@@ -32,7 +32,7 @@ std::string Arithmetic(std::string_view what, uint64_t sector, uint64_t sector_s
     return fmt::format("{} {} x {} is beyond 2^64 bytes", what, sector, sector_size);
   }
   const uint64_t bytes = *checked;
-  const uint64_t rest = OffsetMod(bytes, offset, modulus);
+  const uint64_t rest = AuditOffsetMod(bytes, offset, modulus);
   if (offset == 0) {
     return fmt::format("{} {} x {} = {} bytes, {} % {} = {}", what, sector, sector_size, bytes,
                        bytes, modulus, rest);
@@ -47,7 +47,7 @@ CheckResult ModuloCheck(Criterion criterion, std::string_view what, uint64_t sec
   // A table that passed the validation gate lies inside the disk; a wrapped product would
   // make a sector beyond 2^64 bytes look like byte 0, aligned.
   std::optional<uint64_t> bytes = LbaToBytes(sector, sector_size);
-  c.ok = bytes && OffsetMod(*bytes, offset, modulus) == 0;
+  c.ok = bytes && AuditOffsetMod(*bytes, offset, modulus) == 0;
   c.detail = Arithmetic(what, sector, sector_size, offset, modulus);
   return c;
 }

@@ -17,20 +17,20 @@ std::optional<uint64_t> Product(uint64_t a, uint64_t b) {
 // ext2/3/4 (linux fs/ext4/ext4.h, struct ext4_super_block): the superblock starts at byte
 // 1024; s_blocks_count_lo at +0x04, s_log_block_size at +0x18 (block = 1024 << it), s_magic
 // 0xEF53 at +0x38, s_feature_incompat at +0x60, s_blocks_count_hi at +0x150 (64bit feature).
-constexpr size_t kExtSuperblock = 1024;
-constexpr uint16_t kExtMagic = 0xEF53;
+constexpr size_t kFsSizeExtSuperblock = 1024;
+constexpr uint16_t kFsSizeExtMagic = 0xEF53;
 constexpr uint32_t kExtIncompat64Bit = 0x80;
 constexpr uint32_t kExtMaxLogBlockSize = 6;  // 64 KiB blocks, the largest ext4 allows
 
 std::optional<uint64_t> ExtSize(std::span<const uint8_t> b) {
-  if (Le<uint16_t>(b, kExtSuperblock + 0x38) != kExtMagic) return std::nullopt;
-  std::optional<uint32_t> lo = Le<uint32_t>(b, kExtSuperblock + 0x04);
-  std::optional<uint32_t> log_block = Le<uint32_t>(b, kExtSuperblock + 0x18);
-  std::optional<uint32_t> incompat = Le<uint32_t>(b, kExtSuperblock + 0x60);
+  if (Le<uint16_t>(b, kFsSizeExtSuperblock + 0x38) != kFsSizeExtMagic) return std::nullopt;
+  std::optional<uint32_t> lo = Le<uint32_t>(b, kFsSizeExtSuperblock + 0x04);
+  std::optional<uint32_t> log_block = Le<uint32_t>(b, kFsSizeExtSuperblock + 0x18);
+  std::optional<uint32_t> incompat = Le<uint32_t>(b, kFsSizeExtSuperblock + 0x60);
   if (!lo || !log_block || !incompat || *log_block > kExtMaxLogBlockSize) return std::nullopt;
   uint64_t blocks = *lo;
   if (*incompat & kExtIncompat64Bit) {
-    std::optional<uint32_t> hi = Le<uint32_t>(b, kExtSuperblock + 0x150);
+    std::optional<uint32_t> hi = Le<uint32_t>(b, kFsSizeExtSuperblock + 0x150);
     if (!hi) return std::nullopt;
     blocks |= static_cast<uint64_t>(*hi) << 32;
   }

@@ -13,8 +13,8 @@ namespace {
 
 // The UEFI minimum: protective MBR, header and a 16 KiB entry array at each end (the backup
 // without the MBR); DOS: the MBR, and 32-bit sector numbers.
-constexpr uint64_t kGptEntryArrayBytes = 128 * 128;
-constexpr uint64_t kDosLastSector = 0xFFFFFFFFull;
+constexpr uint64_t kPreviewGptEntryArrayBytes = 128 * 128;
+constexpr uint64_t kPreviewDosLastSector = 0xFFFFFFFFull;
 
 struct Area {
   uint64_t first = 0;
@@ -25,11 +25,11 @@ Area UsableArea(LabelType label, const Topology& t) {
   const uint64_t lbs = t.logical_sector_size;
   const uint64_t sectors = t.size_bytes / lbs;
   if (label == LabelType::kGpt) {
-    const uint64_t entries = (kGptEntryArrayBytes + lbs - 1) / lbs;
+    const uint64_t entries = (kPreviewGptEntryArrayBytes + lbs - 1) / lbs;
     if (sectors < 2 * (2 + entries) + 1) return {1, 0};
     return {2 + entries, sectors - 2 - entries};
   }
-  return {1, std::min(sectors - 1, kDosLastSector)};
+  return {1, std::min(sectors - 1, kPreviewDosLastSector)};
 }
 
 std::vector<PlacedPartition> Level(const LayoutPrediction& p, bool logical) {

@@ -44,7 +44,7 @@ std::string Lower(std::string_view s) {
   return out;
 }
 
-std::string_view Trim(std::string_view s) {
+std::string_view TrimSpace(std::string_view s) {
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.front()))) s.remove_prefix(1);
   while (!s.empty() && std::isspace(static_cast<unsigned char>(s.back()))) s.remove_suffix(1);
   return s;
@@ -76,7 +76,7 @@ Result<std::vector<std::string>> Split(std::string_view text, std::string_view s
 }
 
 std::string Unquote(std::string_view value) {
-  value = Trim(value);
+  value = TrimSpace(value);
   if (value.size() >= 2 && value.front() == '"' && value.back() == '"') {
     value = value.substr(1, value.size() - 2);
   }
@@ -141,7 +141,7 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
   while (pos <= text.size()) {
     size_t nl = text.find('\n', pos);
     std::string_view line = text.substr(pos, nl == std::string_view::npos ? text.npos : nl - pos);
-    if (Trim(line).empty() || Trim(line).front() != '#') {
+    if (TrimSpace(line).empty() || TrimSpace(line).front() != '#') {
       uncommented += line;
       uncommented += '\n';
     }
@@ -153,14 +153,14 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
   bool label_seen = false;
   std::vector<std::string> raw_types;
   for (const std::string& raw : *items) {
-    std::string_view item = Trim(raw);
+    std::string_view item = TrimSpace(raw);
     if (item.empty()) continue;
     const size_t number = spec.items.size() + 1;
     // A header: "label=gpt" or sfdisk's "label: gpt".
     std::string lowered = Lower(item);
     if (lowered.rfind("label", 0) == 0 && item.size() > 5 &&
-        (Trim(item.substr(5)).front() == '=' || Trim(item.substr(5)).front() == ':')) {
-      std::string value = Lower(Trim(Trim(item.substr(5)).substr(1)));
+        (TrimSpace(item.substr(5)).front() == '=' || TrimSpace(item.substr(5)).front() == ':')) {
+      std::string value = Lower(TrimSpace(TrimSpace(item.substr(5)).substr(1)));
       if (!spec.items.empty() || label_seen) {
         return MakeError("--layout: the label must come first, once");
       }
@@ -180,10 +180,10 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
     LayoutItem out;
     std::string type = "L";
     for (const std::string& raw_field : *fields) {
-      std::string_view field = Trim(raw_field);
+      std::string_view field = TrimSpace(raw_field);
       if (field.empty()) continue;
       size_t eq = field.find('=');
-      std::string key = Lower(Trim(field.substr(0, eq)));
+      std::string key = Lower(TrimSpace(field.substr(0, eq)));
       std::string value = eq == std::string_view::npos ? "" : Unquote(field.substr(eq + 1));
       auto error = [&](const std::string& what) {
         return MakeError(fmt::format("--layout: item {}: {}: {}", number, key, what));

@@ -13,7 +13,9 @@ std::string Lower(std::string s) {
   return s;
 }
 
-std::string Range(uint64_t start, uint64_t end) { return fmt::format("sectors {}-{}", start, end); }
+std::string SectorRange(uint64_t start, uint64_t end) {
+  return fmt::format("sectors {}-{}", start, end);
+}
 
 }  // namespace
 
@@ -39,8 +41,8 @@ std::vector<std::string> ScanVersusTable(const TableScan& scan, const PartitionT
   if (scan.label == LabelType::kGpt && (scan.first_usable_lba != table.first_usable_lba ||
                                         scan.last_usable_lba != table.last_usable_lba)) {
     out.push_back(fmt::format("usable area: libfdisk {}, the scan {}",
-                              Range(table.first_usable_lba, table.last_usable_lba),
-                              Range(scan.first_usable_lba, scan.last_usable_lba)));
+                              SectorRange(table.first_usable_lba, table.last_usable_lba),
+                              SectorRange(scan.first_usable_lba, scan.last_usable_lba)));
   }
   for (const ScannedPartition& s : scan.partitions) {
     const Partition* p = table.Find(s.number);

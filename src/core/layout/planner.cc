@@ -35,7 +35,7 @@ enum class ItemType { kData, kExtStart, kExtEnd };
 
 // One step of the search, in disk order: a data partition, or the start/end of the DOS
 // extended partition (whose logical partitions lie between the two).
-struct Item {
+struct SearchItem {
   ItemType type = ItemType::kData;
   size_t part = 0;      // index into table.partitions
   size_t ext_part = 0;  // logical partitions: the extended partition's index
@@ -128,7 +128,7 @@ void AddCandidate(std::vector<uint64_t>* values, uint64_t v) {
 }
 
 // The places a data partition may go from `st`, each with its cost.
-void ExpandData(const Context& cx, const Item& it, const State& st, int parent,
+void ExpandData(const Context& cx, const SearchItem& it, const State& st, int parent,
                 std::vector<State>* out) {
   const uint64_t ss = cx.table.sector_size;
   const uint64_t gap = !it.logical ? 0 : (it.first_logical ? 1 : st.f_eff);
@@ -213,8 +213,8 @@ void ExpandData(const Context& cx, const Item& it, const State& st, int parent,
 }
 
 // The end of the extended partition: it must hold every logical partition.
-void ExpandExtEnd(const Context& cx, const Item& it, bool has_logicals, const State& st, int parent,
-                  std::vector<State>* out) {
+void ExpandExtEnd(const Context& cx, const SearchItem& it, bool has_logicals, const State& st,
+                  int parent, std::vector<State>* out) {
   if (!has_logicals) {
     // An empty extended partition: keep it, or move it whole out of the way.
     uint64_t x = std::max(it.start, st.ext_lo);
@@ -343,14 +343,14 @@ Result<Context> MakeContext(const PartitionTable& table, const Alignment& alignm
 // The search's items in disk order: the partitions, with the logical ones between the start
 // and the end of the extended partition.
 struct Items {
-  std::vector<Item> list;
+  std::vector<SearchItem> list;
   std::optional<size_t> ext_index;  // the extended partition, if any
   bool has_logicals = false;
 };
 
-Item DataItem(const Context& cx, size_t i, bool logical, bool first_logical) {
+SearchItem DataItem(const Context& cx, size_t i, bool logical, bool first_logical) {
   const Partition& p = cx.table.partitions[i];
-  Item it;
+  SearchItem it;
   it.part = i;
   it.logical = logical;
   it.first_logical = first_logical;
@@ -364,7 +364,7 @@ Item DataItem(const Context& cx, size_t i, bool logical, bool first_logical) {
 }
 
 // Where the next data partition starts today, minus the gap in front of it.
-void SetNextLimits(const Context& cx, std::vector<Item>& items) {
+void SetNextLimits(const Context& cx, std::vector<SearchItem>& items) {
   for (size_t i = 0; i < items.size(); ++i) {
     if (items[i].type != ItemType::kData) continue;
     for (size_t j = i + 1; j < items.size(); ++j) {
@@ -406,17 +406,17 @@ Items ItemsInDiskOrder(const Context& cx) {
       continue;
     }
     const Partition& ext = table.partitions[i];
-    Item start{ItemType::kExtStart, i};
+    SearchItem start{ItemType::kExtStart, i};
     start.start = ext.start_sector;
     start.end = ext.end_sector();
     start.size = ext.size_sectors;
     out.list.push_back(start);
     for (size_t k = 0; k < logicals.size(); ++k) {
-      Item it = DataItem(cx, logicals[k], true, k == 0);
+      SearchItem it = DataItem(cx, logicals[k], true, k == 0);
       it.ext_part = i;
       out.list.push_back(it);
     }
-    Item end = start;
+    SearchItem end = start;
     end.type = ItemType::kExtEnd;
     out.list.push_back(end);
   }
@@ -432,7 +432,7 @@ Result<std::vector<Decision>> Search(const Context& cx, const Items& items) {
   initial.next_free = cx.lo;
   initial.f_eff = cx.dos_first_lba;
   layers.push_back({initial});
-  for (const Item& it : items.list) {
+  for (const SearchItem& it : items.list) {
     std::vector<State> next;
     const std::vector<State>& prev = layers.back();
     for (size_t k = 0; k < prev.size(); ++k) {
@@ -488,7 +488,7 @@ NewLayout NewExtents(const Items& items, const std::vector<Decision>& decisions)
   NewLayout out;
   out.ext_index = items.ext_index;
   for (size_t i = 0; i < items.list.size(); ++i) {
-    const Item& it = items.list[i];
+    const SearchItem& it = items.list[i];
     const Decision& d = decisions[i];
     if (it.type == ItemType::kData) {
       out.extent[it.part] = {d.start, d.end};

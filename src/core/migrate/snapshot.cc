@@ -27,11 +27,6 @@ constexpr PartitionKind kKinds[] = {PartitionKind::kPrimary, PartitionKind::kExt
 constexpr TopologyOrigin kOrigins[] = {TopologyOrigin::kKernel, TopologyOrigin::kDefault,
                                        TopologyOrigin::kAssumed};
 
-template <typename T>
-nlohmann::json OrNull(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
-
 nlohmann::json DeviceJson(const Identity& id) {
   nlohmann::json bridge = nullptr;
   if (id.usb_bridge) {
@@ -82,7 +77,7 @@ nlohmann::json PartitionJson(const Partition& p, uint64_t sector_size, const Con
            {{"fs_type", StringOrNull(c.fs_type)},
             {"fs_uuid", StringOrNull(c.fs_uuid)},
             {"fs_label", StringOrNull(c.fs_label)},
-            {"fs_block_size", OrNull(c.fs_block_size)},
+            {"fs_block_size", OptionalJson(c.fs_block_size)},
             {"has_data", c.has_data},
             {"head_xxh64", d ? nlohmann::json(d->xxh64) : nlohmann::json(nullptr)},
             {"head_bytes", d ? nlohmann::json(d->length_bytes) : nlohmann::json(nullptr)}}}};
@@ -302,7 +297,7 @@ nlohmann::json SnapshotToJson(const Snapshot& s) {
     nlohmann::json list = nlohmann::json::array();
     for (const SnapshotVerdicts& v : s.verdicts) {
       nlohmann::json checks = nlohmann::json::object();
-      for (const SnapshotCheck& c : v.checks) checks[c.key] = OrNull(c.ok);
+      for (const SnapshotCheck& c : v.checks) checks[c.key] = OptionalJson(c.ok);
       list.push_back({{"number", v.number}, {"aligned", v.aligned}, {"checks", checks}});
     }
     audit = {{"sector_size", s.topology.logical_sector_size}, {"partitions", list}};
@@ -311,11 +306,11 @@ nlohmann::json SnapshotToJson(const Snapshot& s) {
   for (const SnapshotPrediction& p : s.predictions) {
     predictions.push_back({{"tool", p.tool},
                            {"version", StringOrNull(p.version)},
-                           {"grain_sectors", OrNull(p.grain_sectors)},
-                           {"offset_sectors", OrNull(p.offset_sectors)},
-                           {"first_start_gpt", OrNull(p.first_start_gpt)},
-                           {"first_start_dos", OrNull(p.first_start_dos)},
-                           {"warns_at_1mib", OrNull(p.warns_at_1mib)},
+                           {"grain_sectors", OptionalJson(p.grain_sectors)},
+                           {"offset_sectors", OptionalJson(p.offset_sectors)},
+                           {"first_start_gpt", OptionalJson(p.first_start_gpt)},
+                           {"first_start_dos", OptionalJson(p.first_start_dos)},
+                           {"warns_at_1mib", OptionalJson(p.warns_at_1mib)},
                            {"error", StringOrNull(p.error)}});
   }
   const PartitionTable& t = s.table;
@@ -329,7 +324,7 @@ nlohmann::json SnapshotToJson(const Snapshot& s) {
           {"table",
            {{"type", ToString(t.label)},
             {"sector_size", t.sector_size},
-            {"written_for_sector_size", OrNull(s.table_written_for)},
+            {"written_for_sector_size", OptionalJson(s.table_written_for)},
             {"written_for_reason", StringOrNull(s.table_written_for_reason)},
             {"disk_id", StringOrNull(t.disk_id)},
             {"disk_size_sectors", t.disk_size_sectors},

@@ -21,10 +21,10 @@ struct ToolName {
   std::string_view tool;
   std::string_view name;
 };
-constexpr std::array<ToolName, 4> kHeadliners{{{"parted-optimal", "parted"},
-                                               {"sfdisk", "fdisk"},
-                                               {"sgdisk", "gdisk"},
-                                               {"systemd-repart", "systemd-repart"}}};
+constexpr std::array<ToolName, 4> kVerifyHeadliners{{{"parted-optimal", "parted"},
+                                                     {"sfdisk", "fdisk"},
+                                                     {"sgdisk", "gdisk"},
+                                                     {"systemd-repart", "systemd-repart"}}};
 
 // The audit's verdicts a person checks with a tool, and partalign's own (the required
 // criteria together: AuditReport's `aligned`).
@@ -118,7 +118,7 @@ std::vector<std::string> ToolDifferences(const Topology& from, const Topology& t
       ToolPlaces(from, TableInSectors(table, from.logical_sector_size, &ignored), versions);
   auto after = ToolPlaces(to, TableInSectors(table, to.logical_sector_size, &ignored), versions);
   std::vector<std::string> out;
-  for (const ToolName& h : kHeadliners) {
+  for (const ToolName& h : kVerifyHeadliners) {
     auto b = before.find(h.tool);
     auto a = after.find(h.tool);
     if (b == before.end() || a == after.end()) continue;

@@ -9,12 +9,14 @@ namespace {
 
 bool AddOverflows(uint64_t a, uint64_t b) { return a > UINT64_MAX - b; }
 
-struct Interval {
+struct ByteInterval {
   uint64_t begin = 0;
   uint64_t end = 0;
 };
 
-bool Overlaps(const Interval& a, const Interval& b) { return a.begin < b.end && b.begin < a.end; }
+bool Overlaps(const ByteInterval& a, const ByteInterval& b) {
+  return a.begin < b.end && b.begin < a.end;
+}
 
 }  // namespace
 
@@ -69,8 +71,8 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
   // destination: the forward pass writes only the destination, and the table is written after
   // the data is moved; a rollback puts the old table bytes back (which are the source's data
   // there) before the rollback pass rewrites the same data (docs/mover.md, I7).
-  const Interval written{move.dest_bytes, move.dest_bytes + move.length_bytes};
-  std::vector<Interval> seen;
+  const ByteInterval written{move.dest_bytes, move.dest_bytes + move.length_bytes};
+  std::vector<ByteInterval> seen;
   for (const TableUpdate& update : table) {
     const uint64_t length = update.old_bytes.size();
     if (length == 0 || update.new_bytes.size() != length) {
@@ -89,14 +91,14 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
       return MakeError(fmt::format("table update at byte {} (+{}) ends beyond the device",
                                    update.offset_bytes, length));
     }
-    const Interval range{update.offset_bytes, update.offset_bytes + length};
+    const ByteInterval range{update.offset_bytes, update.offset_bytes + length};
     if (Overlaps(range, written)) {
       return MakeError(fmt::format(
           "table update at byte {} (+{}) overlaps the destination {}..{}: table sectors must lie "
           "outside the partition's new place",
           update.offset_bytes, length, written.begin, written.end));
     }
-    for (const Interval& other : seen) {
+    for (const ByteInterval& other : seen) {
       if (Overlaps(range, other)) {
         return MakeError(
             fmt::format("table updates at bytes {} and {} overlap", other.begin, range.begin));

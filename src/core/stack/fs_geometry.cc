@@ -31,7 +31,7 @@ std::optional<FsGeometry> ExtGeometry(std::string_view type, std::span<const uin
   return g;
 }
 
-std::optional<FsGeometry> XfsGeometry(std::span<const uint8_t> b) {
+std::optional<FsGeometry> XfsFsGeometry(std::span<const uint8_t> b) {
   if (!HasMagic(b, 0, "XFSB")) return std::nullopt;
   std::optional<uint32_t> block = Be<uint32_t>(b, 4);
   std::optional<uint16_t> sector = Be<uint16_t>(b, 102);
@@ -55,7 +55,7 @@ std::optional<FsGeometry> ReadFsGeometry(std::string_view fs_type, std::span<con
   if (fs_type == "ext2" || fs_type == "ext3" || fs_type == "ext4") {
     return ExtGeometry(fs_type, head);
   }
-  if (fs_type == "xfs") return XfsGeometry(head);
+  if (fs_type == "xfs") return XfsFsGeometry(head);
   return std::nullopt;
 }
 
@@ -70,7 +70,7 @@ std::optional<FsGeometry> DetectFsGeometry(std::span<const uint8_t> head) {
                                                           : "ext2";
     return ExtGeometry(type, head);
   }
-  return XfsGeometry(head);
+  return XfsFsGeometry(head);
 }
 
 }  // namespace partalign

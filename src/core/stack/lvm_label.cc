@@ -10,7 +10,7 @@
 namespace partalign {
 namespace {
 
-constexpr uint64_t kSectorBytes = 512;
+constexpr uint64_t kLabelSectorBytes = 512;
 // struct label_header: id[8] "LABELONE", sector_xl u64, crc_xl u32, offset_xl u32, type[8].
 constexpr std::string_view kLabelId = "LABELONE";
 constexpr std::string_view kLabelType = "LVM2 001";
@@ -83,10 +83,10 @@ std::string FormatLvmUuid(std::string_view raw) {
 }
 
 Result<LvmLabel> ParseLvmLabel(std::span<const uint8_t> head) {
-  for (uint64_t sector = 0; sector * kSectorBytes < kLvmLabelScanBytes; ++sector) {
-    const size_t at = static_cast<size_t>(sector * kSectorBytes);
-    if (head.size() < at + kSectorBytes) break;
-    std::span<const uint8_t> s = head.subspan(at, kSectorBytes);
+  for (uint64_t sector = 0; sector * kLabelSectorBytes < kLvmLabelScanBytes; ++sector) {
+    const size_t at = static_cast<size_t>(sector * kLabelSectorBytes);
+    if (head.size() < at + kLabelSectorBytes) break;
+    std::span<const uint8_t> s = head.subspan(at, kLabelSectorBytes);
     if (!HasMagic(s, 0, kLabelId)) continue;
     if (Le<uint64_t>(s, kLabelSectorOffset) != sector) {
       return MakeError(fmt::format("LVM2 PV label in sector {} names sector {}", sector,
@@ -100,7 +100,7 @@ Result<LvmLabel> ParseLvmLabel(std::span<const uint8_t> head) {
       return MakeError(fmt::format("LVM2 PV label in sector {} is not of type 'LVM2 001'", sector));
     }
     const uint32_t header_at = *Le<uint32_t>(s, kLabelPvHeaderOffset);
-    if (header_at < kLabelHeaderBytes || header_at + kUuidBytes + 8 > kSectorBytes) {
+    if (header_at < kLabelHeaderBytes || header_at + kUuidBytes + 8 > kLabelSectorBytes) {
       return MakeError(
           fmt::format("LVM2 PV label: pv_header offset {} is outside the label sector", header_at));
     }

@@ -12,7 +12,7 @@
 namespace partalign {
 namespace {
 
-constexpr uint64_t kSectorBytes = 512;
+constexpr uint64_t kVgSectorBytes = 512;
 // lvm2 writes VG { physical_volumes|logical_volumes { name { segmentN { ... } } } }: four
 // levels. A little room for other sections, then refuse.
 constexpr int kMaxDepth = 8;
@@ -171,7 +171,7 @@ Result<uint64_t> SectorsAsBytes(const nlohmann::json& section, const char* key,
                                 const std::string& where) {
   Result<uint64_t> sectors = Unsigned(section, key, where);
   if (!sectors) return sectors;
-  std::optional<uint64_t> bytes = CheckedMul(*sectors, kSectorBytes);
+  std::optional<uint64_t> bytes = CheckedMul(*sectors, kVgSectorBytes);
   if (!bytes) {
     return MakeError(
         fmt::format("LVM2 metadata: {}: {} = {} sectors overflows", where, key, *sectors));

@@ -10,7 +10,7 @@
 namespace partalign {
 namespace {
 
-constexpr uint64_t kSectorBytes = 512;
+constexpr uint64_t kMdSectorBytes = 512;
 constexpr uint32_t kMdMagic = 0xa92b4efc;  // MD_SB_MAGIC
 // struct mdp_superblock_1 offsets.
 constexpr size_t kMajorVersion = 4;
@@ -22,7 +22,7 @@ constexpr size_t kChunkSize = 88;
 constexpr size_t kRaidDisks = 92;
 constexpr size_t kDataOffset = 128;
 constexpr size_t kDataSize = 136;
-constexpr size_t kSuperOffset = 144;
+constexpr size_t kMdSuperOffset = 144;
 constexpr size_t kDevNumber = 160;
 constexpr size_t kChecksum = 216;
 constexpr size_t kMaxDev = 220;
@@ -58,9 +58,9 @@ std::optional<uint64_t> MdSuperblockOffset(MdSuperblockVersion version,
                                                              : std::nullopt;
     case MdSuperblockVersion::k1_0: {
       // super1.c: sb_offset = (dsize - 16 sectors) & ~(8 sectors - 1).
-      const uint64_t sectors = device_size_bytes / kSectorBytes;
+      const uint64_t sectors = device_size_bytes / kMdSectorBytes;
       if (sectors < 32) return std::nullopt;
-      return ((sectors - 16) & ~uint64_t{7}) * kSectorBytes;
+      return ((sectors - 16) & ~uint64_t{7}) * kMdSectorBytes;
     }
   }
   return std::nullopt;
@@ -133,11 +133,12 @@ Result<MdSuperblock> ParseMdSuperblock(std::span<const uint8_t> bytes, MdSuperbl
   sb.layout = *Le<uint32_t>(bytes, kLayout);
   sb.raid_disks = *Le<uint32_t>(bytes, kRaidDisks);
   const uint64_t chunk_sectors = *Le<uint32_t>(bytes, kChunkSize);
-  sb.chunk_bytes = chunk_sectors * kSectorBytes;  // a u32 times 512 fits in 64 bits
-  std::optional<uint64_t> data_offset = CheckedMul(*Le<uint64_t>(bytes, kDataOffset), kSectorBytes);
-  std::optional<uint64_t> data_size = CheckedMul(*Le<uint64_t>(bytes, kDataSize), kSectorBytes);
+  sb.chunk_bytes = chunk_sectors * kMdSectorBytes;  // a u32 times 512 fits in 64 bits
+  std::optional<uint64_t> data_offset =
+      CheckedMul(*Le<uint64_t>(bytes, kDataOffset), kMdSectorBytes);
+  std::optional<uint64_t> data_size = CheckedMul(*Le<uint64_t>(bytes, kDataSize), kMdSectorBytes);
   std::optional<uint64_t> super_offset =
-      CheckedMul(*Le<uint64_t>(bytes, kSuperOffset), kSectorBytes);
+      CheckedMul(*Le<uint64_t>(bytes, kMdSuperOffset), kMdSectorBytes);
   if (!data_offset || !data_size || !super_offset) {
     return MakeError(where + ": an offset or size overflows");
   }

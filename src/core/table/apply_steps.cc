@@ -12,7 +12,7 @@ namespace partalign {
 namespace {
 
 // A partition as the ordering sees it: where the table puts it at some instant.
-struct Extent {
+struct StepExtent {
   PartitionKind kind = PartitionKind::kPrimary;
   uint64_t start = 0;
   uint64_t end = 0;  // inclusive
@@ -20,9 +20,9 @@ struct Extent {
 };
 
 // Partition number -> extent: the table at one instant.
-using Layout = std::map<uint32_t, Extent>;
+using StepLayout = std::map<uint32_t, StepExtent>;
 
-bool Overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
+bool OverlapByEnd(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end) {
   return a_start <= b_end && b_start <= a_end;
 }
 
@@ -30,12 +30,12 @@ bool Overlap(uint64_t a_start, uint64_t a_end, uint64_t b_start, uint64_t b_end)
 // (the extended one included) do not overlap each other, logical partitions do not overlap
 // each other or a primary one, and each logical partition lies inside the extended one, after
 // its first sector (where the head EBR is).
-std::vector<std::pair<uint32_t, uint32_t>> Violations(const Layout& layout) {
+std::vector<std::pair<uint32_t, uint32_t>> Violations(const StepLayout& layout) {
   std::vector<std::pair<uint32_t, uint32_t>> out;
   for (auto a = layout.begin(); a != layout.end(); ++a) {
     for (auto b = std::next(a); b != layout.end(); ++b) {
-      const Extent& x = a->second;
-      const Extent& y = b->second;
+      const StepExtent& x = a->second;
+      const StepExtent& y = b->second;
       const bool x_ext = x.kind == PartitionKind::kExtended;
       const bool y_ext = y.kind == PartitionKind::kExtended;
       const bool x_log = x.kind == PartitionKind::kLogical;
@@ -46,7 +46,7 @@ std::vector<std::pair<uint32_t, uint32_t>> Violations(const Layout& layout) {
       } else if (y_log && x_ext) {
         bad = !(x.start < y.start && y.end <= x.end);
       } else {
-        bad = Overlap(x.start, x.end, y.start, y.end);
+        bad = OverlapByEnd(x.start, x.end, y.start, y.end);
       }
       if (bad) out.emplace_back(a->first, b->first);
     }
@@ -59,7 +59,7 @@ uint64_t SectorsOf(uint64_t bytes, uint64_t sector_size) {
 }
 
 // The partition whose data a move of `action` would overwrite, if any.
-std::optional<uint32_t> DataInTheWay(const Layout& layout, const PlanAction& action,
+std::optional<uint32_t> DataInTheWay(const StepLayout& layout, const PlanAction& action,
                                      uint64_t sector_size) {
   const uint64_t first = action.new_start_sector;
   const uint64_t last = first + SectorsOf(action.bytes_to_move, sector_size) - 1;
@@ -67,13 +67,13 @@ std::optional<uint32_t> DataInTheWay(const Layout& layout, const PlanAction& act
     if (number == action.partition || !e.holds_data || e.kind == PartitionKind::kExtended) {
       continue;
     }
-    if (Overlap(first, last, e.start, e.end)) return number;
+    if (OverlapByEnd(first, last, e.start, e.end)) return number;
   }
   return std::nullopt;
 }
 
-void MoveTo(Layout& layout, uint32_t partition, uint64_t start, uint64_t end) {
-  Extent& e = layout.at(partition);
+void MoveTo(StepLayout& layout, uint32_t partition, uint64_t start, uint64_t end) {
+  StepExtent& e = layout.at(partition);
   e.start = start;
   e.end = end;
 }
@@ -152,7 +152,7 @@ class StepOrder {
   // Table-only changes that only fit together: they go with the last step.
   Status AttachLeftovers() {
     if (table_only_.empty()) return {};
-    Layout trial = layout_;
+    StepLayout trial = layout_;
     std::map<uint32_t, TableEdit> last;
     for (const TableEdit& e : steps_.back().edits) last[e.partition] = e;
     std::vector<uint32_t> left;
@@ -179,7 +179,7 @@ class StepOrder {
   // The places a table-only change goes through: a DOS extended partition whose start and end
   // both change first takes the union of its old and new extent, so that it holds its logical
   // partitions wherever they are while they move.
-  static PendingChange TableOnlyChange(const Extent& old, const PlanAction& a) {
+  static PendingChange TableOnlyChange(const StepExtent& old, const PlanAction& a) {
     PendingChange change;
     const uint64_t low = std::min(old.start, a.new_start_sector);
     const uint64_t high = std::max(old.end, a.new_end_sector);
@@ -193,7 +193,7 @@ class StepOrder {
   }
 
   // Takes the next place of table-only change `n` in `into`, to be written by the next step.
-  void Take(Layout& into, uint32_t n) {
+  void Take(StepLayout& into, uint32_t n) {
     PendingChange& change = table_only_.at(n);
     const TableEdit& t = change.target();
     MoveTo(into, n, t.start_sector, t.end_sector);
@@ -213,7 +213,7 @@ class StepOrder {
       progress = false;
       for (auto& [n, change] : table_only_) {
         if (change.done()) continue;
-        Layout trial = layout_;
+        StepLayout trial = layout_;
         MoveTo(trial, n, change.target().start_sector, change.target().end_sector);
         if (Violations(trial).empty()) {
           Take(layout_, n);
@@ -232,7 +232,7 @@ class StepOrder {
       return fmt::format("partition {} would overwrite the data of partition {}", m.partition,
                          *data);
     }
-    Layout trial = layout_;
+    StepLayout trial = layout_;
     MoveTo(trial, m.partition, m.new_start_sector, m.new_end_sector);
     const std::map<uint32_t, PendingChange> saved_changes = table_only_;
     const std::map<uint32_t, TableEdit> saved_edits = edits_;
@@ -267,7 +267,7 @@ class StepOrder {
   }
 
   const uint64_t sector_size_;
-  Layout layout_;                                 // the table at the current instant
+  StepLayout layout_;                             // the table at the current instant
   std::map<uint32_t, const PlanAction*> moves_;   // still to be done, by partition number
   std::vector<const PlanAction*> by_start_;       // every move, lowest on the disk first
   std::map<uint32_t, PendingChange> table_only_;  // still to be placed

@@ -10,15 +10,15 @@ namespace {
 
 // UEFI 2.x, 5.3.2: the GPT header begins with the signature "EFI PART" and holds its own LBA
 // (MyLBA) at byte 24, which is 1 for the primary header.
-constexpr char kGptSignature[8] = {'E', 'F', 'I', ' ', 'P', 'A', 'R', 'T'};
+constexpr char kSectorSizeGptSignature[8] = {'E', 'F', 'I', ' ', 'P', 'A', 'R', 'T'};
 constexpr size_t kGptMyLbaOffset = 24;
 
 // MBR: four 16-byte entries at byte 446, boot signature 0x55 0xAA at byte 510.
-constexpr size_t kMbrEntriesOffset = 446;
+constexpr size_t kSectorSizeMbrEntriesOffset = 446;
 constexpr size_t kMbrEntrySize = 16;
 constexpr uint8_t kMbrTypeProtective = 0xEE;
 
-uint64_t Le(std::span<const uint8_t> bytes, size_t offset, size_t width) {
+uint64_t LeAt(std::span<const uint8_t> bytes, size_t offset, size_t width) {
   uint64_t value = 0;
   for (size_t i = 0; i < width; ++i) value |= static_cast<uint64_t>(bytes[offset + i]) << (8 * i);
   return value;
@@ -26,8 +26,9 @@ uint64_t Le(std::span<const uint8_t> bytes, size_t offset, size_t width) {
 
 bool HasGptHeaderAt(std::span<const uint8_t> head, uint64_t offset) {
   if (offset + kGptMyLbaOffset + 8 > head.size()) return false;
-  return std::memcmp(head.data() + offset, kGptSignature, sizeof(kGptSignature)) == 0 &&
-         Le(head, offset + kGptMyLbaOffset, 8) == 1;
+  return std::memcmp(head.data() + offset, kSectorSizeGptSignature,
+                     sizeof(kSectorSizeGptSignature)) == 0 &&
+         LeAt(head, offset + kGptMyLbaOffset, 8) == 1;
 }
 
 }  // namespace
@@ -54,10 +55,10 @@ TableSectorSizeGuess GuessTableSectorSize(std::span<const uint8_t> head,
   bool protective = false;
   bool any = false;
   for (size_t i = 0; i < 4; ++i) {
-    size_t entry = kMbrEntriesOffset + i * kMbrEntrySize;
+    size_t entry = kSectorSizeMbrEntriesOffset + i * kMbrEntrySize;
     uint8_t type = head[entry + 4];
-    uint64_t start = Le(head, entry + 8, 4);
-    uint64_t count = Le(head, entry + 12, 4);
+    uint64_t start = LeAt(head, entry + 8, 4);
+    uint64_t count = LeAt(head, entry + 12, 4);
     if (type == 0 || count == 0) continue;
     any = true;
     if (type == kMbrTypeProtective) protective = true;

@@ -30,7 +30,7 @@ constexpr std::array<TableAreaRole, 5> kGptAreaOrder{
 
 // DOS logical partitions are numbered from 5; EBR i of the chain belongs to partition 5 + i
 // (libfdisk dos_locate_disklabel(): area n >= 1 is the EBR of pte n - 1 + 4).
-constexpr uint32_t kFirstLogicalPartition = 5;
+constexpr uint32_t kTransitionFirstLogical = 5;
 
 // GPT write order: the backup table first, so that the primary stays valid (old) until the
 // backup is complete (new); then the primary entries, which invalidate the primary (its header
@@ -66,7 +66,7 @@ std::pair<int, int64_t> DosWriteKey(const TableRange& r) {
   return {1, -static_cast<int64_t>(*r.old_index)};
 }
 
-bool Overlap(uint64_t a_start, uint64_t a_length, uint64_t b_start, uint64_t b_length) {
+bool OverlapByLength(uint64_t a_start, uint64_t a_length, uint64_t b_start, uint64_t b_length) {
   return a_start < b_start + b_length && b_start < a_start + a_length;
 }
 
@@ -142,14 +142,14 @@ std::string AreaName(LabelType label, const TableRange& range) {
       break;
   }
   if (range.new_index && range.old_index) {
-    return fmt::format("EBR of partition {}", kFirstLogicalPartition + *range.new_index);
+    return fmt::format("EBR of partition {}", kTransitionFirstLogical + *range.new_index);
   }
   if (range.new_index) {
     return fmt::format("EBR of partition {} (new place)",
-                       kFirstLogicalPartition + *range.new_index);
+                       kTransitionFirstLogical + *range.new_index);
   }
   return fmt::format("EBR of partition {} (old place)",
-                     kFirstLogicalPartition + range.old_index.value_or(0));
+                     kTransitionFirstLogical + range.old_index.value_or(0));
 }
 
 Result<TableTransition> LayoutTransition(LabelType label, uint64_t sector_size,
@@ -184,7 +184,7 @@ Result<TableTransition> LayoutTransition(LabelType label, uint64_t sector_size,
         slot = a.index;
         return {};
       }
-      if (Overlap(r.offset_bytes, r.length_bytes, a.offset_bytes, a.length_bytes)) {
+      if (OverlapByLength(r.offset_bytes, r.length_bytes, a.offset_bytes, a.length_bytes)) {
         return MakeError(fmt::format("table areas overlap: {} at byte {} and {} at byte {}",
                                      AreaName(label, r), r.offset_bytes, ToString(a.role),
                                      a.offset_bytes));
@@ -234,7 +234,7 @@ Result<TableTransition> FreshLayoutTransition(
           n.role == TableAreaRole::kMbr && r.role == TableAreaRole::kMbr) {
         n.old_index = r.old_index;  // LBA 0: the old MBR or protective MBR becomes the new one
         shared = true;
-      } else if (Overlap(n.offset_bytes, n.length_bytes, r.offset_bytes, r.length_bytes)) {
+      } else if (OverlapByLength(n.offset_bytes, n.length_bytes, r.offset_bytes, r.length_bytes)) {
         return MakeError(fmt::format("the old {} at byte {} lies under the new {}",
                                      AreaName(old_label, r), r.offset_bytes,
                                      AreaName(new_label, n)));
@@ -380,8 +380,8 @@ std::vector<std::string> TransitionConflicts(const TableTransition& t,
     std::string name = AreaName(t.label, r);
     for (const Partition& p : new_table.partitions) {
       if (p.kind == PartitionKind::kExtended) continue;
-      if (Overlap(r.offset_bytes, r.length_bytes, p.start_sector * t.sector_size,
-                  p.size_sectors * t.sector_size)) {
+      if (OverlapByLength(r.offset_bytes, r.length_bytes, p.start_sector * t.sector_size,
+                          p.size_sectors * t.sector_size)) {
         conflicts.push_back(fmt::format(
             "the {} (sector {}) lies inside partition {} of the new table (sectors {}-{})", name,
             r.offset_bytes / t.sector_size, p.number, p.start_sector, p.end_sector()));
@@ -389,8 +389,8 @@ std::vector<std::string> TransitionConflicts(const TableTransition& t,
     }
     for (const Partition& p : old_table.partitions) {
       if (p.kind == PartitionKind::kExtended || !p.contents.has_data) continue;
-      if (Overlap(r.offset_bytes, r.length_bytes, p.start_sector * t.sector_size,
-                  p.size_sectors * t.sector_size)) {
+      if (OverlapByLength(r.offset_bytes, r.length_bytes, p.start_sector * t.sector_size,
+                          p.size_sectors * t.sector_size)) {
         conflicts.push_back(fmt::format(
             "the {} (sector {}) would overwrite data of partition {} (sectors {}-{})", name,
             r.offset_bytes / t.sector_size, p.number, p.start_sector, p.end_sector()));

@@ -14,7 +14,7 @@ namespace {
 
 // A GPT is LBA 0 (protective MBR), LBA 1 (header), the entry array from LBA 2 and, at the end
 // of the disk, the backup entry array and the backup header in the last LBA (UEFI 2.x 5.3).
-constexpr uint64_t kGptHeaderSectors = 2;  // protective MBR + header, at either end
+constexpr uint64_t kTranslationGptHeaderSectors = 2;  // protective MBR + header, at either end
 // fdisk_locate_disklabel() lists a GPT's areas in this order (libfdisk/src/gpt.c).
 constexpr size_t kGptEntriesArea = 2;
 constexpr size_t kGptAreaCount = 5;
@@ -22,7 +22,7 @@ constexpr std::array<TableAreaRole, kGptAreaCount> kGptRoles{
     TableAreaRole::kMbr, TableAreaRole::kGptHeader, TableAreaRole::kGptEntries,
     TableAreaRole::kGptBackupEntries, TableAreaRole::kGptBackupHeader};
 // DOS logical partitions are numbered from 5; EBR i of the chain belongs to partition 5 + i.
-constexpr uint32_t kFirstLogicalPartition = 5;
+constexpr uint32_t kTranslationFirstLogical = 5;
 
 // Filesystems whose on-disk format records a sector size that must be at least the device's
 // logical sector size; libblkid reports it as BLOCK_SIZE (vfat: BPB bytes per sector, xfs:
@@ -88,7 +88,7 @@ void PlanGptUsableArea(const PartitionTable& table, uint64_t new_disk_sectors, u
   const uint64_t entry_bytes = table.areas[kGptEntriesArea].size_bytes;
   const uint64_t new_entry_sectors = DivCeil(entry_bytes, to);
   const uint64_t old_entry_sectors = DivCeil(entry_bytes, from);
-  const uint64_t min_first = kGptHeaderSectors + new_entry_sectors;
+  const uint64_t min_first = kTranslationGptHeaderSectors + new_entry_sectors;
   if (new_disk_sectors < 2 * min_first + 1) {
     t->refusals.push_back(fmt::format("the disk ({} sectors of {} bytes) is too small for a GPT",
                                       new_disk_sectors, to));
@@ -104,9 +104,10 @@ void PlanGptUsableArea(const PartitionTable& table, uint64_t new_disk_sectors, u
   t->first_usable_lba = std::max(DivCeil(*first_bytes, to), min_first);
   // A usable area that reached as far as the old sector size allowed reaches as far as the new
   // one allows (what libfdisk and sfdisk make by default); one that stopped short keeps its end.
-  const uint64_t old_max_last = table.disk_size_sectors >= kGptHeaderSectors + old_entry_sectors
-                                    ? table.disk_size_sectors - 1 - 1 - old_entry_sectors
-                                    : 0;
+  const uint64_t old_max_last =
+      table.disk_size_sectors >= kTranslationGptHeaderSectors + old_entry_sectors
+          ? table.disk_size_sectors - 1 - 1 - old_entry_sectors
+          : 0;
   if (table.last_usable_lba >= old_max_last || *end_bytes / to == 0) {
     t->last_usable_lba = max_last;
   } else {
@@ -187,7 +188,7 @@ void CheckDosAreas(const PartitionTable& table, uint64_t to, TableTranslation* t
     const TableArea& a = table.areas[i];
     const std::string name =
         i == 0 ? std::string("MBR")
-               : fmt::format("EBR of partition {}", kFirstLogicalPartition + i - 1);
+               : fmt::format("EBR of partition {}", kTranslationFirstLogical + i - 1);
     if (a.offset_bytes % to != 0) {
       t->refusals.push_back(fmt::format(
           "the {} is at byte {}, not on a {}-byte boundary: no {}-byte sector number addresses "

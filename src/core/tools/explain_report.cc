@@ -14,22 +14,16 @@
 #include "partalign/tools/repart_model.h"
 #include "partalign/topology/alignment.h"
 #include "partalign/topology/probe_report.h"
+#include "partalign/util/json_util.h"
 #include "partalign/util/units.h"
 #include "partalign/util/version.h"
 
 namespace partalign {
 namespace {
 
-// The position everybody types: parted's `mkpart primary 1MiB 100%`, fdisk's start=2048.
-constexpr uint64_t kOneMiB = kMiB;
 // GPT header sectors before the 16 KiB entry array (protective MBR, header).
-constexpr uint64_t kGptHeaderSectors = 2;
-constexpr uint64_t kGptEntryArrayBytes = 128 * 128;
-
-template <typename T>
-nlohmann::json OrNull(const std::optional<T>& v) {
-  return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
-}
+constexpr uint64_t kExplainGptHeaderSectors = 2;
+constexpr uint64_t kExplainGptEntryArrayBytes = 128 * 128;
 
 std::string OrDash(const std::optional<uint64_t>& v) { return v ? std::to_string(*v) : "-"; }
 std::string OrDash(const std::optional<int64_t>& v) { return v ? std::to_string(*v) : "-"; }
@@ -133,7 +127,7 @@ ToolPrediction PredictSfdiskRow(const Topology& t, const ResolvedVersion& v) {
     (label == LabelType::kGpt ? p.second_start_gpt : p.second_start_dos) = s.second_start;
     if (!s.first_start_phys_aligned) p.warnings.push_back(prefix + FdiskPhysBoundaryWarning(1));
     if (label == LabelType::kGpt) {
-      bool aligned = FdiskLbaIsPhyAligned(l->cxt, kOneMiB / ss);
+      bool aligned = FdiskLbaIsPhyAligned(l->cxt, kMiB / ss);
       p.warns_at_1mib = !aligned;
       if (!aligned) p.warning_at_1mib = FdiskPhysBoundaryWarning(1);
     }
@@ -161,7 +155,7 @@ ToolPrediction PredictSgdiskRow(const Topology& t, const ResolvedVersion& v,
   p.reasons = g->reasons;
   p.key_reason = g->key_reason;
   if (g->verify_warning) p.warnings.push_back(*g->verify_warning);
-  const uint64_t at = kOneMiB / lbs;
+  const uint64_t at = kMiB / lbs;
   uint64_t inferred = GdiskComputeAlignment(v.version, lbs, t.size_bytes / lbs, {at});
   std::optional<std::string> w = GdiskVerifyBeginWarning(t, inferred, 1, at);
   p.warns_at_1mib = w.has_value();
@@ -203,10 +197,11 @@ ToolPrediction PredictPartalignRow(const Topology& t) {
   p.offset_sectors = static_cast<int64_t>(r.alignment.offset_bytes / lbs);
   p.reasons = r.reasons;
   p.key_reason = r.reasons.size() > 1 ? r.reasons[1] : r.reasons.front();
-  const uint64_t gpt_first_usable = kGptHeaderSectors + (kGptEntryArrayBytes + lbs - 1) / lbs;
+  const uint64_t gpt_first_usable =
+      kExplainGptHeaderSectors + (kExplainGptEntryArrayBytes + lbs - 1) / lbs;
   const uint64_t size = t.size_bytes;
   auto first = [&](uint64_t first_usable) -> std::optional<uint64_t> {
-    uint64_t start = r.alignment.Up(std::max(kOneMiB, first_usable * lbs));
+    uint64_t start = r.alignment.Up(std::max(kMiB, first_usable * lbs));
     if (start >= size) return std::nullopt;
     return start / lbs;
   };
@@ -216,7 +211,7 @@ ToolPrediction PredictPartalignRow(const Topology& t) {
       "first start: the first aligned sector at or after 1 MiB and the label's first usable LBA "
       "(GPT {}, DOS 1): GPT {}, DOS {}",
       gpt_first_usable, OrDash(p.first_start_gpt), OrDash(p.first_start_dos)));
-  p.warns_at_1mib = !r.alignment.IsAligned(kOneMiB);
+  p.warns_at_1mib = !r.alignment.IsAligned(kMiB);
   if (*p.warns_at_1mib) {
     p.warning_at_1mib = fmt::format("a start at 1 MiB is not a multiple of {} after offset {}",
                                     FormatSize(r.alignment.grain_bytes), r.alignment.offset_bytes);
@@ -231,16 +226,16 @@ const ToolPrediction* Find(const std::vector<ToolPrediction>& all, std::string_v
   return nullptr;
 }
 
-struct Headliner {
+struct ExplainHeadliner {
   std::string_view tool;
   std::string_view name;  ///< what a person calls it
 };
 
 // The tools of the headline: each project's default behaviour.
-constexpr Headliner kHeadliners[] = {{"parted-optimal", "parted"},
-                                     {"sfdisk", "fdisk"},
-                                     {"sgdisk", "gdisk"},
-                                     {"systemd-repart", "systemd-repart"}};
+constexpr ExplainHeadliner kExplainHeadliners[] = {{"parted-optimal", "parted"},
+                                                   {"sfdisk", "fdisk"},
+                                                   {"sgdisk", "gdisk"},
+                                                   {"systemd-repart", "systemd-repart"}};
 
 std::string JoinNames(const std::vector<std::string>& names) {
   if (names.size() == 1) return names[0];
@@ -252,7 +247,7 @@ std::string JoinNames(const std::vector<std::string>& names) {
   return s;
 }
 
-bool PhysicallyAligned(const Topology& t, uint64_t start) {
+bool StartsPhysicallyAligned(const Topology& t, uint64_t start) {
   uint64_t bytes = start * t.logical_sector_size;
   uint64_t pbs = std::max<uint64_t>(t.physical_sector_size, 1);
   return bytes >= t.alignment_offset && (bytes - t.alignment_offset) % pbs == 0;
@@ -275,7 +270,7 @@ bool Supports(const ToolPrediction& p, LabelType label) {
 
 std::vector<Group> GroupByStart(const std::vector<ToolPrediction>& all, LabelType label) {
   std::vector<Group> groups;
-  for (const Headliner& h : kHeadliners) {
+  for (const ExplainHeadliner& h : kExplainHeadliners) {
     const ToolPrediction* p = Find(all, h.tool);
     if (p == nullptr || !p->error.empty() || !Supports(*p, label)) continue;
     const std::optional<uint64_t>& start = FirstStart(*p, label);
@@ -310,7 +305,7 @@ std::string DisagreementSentence(const std::vector<ToolPrediction>& all, const T
                                  LabelType label) {
   std::vector<Group> groups = GroupByStart(all, label);
   std::vector<std::string> gpt_only;
-  for (const Headliner& h : kHeadliners) {
+  for (const ExplainHeadliner& h : kExplainHeadliners) {
     const ToolPrediction* p = Find(all, h.tool);
     if (p != nullptr && !Supports(*p, label)) gpt_only.push_back(std::string(h.name));
   }
@@ -318,7 +313,7 @@ std::string DisagreementSentence(const std::vector<ToolPrediction>& all, const T
                                       : fmt::format("; {} write{} GPT only.", JoinNames(gpt_only),
                                                     gpt_only.size() == 1 ? "s" : "");
   if (groups.empty()) return "no tool could be predicted";
-  const int64_t mib_sectors = static_cast<int64_t>(kOneMiB / t.logical_sector_size);
+  const int64_t mib_sectors = static_cast<int64_t>(kMiB / t.logical_sector_size);
   auto describe = [&](const Group& g) {
     std::vector<std::string> parts;
     std::vector<std::string> plain;
@@ -353,7 +348,7 @@ std::string DisagreementSentence(const std::vector<ToolPrediction>& all, const T
                          label == LabelType::kDos ? "DOS" : "GPT");
       } else {
         s += fmt::format(" will start at {}", *g.start);
-        if (!PhysicallyAligned(t, *g.start)) s += " (not on a physical sector boundary)";
+        if (!StartsPhysicallyAligned(t, *g.start)) s += " (not on a physical sector boundary)";
       }
       bool parted_here = std::find(plain.begin(), plain.end(), "parted") != plain.end();
       const ToolPrediction* parted = Find(all, "parted-optimal");
@@ -371,7 +366,7 @@ std::string DisagreementSentence(const std::vector<ToolPrediction>& all, const T
     if (!parted_odd && g.start) {
       std::string s = fmt::format("{} {} the first partition at {} here", JoinNames(g.names),
                                   g.names.size() == 2 ? "both start" : "all start", *g.start);
-      if (!PhysicallyAligned(t, *g.start)) s += " (not on a physical sector boundary)";
+      if (!StartsPhysicallyAligned(t, *g.start)) s += " (not on a physical sector boundary)";
       if (parted && parted->warns_at_1mib.value_or(false)) s += "; parted warns at 1 MiB";
       return s + tail;
     }
@@ -383,7 +378,7 @@ std::string DisagreementSentence(const std::vector<ToolPrediction>& all, const T
 
 std::vector<std::string> DisagreementReasons(const std::vector<ToolPrediction>& all) {
   std::vector<std::string> lines;
-  for (const Headliner& h : kHeadliners) {
+  for (const ExplainHeadliner& h : kExplainHeadliners) {
     const ToolPrediction* p = Find(all, h.tool);
     if (p == nullptr) continue;
     std::string why = p->error.empty() ? p->key_reason : p->error;
@@ -481,16 +476,16 @@ nlohmann::json PredictionJson(const ToolPrediction& p) {
   j["version"] = p.version ? nlohmann::json(p.version->ToString()) : nlohmann::json(nullptr);
   j["version_source"] = ToString(p.version_source);
   j["era"] = p.era;
-  j["grain_sectors"] = OrNull(p.grain_sectors);
-  j["offset_sectors"] = OrNull(p.offset_sectors);
-  j["first_start_gpt"] = OrNull(p.first_start_gpt);
-  j["first_start_dos"] = OrNull(p.first_start_dos);
-  j["second_start_gpt"] = OrNull(p.second_start_gpt);
-  j["second_start_dos"] = OrNull(p.second_start_dos);
-  j["warns_at_1mib"] = OrNull(p.warns_at_1mib);
-  j["warning_at_1mib"] = OrNull(p.warning_at_1mib);
-  j["error_at_1mib"] = OrNull(p.error_at_1mib);
-  j["align_check_at_1mib"] = OrNull(p.align_check_at_1mib);
+  j["grain_sectors"] = OptionalJson(p.grain_sectors);
+  j["offset_sectors"] = OptionalJson(p.offset_sectors);
+  j["first_start_gpt"] = OptionalJson(p.first_start_gpt);
+  j["first_start_dos"] = OptionalJson(p.first_start_dos);
+  j["second_start_gpt"] = OptionalJson(p.second_start_gpt);
+  j["second_start_dos"] = OptionalJson(p.second_start_dos);
+  j["warns_at_1mib"] = OptionalJson(p.warns_at_1mib);
+  j["warning_at_1mib"] = OptionalJson(p.warning_at_1mib);
+  j["error_at_1mib"] = OptionalJson(p.error_at_1mib);
+  j["align_check_at_1mib"] = OptionalJson(p.align_check_at_1mib);
   j["warnings"] = p.warnings;
   j["reasons"] = p.reasons;
   j["gpt_error"] = p.gpt_error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.gpt_error);

@@ -7,7 +7,7 @@ namespace partalign {
 namespace {
 
 // DEFAULT_ALIGNMENT (gpt.h): 2048 sectors of SECTOR_SIZE (512) bytes, i.e. 1 MiB.
-constexpr uint64_t kDefaultAlignment = 2048;
+constexpr uint64_t kGdiskDefaultAlignment = 2048;
 constexpr uint64_t kGdiskSectorSize = 512;
 // MIN_AF_ALIGNMENT (gpt.h): the least inferred alignment on large ("Advanced Format") disks.
 constexpr uint64_t kMinAfAlignment = 8;
@@ -16,14 +16,14 @@ constexpr uint64_t kMinAfAlignment = 8;
 constexpr uint64_t kSmallestAfOld = 1250263728;
 constexpr uint64_t kSmallestAfNew = 585937500;
 // NUM_GPT_ENTRIES x GPT_SIZE (gpt.h): the entry array, 16 KiB.
-constexpr uint64_t kGptEntryArrayBytes = 128 * 128;
+constexpr uint64_t kGdiskGptEntryArrayBytes = 128 * 128;
 
 const ToolVersion kScaledAlignmentSince{0, 6, 12, 3};
 const ToolVersion kNewThresholdSince{0, 7, 0, 3};
 
 uint64_t DefaultAlignment(const ToolVersion& v, uint64_t lbs) {
-  if (v < kScaledAlignmentSince) return kDefaultAlignment;
-  return kDefaultAlignment * kGdiskSectorSize / lbs;
+  if (v < kScaledAlignmentSince) return kGdiskDefaultAlignment;
+  return kGdiskDefaultAlignment * kGdiskSectorSize / lbs;
 }
 
 }  // namespace
@@ -80,7 +80,7 @@ Result<GdiskPrediction> PredictGdisk(const Topology& t, const ToolVersion& versi
   p.era = *era;
   const uint64_t lbs = t.logical_sector_size;
   const uint64_t disk = t.size_bytes / lbs;
-  const uint64_t table = (kGptEntryArrayBytes + lbs - 1) / lbs;
+  const uint64_t table = (kGdiskGptEntryArrayBytes + lbs - 1) / lbs;
   p.alignment_sectors = DefaultAlignment(version, lbs);
   p.first_usable_lba = 2 + table;
   if (disk < 2 * p.first_usable_lba + 1) return MakeError("the disk is too small for a GPT");
@@ -120,7 +120,7 @@ Result<GdiskPrediction> PredictGdisk(const Topology& t, const ToolVersion& versi
   p.reasons.push_back(fmt::format(
       "FirstUsableLBA is {} (2 + {}/{}); sgdisk -n 1:0:0 moves it up to the next multiple of {}: "
       "{}",
-      p.first_usable_lba, kGptEntryArrayBytes, lbs, a, start));
+      p.first_usable_lba, kGdiskGptEntryArrayBytes, lbs, a, start));
   if (first_size && start + *first_size - 1 < p.last_usable_lba) {
     uint64_t next = start + *first_size;
     if (next % a != 0) {

@@ -16,14 +16,14 @@ namespace partalign {
 namespace {
 
 // A DOS table holds four primary partitions; a fifth needs the fourth slot as an extended one.
-constexpr size_t kDosPrimaries = 4;
+constexpr size_t kPredictionDosPrimaries = 4;
 // parted's MiB layouts start where everybody starts, and leave this much before each logical
 // partition (its EBR needs at least a sector, and 1 MiB keeps the grain).
 constexpr uint64_t kFirstStartBytes = kMiB;
 constexpr uint64_t kLogicalGapBytes = kMiB;
 
 bool NeedsExtended(const LayoutRequest& r) {
-  return r.label == LabelType::kDos && r.sizes_bytes.size() > kDosPrimaries;
+  return r.label == LabelType::kDos && r.sizes_bytes.size() > kPredictionDosPrimaries;
 }
 
 // ---- parted -------------------------------------------------------------------------------------
@@ -64,8 +64,9 @@ std::vector<PartedCommand> PartedCommands(const LayoutRequest& r, const Topology
   const bool extended = NeedsExtended(r);
   for (size_t i = 0; i < r.sizes_bytes.size(); ++i) {
     PartedPartType type = PartedPartType::kPrimary;
-    if (extended && i + 1 >= kDosPrimaries) {
-      if (i + 1 == kDosPrimaries) out.push_back({PartedPartType::kExtended, start, "100%"});
+    if (extended && i + 1 >= kPredictionDosPrimaries) {
+      if (i + 1 == kPredictionDosPrimaries)
+        out.push_back({PartedPartType::kExtended, start, "100%"});
       type = PartedPartType::kLogical;
       if (mib) {
         cursor += kLogicalGapBytes;
@@ -146,7 +147,7 @@ LayoutPrediction PredictSfdisk(const Topology& t, const ToolVersions& v, const L
   p.command.push_back(fmt::format("label: {}", r.label == LabelType::kGpt ? "gpt" : "dos"));
   std::vector<SfdiskLine> lines;
   for (size_t i = 0; i < r.sizes_bytes.size(); ++i) {
-    if (NeedsExtended(r) && i + 1 == kDosPrimaries) {
+    if (NeedsExtended(r) && i + 1 == kPredictionDosPrimaries) {
       lines.push_back({std::nullopt, false, true});
       p.command.push_back("type=Ex");
     }

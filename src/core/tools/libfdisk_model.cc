@@ -13,14 +13,14 @@ namespace {
 // 2048 * 512: libfdisk's 1 MiB grain and first LBA ("Windows Vista default", alignment.c).
 constexpr uint64_t kFdiskDefaultGrain = 2048 * 512;
 // GPT_NPARTITIONS x sizeof(struct gpt_entry): the entry array of a new GPT (gpt.c).
-constexpr uint64_t kGptEntryArrayBytes = 128 * 128;
+constexpr uint64_t kFdiskGptEntryArrayBytes = 128 * 128;
 // DOS partition tables address sectors with 32 bits (get_disk_ranges() caps at UINT_MAX).
-constexpr uint64_t kDosLastSector = 0xFFFFFFFFull;
+constexpr uint64_t kFdiskDosLastSector = 0xFFFFFFFFull;
 
-const ToolVersion kPhysFilterSince{2, 27, 0, 2};    // acb7651f8, 68a8648ce
-const ToolVersion kTinyAreaRuleSince{2, 36, 0, 2};  // 89c0297bc
-const ToolVersion kBridgeFilterSince{2, 37, 0, 2};  // bbb66067c
-const ToolVersion kSmallSegmentSince{2, 38, 0, 2};  // a64e99118
+const ToolVersion kPhysFilterSince{2, 27, 0, 2};         // acb7651f8, 68a8648ce
+const ToolVersion kTinyAreaRuleSince{2, 36, 0, 2};       // 89c0297bc
+const ToolVersion kBridgeFilterSince{2, 37, 0, 2};       // bbb66067c
+const ToolVersion kFdiskSmallSegmentSince{2, 38, 0, 2};  // a64e99118
 
 bool BitMaskEra(const LibfdiskContext& c) { return c.version < kPhysFilterSince; }
 
@@ -217,7 +217,7 @@ Result<LibfdiskLabel> CreateLibfdiskLabel(const LibfdiskContext& cxt, LabelType 
   l.label = label;
   l.cxt = cxt;
   if (label == LabelType::kGpt) {
-    const uint64_t esects = (kGptEntryArrayBytes + cxt.sector_size - 1) / cxt.sector_size;
+    const uint64_t esects = (kFdiskGptEntryArrayBytes + cxt.sector_size - 1) / cxt.sector_size;
     if (cxt.total_sectors < 2 + esects + 2 + esects) {
       return MakeError("the device is too small for a GPT");
     }
@@ -230,17 +230,17 @@ Result<LibfdiskLabel> CreateLibfdiskLabel(const LibfdiskContext& cxt, LabelType 
       l.reasons.push_back(fmt::format(
           "a new GPT gets FirstUsableLBA = the first LBA {}, which lies between the UEFI "
           "minimum {} (2 + {}/{}) and LastUsableLBA {} (count_first_last_lba)",
-          cxt.first_lba, uefi_first, kGptEntryArrayBytes, cxt.sector_size, last));
+          cxt.first_lba, uefi_first, kFdiskGptEntryArrayBytes, cxt.sector_size, last));
     } else {
       l.reasons.push_back(fmt::format(
           "the first LBA {} is not above the UEFI minimum {} (2 + {}/{}): FirstUsableLBA = {}",
-          cxt.first_lba, uefi_first, kGptEntryArrayBytes, cxt.sector_size, uefi_first));
+          cxt.first_lba, uefi_first, kFdiskGptEntryArrayBytes, cxt.sector_size, uefi_first));
     }
     l.cxt.first_lba = std::max(cxt.first_lba, l.first_usable_lba);
     l.cxt.last_lba = std::min(cxt.last_lba, last);
   } else {
     l.first_usable_lba = cxt.first_lba;
-    l.last_usable_lba = std::min(cxt.total_sectors - 1, kDosLastSector);
+    l.last_usable_lba = std::min(cxt.total_sectors - 1, kFdiskDosLastSector);
     l.reasons.push_back(fmt::format(
         "a new DOS label starts partitions at the first LBA {} (DOS-compatible mode, which would "
         "use sector 63, is off by default since util-linux 2.18)",
@@ -252,18 +252,18 @@ Result<LibfdiskLabel> CreateLibfdiskLabel(const LibfdiskContext& cxt, LabelType 
 namespace {
 
 // gpt.c find_first_in_largest(): the free segments of a GPT with one partition [s, e].
-struct Segment {
+struct FdiskSegment {
   uint64_t first;
   uint64_t last;
 };
 
-Segment LargestFree(uint64_t first_usable, uint64_t last_usable, uint64_t s, uint64_t e) {
-  std::vector<Segment> free;
+FdiskSegment LargestFree(uint64_t first_usable, uint64_t last_usable, uint64_t s, uint64_t e) {
+  std::vector<FdiskSegment> free;
   if (s > first_usable) free.push_back({first_usable, s - 1});
   if (e < last_usable) free.push_back({e + 1, last_usable});
-  Segment best{0, 0};
+  FdiskSegment best{0, 0};
   uint64_t best_size = 0;
-  for (const Segment& f : free) {
+  for (const FdiskSegment& f : free) {
     if (f.last - f.first + 1 > best_size) {
       best = f;
       best_size = f.last - f.first + 1;
@@ -281,7 +281,7 @@ SfdiskPlacement PredictSfdisk(const LibfdiskLabel& l, std::optional<uint64_t> fi
   const bool alignment_required = c.grain_bytes != c.sector_size;
   if (l.label == LabelType::kGpt) {
     uint64_t f = l.first_usable_lba, last = l.last_usable_lba;
-    if (c.version >= kSmallSegmentSince && last - f + 1 < g) {
+    if (c.version >= kFdiskSmallSegmentSince && last - f + 1 < g) {
       p.error = "No enough free sectors available.";
       p.reasons.push_back(fmt::format(
           "the free area {}..{} is smaller than a grain of {} sectors: sfdisk refuses a default "
@@ -303,9 +303,9 @@ SfdiskPlacement PredictSfdisk(const LibfdiskLabel& l, std::optional<uint64_t> fi
         if (user_l > start) user_l -= 1;
       }
       if (user_l <= max_l) {
-        Segment next = LargestFree(f, last, start, user_l);
+        FdiskSegment next = LargestFree(f, last, start, user_l);
         if (next.last >= next.first &&
-            !(c.version >= kSmallSegmentSince && next.last - next.first + 1 < g)) {
+            !(c.version >= kFdiskSmallSegmentSince && next.last - next.first + 1 < g)) {
           p.second_start = FdiskAlignLbaInRange(c, next.first, next.first, next.last);
         }
       }

@@ -10,9 +10,9 @@ namespace partalign {
 namespace {
 
 // DEFAULT_DISK_ALIGNMENT (lib/internal.h): 1 MiB.
-constexpr uint64_t kDefaultAlignment = kMiB;
+constexpr uint64_t kLuksDefaultAlignment = kMiB;
 constexpr uint64_t kPage = 4096;
-constexpr uint64_t kSector = 512;
+constexpr uint64_t kLuksSector = 512;
 const ToolVersion kIgnoresNon4kOptSince{2, 3, 4, 3};
 
 }  // namespace
@@ -30,7 +30,7 @@ LuksFormatPrediction PredictLuksFormat(const Topology& t, const ToolVersion& ver
     return p;
   }
   p.era = std::string(era->name);
-  p.required_alignment_bytes = kDefaultAlignment;
+  p.required_alignment_bytes = kLuksDefaultAlignment;
   p.key_reason = "the payload is aligned to 1 MiB (DEFAULT_DISK_ALIGNMENT)";
   p.reasons.push_back(p.key_reason);
   uint64_t unit = t.minimum_io_size;
@@ -50,7 +50,7 @@ LuksFormatPrediction PredictLuksFormat(const Topology& t, const ToolVersion& ver
                       opt, t.minimum_io_size));
     }
   }
-  if (unit != 0 && kDefaultAlignment % unit != 0) {
+  if (unit != 0 && kLuksDefaultAlignment % unit != 0) {
     p.required_alignment_bytes = unit;
     p.key_reason =
         fmt::format("the I/O unit {} does not divide 1 MiB, so the payload is aligned to it", unit);
@@ -62,7 +62,7 @@ LuksFormatPrediction PredictLuksFormat(const Topology& t, const ToolVersion& ver
   // LUKS1 counts in 512-byte sectors: the alignment rounds down to whole sectors.
   const uint64_t align =
       type == LuksType::kLuks1
-          ? std::max<uint64_t>(kSector, AlignDown(p.required_alignment_bytes, kSector))
+          ? std::max<uint64_t>(kLuksSector, AlignDown(p.required_alignment_bytes, kLuksSector))
           : p.required_alignment_bytes;
   p.data_offset_bytes = AlignUp(header, align) + t.alignment_offset;
   p.reasons.push_back(fmt::format(

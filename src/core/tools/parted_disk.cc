@@ -12,31 +12,33 @@ namespace {
 
 // GPT_DEFAULT_PARTITION_ENTRY_ARRAY_SIZE (labels/gpt.c): 128 entries x 128 bytes. The data
 // area starts after the protective MBR, the header and this array (gpt_alloc()).
-constexpr int64_t kGptEntryArrayBytes = 16384;
+constexpr int64_t kPedGptEntryArrayBytes = 16384;
 // The msdos/pc98 limits of labels/pt-limit.gperf: 32-bit start and length.
 constexpr int64_t kMsdosMaxStart = 0xFFFFFFFFll;
-constexpr int64_t kMsdosMaxLength = 0xFFFFFFFFll;
+constexpr int64_t kPedMsdosMaxLength = 0xFFFFFFFFll;
 // DOS_N_PRI_PARTITIONS, GPT's entry count (parted's default), the highest logical number.
 constexpr int kMsdosPrimaries = 4;
-constexpr int kGptEntries = 128;
+constexpr int kPedGptEntries = 128;
 constexpr int kFirstLogical = 5;
 
-const ToolVersion kHalfRadiusSince{3, 1, 0, 2};
+const ToolVersion kPedHalfRadiusSince{3, 1, 0, 2};
 // 3f6b723 "Fix ending sector location when using kibi IEC suffix": before it, an end counted as
 // IEC only when its unit began with one of "kMGTPEZY" exactly (so "KiB" did not).
 const ToolVersion kAnyCaseIecEndSince{3, 5, 28, 3};
-const ToolVersion kArithmeticSince{3, 3, 0, 2};
+const ToolVersion kPedArithmeticSince{3, 3, 0, 2};
 
 // ---- libparted's sector arithmetic (cs/natmath.c), restated ----------------------------------
 
 // "a mod b, the way C should have done it": note that a negative exact multiple gives b, not 0.
-int64_t PedAbsMod(int64_t a, int64_t b) { return a < 0 ? a % b + b : a % b; }
-int64_t PedRoundDownTo(int64_t sector, int64_t grain) { return sector - PedAbsMod(sector, grain); }
+int64_t PedDiskAbsMod(int64_t a, int64_t b) { return a < 0 ? a % b + b : a % b; }
+int64_t PedRoundDownTo(int64_t sector, int64_t grain) {
+  return sector - PedDiskAbsMod(sector, grain);
+}
 int64_t PedRoundUpTo(int64_t sector, int64_t grain) {
   return sector % grain ? PedRoundDownTo(sector, grain) + grain : sector;
 }
 
-struct Range {
+struct PedRange {
   int64_t start = 0;
   int64_t end = -1;  // inclusive; empty when end < start
   bool empty() const { return end < start; }
@@ -44,31 +46,33 @@ struct Range {
   int64_t length() const { return end - start + 1; }
 };
 
-Range Intersect(Range a, Range b) { return {std::max(a.start, b.start), std::min(a.end, b.end)}; }
+PedRange Intersect(PedRange a, PedRange b) {
+  return {std::max(a.start, b.start), std::min(a.end, b.end)};
+}
 
 const SectorAlignment kAnyAlignment{0, 1};
 
 // The sector of `align` nearest `sector` that is inside `range`, moving by whole grains
 // (_closest_inside_geometry); -1 when there is none.
-int64_t ClosestInside(const SectorAlignment& align, Range range, int64_t sector) {
+int64_t ClosestInside(const SectorAlignment& align, PedRange range, int64_t sector) {
   const int64_t g = align.grain_sectors;
   if (sector < range.start) sector += PedRoundUpTo(range.start - sector, g);
   if (sector > range.end) sector -= PedRoundUpTo(sector - range.end, g);
   return range.Contains(sector) ? sector : -1;
 }
 
-int64_t AlignedUp(const SectorAlignment& a, Range range, int64_t sector) {
+int64_t AlignedUp(const SectorAlignment& a, PedRange range, int64_t sector) {
   int64_t r = PedRoundUpTo(sector - a.offset_sectors, a.grain_sectors) + a.offset_sectors;
   return ClosestInside(a, range, r);
 }
 
-int64_t AlignedDown(const SectorAlignment& a, Range range, int64_t sector) {
+int64_t AlignedDown(const SectorAlignment& a, PedRange range, int64_t sector) {
   int64_t r = PedRoundDownTo(sector - a.offset_sectors, a.grain_sectors) + a.offset_sectors;
   return ClosestInside(a, range, r);
 }
 
 // ped_alignment_align_nearest: the closer of up and down; a tie goes to the down candidate.
-int64_t AlignedNearest(const SectorAlignment& a, Range range, int64_t sector) {
+int64_t AlignedNearest(const SectorAlignment& a, PedRange range, int64_t sector) {
   int64_t up = AlignedUp(a, range, sector);
   int64_t down = AlignedDown(a, range, sector);
   if (up == -1) return down;
@@ -81,14 +85,14 @@ int64_t AlignedNearest(const SectorAlignment& a, Range range, int64_t sector) {
 struct Constraint {
   SectorAlignment start_align = kAnyAlignment;
   SectorAlignment end_align = kAnyAlignment;
-  Range start_range;
-  Range end_range;
+  PedRange start_range;
+  PedRange end_range;
   int64_t min_size = 1;
   int64_t max_size = 0;
 };
 
 // ped_constraint_new_from_max(): anywhere inside `area`.
-Constraint FromMax(Range area) {
+Constraint FromMax(PedRange area) {
   return {kAnyAlignment, kAnyAlignment, area, area, 1, area.length()};
 }
 
@@ -106,7 +110,7 @@ std::optional<Constraint> Intersect(const Constraint& a, const Constraint& b) {
 
 // ped_constraint_solve_nearest(): the start nearest the target among the starts that leave room
 // for an aligned end, then the aligned end nearest the target end.
-std::optional<Range> SolveNearest(const Constraint& c, int64_t device_length, Range target) {
+std::optional<PedRange> SolveNearest(const Constraint& c, int64_t device_length, PedRange target) {
   if (c.start_range.empty() || c.end_range.empty() || c.min_size > c.max_size) return {};
   int64_t first_end = AlignedDown(c.end_align, c.end_range, c.end_range.start);
   int64_t last_end = AlignedUp(c.end_align, c.end_range, c.end_range.end);
@@ -116,17 +120,17 @@ std::optional<Range> SolveNearest(const Constraint& c, int64_t device_length, Ra
   int64_t min_start = std::max<int64_t>(0, first_end - c.max_size + 1);
   int64_t max_start = last_end - c.min_size + 1;
   if (max_start < 0) return {};
-  Range starts = Intersect(Range{min_start, max_start}, c.start_range);
+  PedRange starts = Intersect(PedRange{min_start, max_start}, c.start_range);
   if (starts.empty()) return {};
   int64_t start = AlignedNearest(c.start_align, starts, target.start);
   if (start == -1) return {};
   if (start + c.min_size - 1 > device_length - 1) return {};
-  Range ends{start + c.min_size - 1, std::min(start + c.max_size - 1, device_length - 1)};
+  PedRange ends{start + c.min_size - 1, std::min(start + c.max_size - 1, device_length - 1)};
   ends = Intersect(ends, c.end_range);
   if (ends.empty()) return {};
   int64_t end = AlignedNearest(c.end_align, ends, target.end);
   if (end == -1) return {};
-  return Range{start, end};
+  return PedRange{start, end};
 }
 
 // ---- the partition list parted shows (metadata, partitions, free space) ------------------------
@@ -134,15 +138,15 @@ std::optional<Range> SolveNearest(const Constraint& c, int64_t device_length, Ra
 enum class RegionKind { kMetadata, kFree, kPartition };
 
 struct Region {
-  Range range;
+  PedRange range;
   RegionKind kind = RegionKind::kFree;
 };
 
 // Where a label lets partitions live: the GPT data area (gpt_alloc), or msdos with cylinder
 // alignment off, which -a optimal|minimal always sets (_no_geom_constraint(disk, 1, len - 1)).
-Range LabelArea(const PartedDevice& d, LabelType label) {
+PedRange LabelArea(const PartedDevice& d, LabelType label) {
   if (label == LabelType::kGpt) {
-    int64_t table = kGptEntryArrayBytes / d.sector_size;
+    int64_t table = kPedGptEntryArrayBytes / d.sector_size;
     return {2 + table, d.length_sectors - 2 - table};
   }
   return {1, d.length_sectors - 1};
@@ -151,7 +155,7 @@ Range LabelArea(const PartedDevice& d, LabelType label) {
 // Fills the gaps of `items` (sorted, inside `area`) with free regions, as _disk_alloc_freespace
 // and _alloc_extended_freespace do (the latter leaves the extended partition's first sector
 // out: its own metadata covers it).
-std::vector<Region> WithFreeSpace(std::vector<Region> items, Range area) {
+std::vector<Region> WithFreeSpace(std::vector<Region> items, PedRange area) {
   std::sort(items.begin(), items.end(),
             [](const Region& a, const Region& b) { return a.range.start < b.range.start; });
   std::vector<Region> out;
@@ -209,7 +213,7 @@ class MkpartRun {
 
  private:
   struct Added {
-    Range geom;
+    PedRange geom;
     int number = 0;
   };
 
@@ -219,11 +223,11 @@ class MkpartRun {
     }
     return nullptr;
   }
-  Range Snap(Range target, Range start_range, Range end_range) const;
-  std::optional<Constraint> Overlap(PartedPartType type, Range geom) const;
-  std::optional<Constraint> LogicalRoom(int number, Range geom) const;
+  PedRange Snap(PedRange target, PedRange start_range, PedRange end_range) const;
+  std::optional<Constraint> Overlap(PartedPartType type, PedRange geom) const;
+  std::optional<Constraint> LogicalRoom(int number, PedRange geom) const;
   int Number(PartedPartType type) const;
-  Result<Added> Add(PartedPartType type, const Constraint& constraint, Range* geom) const;
+  Result<Added> Add(PartedPartType type, const Constraint& constraint, PedRange* geom) const;
 
   const PartedModel& m_;
   const PartedDevice& d_;
@@ -234,7 +238,7 @@ class MkpartRun {
 // The list ped_disk_next_partition() walks outside update mode, with the extended partition
 // replaced by what it holds (ped_disk_get_partition_by_sector never returns it).
 std::vector<Region> MkpartRun::Regions() const {
-  const Range whole{0, d_.length_sectors - 1};
+  const PedRange whole{0, d_.length_sectors - 1};
   std::vector<Region> top;
   std::vector<Region> inside;
   const PartedPartition* ext = Extended();
@@ -245,7 +249,7 @@ std::vector<Region> MkpartRun::Regions() const {
     }
   }
   if (label_ == LabelType::kGpt) {
-    Range area = LabelArea(d_, label_);
+    PedRange area = LabelArea(d_, label_);
     top.push_back({{0, area.start - 1}, RegionKind::kMetadata});
     top.push_back({{area.end + 1, whole.end}, RegionKind::kMetadata});
   } else {
@@ -320,7 +324,8 @@ enum Move { kStill = 0, kUp = 1, kDown = 2 };
 // prefer_snap() of parted/parted.c: move a position to the edge of the region it lies in when
 // that edge is inside the accepted range and closer than the other edge. `what` is 0 for a
 // start and -1 for an end (SECT_START, SECT_END). Returns the move and its distance.
-std::pair<Move, int64_t> PreferSnap(int64_t s, int what, Range range, int* allow, Range region) {
+std::pair<Move, int64_t> PreferSnap(int64_t s, int what, PedRange range, int* allow,
+                                    PedRange region) {
   int64_t up_dist = -1, down_dist = -1;
   if (*allow & kUp) {
     int64_t n = region.end + 1 + what;
@@ -348,7 +353,7 @@ std::pair<Move, int64_t> PreferSnap(int64_t s, int what, Range range, int* allow
 }
 
 // snap_to_boundaries() with no old geometry.
-Range MkpartRun::Snap(Range g, Range start_range, Range end_range) const {
+PedRange MkpartRun::Snap(PedRange g, PedRange start_range, PedRange end_range) const {
   std::vector<Region> regions = Regions();
   auto region_of = [&](int64_t s) -> size_t {
     for (size_t i = 0; i < regions.size(); ++i) {
@@ -357,7 +362,7 @@ Range MkpartRun::Snap(Range g, Range start_range, Range end_range) const {
     return regions.size() - 1;
   };
   size_t sp = region_of(g.start), ep = region_of(g.end);
-  const Range start_part = regions[sp].range, end_part = regions[ep].range;
+  const PedRange start_part = regions[sp].range, end_part = regions[ep].range;
   const bool adjacent = start_part.end + 1 == end_part.start;
   int start_allow = kUp | kDown, end_allow = kUp | kDown;
   if (sp == ep) {
@@ -386,7 +391,7 @@ Range MkpartRun::Snap(Range g, Range start_range, Range end_range) const {
 // _partition_get_overlap_constraint() (disk.c): the free space around `geom` among the
 // partitions of the same level (primary and extended, or the logical ones inside the extended
 // partition); nullopt for a space of one sector or none.
-std::optional<Constraint> MkpartRun::Overlap(PartedPartType type, Range geom) const {
+std::optional<Constraint> MkpartRun::Overlap(PartedPartType type, PedRange geom) const {
   int64_t min_start = 0;
   int64_t max_end = std::numeric_limits<int64_t>::max() - 1;
   std::vector<const PartedPartition*> level;
@@ -413,7 +418,7 @@ std::optional<Constraint> MkpartRun::Overlap(PartedPartType type, Range geom) co
 // _log_meta_overlap_constraint() (labels/dos.c): a logical partition needs one sector for the
 // extended partition's table before it, and every logical partition but number 5 one more for
 // its own EBR.
-std::optional<Constraint> MkpartRun::LogicalRoom(int number, Range geom) const {
+std::optional<Constraint> MkpartRun::LogicalRoom(int number, PedRange geom) const {
   const PartedPartition* ext = Extended();
   const int not_5 = number != kFirstLogical;
   int64_t min_start = ext->start_sector + 1 + not_5;
@@ -441,7 +446,7 @@ int MkpartRun::Number(PartedPartType type) const {
     return std::any_of(parts_.begin(), parts_.end(),
                        [&](const PartedPartition& p) { return p.number == n; });
   };
-  int first = 1, last = kGptEntries;
+  int first = 1, last = kPedGptEntries;
   if (label_ == LabelType::kDos) {
     if (type == PartedPartType::kLogical) {
       first = kFirstLogical;
@@ -461,8 +466,8 @@ int MkpartRun::Number(PartedPartType type) const {
 // partition's geometry: the solution replaces it even when a later check fails, as in parted,
 // so that the retry starts from there.
 Result<MkpartRun::Added> MkpartRun::Add(PartedPartType type, const Constraint& constraint,
-                                        Range* geom) const {
-  const Range target = *geom;
+                                        PedRange* geom) const {
+  const PedRange target = *geom;
   const PartedPartition* ext = Extended();
   if (label_ == LabelType::kDos) {
     if (type != PartedPartType::kLogical) {
@@ -488,13 +493,14 @@ Result<MkpartRun::Added> MkpartRun::Add(PartedPartType type, const Constraint& c
     internal = LogicalRoom(number, target);
   } else if (type == PartedPartType::kExtended) {
     // _no_geom_extended_constraint() with no logical partition yet.
-    Range any{1, d_.length_sectors - 1};
+    PedRange any{1, d_.length_sectors - 1};
     internal = Constraint{kAnyAlignment, kAnyAlignment, any, any, 1, d_.length_sectors};
   } else {
     internal = FromMax(LabelArea(d_, label_));
   }
   std::optional<Constraint> all = internal ? Intersect(*c, *internal) : std::nullopt;
-  std::optional<Range> solved = all ? SolveNearest(*all, d_.length_sectors, target) : std::nullopt;
+  std::optional<PedRange> solved =
+      all ? SolveNearest(*all, d_.length_sectors, target) : std::nullopt;
   if (!solved) return MakeError("Unable to satisfy all constraints on the partition.");
   *geom = *solved;
   // _check_partition()
@@ -507,11 +513,11 @@ Result<MkpartRun::Added> MkpartRun::Add(PartedPartType type, const Constraint& c
   }
   if (label_ == LabelType::kDos) {
     int64_t length = solved->length();
-    if (length > kMsdosMaxLength) {
+    if (length > kPedMsdosMaxLength) {
       return MakeError(
           fmt::format("partition length of {} sectors exceeds the msdos-partition-table-imposed "
                       "maximum of {}",
-                      length, kMsdosMaxLength));
+                      length, kPedMsdosMaxLength));
     }
     if (solved->start > kMsdosMaxStart) {
       return MakeError(fmt::format(
@@ -525,7 +531,7 @@ Result<MkpartRun::Added> MkpartRun::Add(PartedPartType type, const Constraint& c
 MkpartOutcome MkpartRun::Run(PartedMode mode, PartedPartType type, std::string_view start_text,
                              std::string_view end_text) {
   MkpartOutcome out;
-  Range area = LabelArea(d_, label_);
+  PedRange area = LabelArea(d_, label_);
   if (area.empty()) {
     out.error = "device is too small for GPT";
     return out;
@@ -538,7 +544,7 @@ MkpartOutcome MkpartRun::Run(PartedMode mode, PartedPartType type, std::string_v
   }
   // _adjust_end_if_iec() (parted >= 3.1): an end typed in IEC units means "up to", one sector
   // lower.
-  if (EndIsIec(m_.version, end_text) && m_.version >= kHalfRadiusSince &&
+  if (EndIsIec(m_.version, end_text) && m_.version >= kPedHalfRadiusSince &&
       start->sector != end->sector) {
     end->sector -= 1;
     end->range_start -= 1;
@@ -549,29 +555,29 @@ MkpartOutcome MkpartRun::Run(PartedMode mode, PartedPartType type, std::string_v
                             start->sector, end->sector);
     return out;
   }
-  const Range start_range{start->range_start, start->range_end};
-  const Range end_range{end->range_start, end->range_end};
+  const PedRange start_range{start->range_start, start->range_end};
+  const PedRange end_range{end->range_start, end->range_end};
   out.reasons.push_back(
       fmt::format("'{}' is sector {}, accepted anywhere in {}..{}{}", start_text, start->sector,
                   start_range.start, start_range.end,
                   start->iec && start_range.start == start_range.end
                       ? " (IEC units are exact)"
                       : fmt::format(" ({} a unit either side, ped_unit_parse_custom)",
-                                    m_.version >= kHalfRadiusSince ? "half" : "a whole")));
+                                    m_.version >= kPedHalfRadiusSince ? "half" : "a whole")));
 
   const SectorAlignment align = m_.For(mode);
-  Range target = Snap(Range{start->sector, end->sector}, start_range, end_range);
-  const Range snapped = target;
-  const Range whole{0, d_.length_sectors - 1};
+  PedRange target = Snap(PedRange{start->sector, end->sector}, start_range, end_range);
+  const PedRange snapped = target;
+  const PedRange whole{0, d_.length_sectors - 1};
   const Constraint user{kAnyAlignment, kAnyAlignment, start_range, end_range, 1, d_.length_sectors};
   const Constraint device{
-      align, {PedAbsMod(align.offset_sectors - 1, align.grain_sectors), align.grain_sectors},
+      align, {PedDiskAbsMod(align.offset_sectors - 1, align.grain_sectors), align.grain_sectors},
       whole, whole,
       1,     d_.length_sectors};
   std::string area_text =
       label_ == LabelType::kGpt
           ? fmt::format("the GPT data area is {}..{} (2 + {}/{})", area.start, area.end,
-                        kGptEntryArrayBytes, d_.sector_size)
+                        kPedGptEntryArrayBytes, d_.sector_size)
           : "an msdos label (cylinder alignment off with -a optimal|minimal) allows any start >= 1";
   std::optional<Constraint> final_constraint = Intersect(user, device);
   Result<Added> aligned = final_constraint ? Add(type, *final_constraint, &target)
@@ -617,7 +623,7 @@ MkpartOutcome MkpartRun::Run(PartedMode mode, PartedPartType type, std::string_v
       area_text, align.offset_sectors, align.grain_sectors, out.start_sector, out.end_sector));
   AlignCheckOutcome check = PredictAlignCheck(m_, mode, out.number, out.start_sector);
   if (!check.aligned) {
-    if (m_.version >= kArithmeticSince) {
+    if (m_.version >= kPedArithmeticSince) {
       out.warning = fmt::format(
           "The resulting partition is not properly aligned for best performance: {}s % {}s != "
           "{}s",

@@ -11,14 +11,14 @@
 namespace partalign {
 namespace {
 
-constexpr uint64_t kSector = 512;
+constexpr uint64_t kPvSector = 512;
 // The first metadata area starts one page in: LABEL_SCAN_SIZE (4 sectors) rounded up to the
 // page size (format-text.c); partalign models 4 KiB pages (x86-64, the usual arm64 kernels).
 constexpr uint64_t kMdaStart = 4096;
 // DEFAULT_PVMETADATASIZE 255 sectors before 2.03.03; from 2.03.03
 // get_default_pvmetadatasize_sectors(): 2040 sectors on 4 KiB pages, so the area ends at 1 MiB.
-constexpr uint64_t kOldMetadataBytes = 255 * kSector;
-constexpr uint64_t kMetadataBytes = 2040 * kSector;
+constexpr uint64_t kOldMetadataBytes = 255 * kPvSector;
+constexpr uint64_t kMetadataBytes = 2040 * kPvSector;
 // DEFAULT_PE_ALIGN_OLD: 128 sectors; DEFAULT_PE_ALIGN / FIRST_PE_AT_ONE_MB_IN_SECTORS: 2048.
 constexpr uint64_t kOldDefaultAlignSectors = 128;
 constexpr uint64_t kDefaultAlignSectors = 2048;
@@ -29,7 +29,7 @@ const ToolVersion kIgnoresNon4kSince{2, 3, 31, 3};
 
 // dev-type.c _dev_topology_attribute(): bytes >> 9, and 1 for a value below one sector.
 uint64_t SysfsSectors(uint64_t bytes) {
-  return bytes != 0 && bytes < kSector ? 1 : bytes / kSector;
+  return bytes != 0 && bytes < kPvSector ? 1 : bytes / kPvSector;
 }
 
 }  // namespace
@@ -60,7 +60,7 @@ PvcreatePrediction PredictPvcreate(const Topology& t, const ToolVersion& version
       if (*v > 1 && (*v & 3) != 0) {
         p.reasons.push_back(fmt::format(
             "lvm2 {} ignores the I/O size {} (not a multiple of 4 sectors) and uses 8 sectors",
-            VersionText(StackTool::kLvm2, version), *v * kSector));
+            VersionText(StackTool::kLvm2, version), *v * kPvSector));
         *v = 8;
       }
     }
@@ -68,14 +68,14 @@ PvcreatePrediction PredictPvcreate(const Topology& t, const ToolVersion& version
   uint64_t align = 0;  // sectors
   if (options.data_alignment_bytes) {
     align = SysfsSectors(*options.data_alignment_bytes);
-    p.key_reason = fmt::format("--dataalignment {} sets the alignment", align * kSector);
+    p.key_reason = fmt::format("--dataalignment {} sets the alignment", align * kPvSector);
     p.reasons.push_back(p.key_reason);
   } else if (old_default) {
     align = std::max({kOldDefaultAlignSectors, min_io, opt_io});
     p.key_reason = fmt::format(
         "lvm2 before 2.02.73 aligns to the largest of 64 KiB, the minimum I/O size {} and the "
         "optimal I/O size {}: {} bytes",
-        t.minimum_io_size, t.optimal_io_size, align * kSector);
+        t.minimum_io_size, t.optimal_io_size, align * kPvSector);
     p.reasons.push_back(p.key_reason);
   } else {
     align = kDefaultAlignSectors;
@@ -90,23 +90,23 @@ PvcreatePrediction PredictPvcreate(const Topology& t, const ToolVersion& version
       p.key_reason = fmt::format(
           "the {} {} bytes does not divide {} bytes, so it replaces the alignment, as it is "
           "(data_alignment_detection; no sanity check)",
-          what, value * kSector, against * kSector);
+          what, value * kPvSector, against * kPvSector);
       p.reasons.push_back(p.key_reason);
     }
   }
-  p.alignment_bytes = align * kSector;
+  p.alignment_bytes = align * kPvSector;
   uint64_t offset = 0;  // sectors
   if (options.data_alignment_offset_bytes) {
     offset = SysfsSectors(*options.data_alignment_offset_bytes);
-    p.reasons.push_back(fmt::format("--dataalignmentoffset {} is added", offset * kSector));
+    p.reasons.push_back(fmt::format("--dataalignmentoffset {} is added", offset * kPvSector));
   } else if (t.alignment_offset != 0) {
     offset = SysfsSectors(t.alignment_offset);
     p.reasons.push_back(
         fmt::format("the device's alignment offset {} is added "
                     "(data_alignment_offset_detection)",
-                    offset * kSector));
+                    offset * kPvSector));
   }
-  p.alignment_offset_bytes = offset * kSector;
+  p.alignment_offset_bytes = offset * kPvSector;
   if (align < offset) {
     p.error = fmt::format(
         "pe_align ({} sectors) must not be less than pe_align_offset ({} sectors)", align, offset);

@@ -9,7 +9,7 @@ namespace partalign {
 namespace {
 
 // DEFAULT_MIN_SIZE (repart.c): what a definition without SizeMinBytes= needs.
-constexpr uint64_t kRepartDefaultMinSize = 10 * kMiB;
+constexpr uint64_t kRepartLayoutDefaultMinSize = 10 * kMiB;
 // config_parse_size4096(): SizeMinBytes= is rounded up and SizeMaxBytes= down to 4096.
 constexpr uint64_t kSizeParseRounding = 4096;
 
@@ -40,7 +40,7 @@ RepartLayout PredictRepartLayout(const Topology& t, const ToolVersion& systemd,
   uint64_t required = 0;
   for (const std::optional<uint64_t>& size : sizes) {
     uint64_t s = size ? AlignUp(AlignUp(*size, kSizeParseRounding), grain)
-                      : AlignUp(kRepartDefaultMinSize, grain);
+                      : AlignUp(kRepartLayoutDefaultMinSize, grain);
     min_sizes.push_back(s);
     required += s;
   }

@@ -10,11 +10,11 @@ namespace partalign {
 namespace {
 
 // DOS tables address sectors with 32 bits (get_disk_ranges() caps the last sector at UINT_MAX).
-constexpr uint64_t kDosLastSector = 0xFFFFFFFFull;
-constexpr size_t kDosPrimaries = 4;
+constexpr uint64_t kSfdiskDosLastSector = 0xFFFFFFFFull;
+constexpr size_t kSfdiskDosPrimaries = 4;
 
-const ToolVersion kAlignedLastSince{2, 38, 0, 2};   // 921c7da55: the last GPT partition's end
-const ToolVersion kSmallSegmentSince{2, 38, 0, 2};  // a64e99118: no default in a tiny segment
+const ToolVersion kAlignedLastSince{2, 38, 0, 2};         // 921c7da55: the last GPT partition's end
+const ToolVersion kSfdiskSmallSegmentSince{2, 38, 0, 2};  // a64e99118: no default in a tiny segment
 
 // A partition slot as libfdisk's DOS label keeps it: absolute start and end, and for logical
 // partitions the EBR offset (pe->offset), which find_first/last_free count as used.
@@ -47,7 +47,7 @@ Status GptRun::Add(const SfdiskLine& line, SfdiskLayout* out) {
   uint64_t dflt_f = space_.FirstInLargest();
   if (dflt_f == 0) return MakeError("No free sectors available.");
   uint64_t dflt_l = space_.LastFree(dflt_f);
-  if (c_.version >= kSmallSegmentSince && dflt_l - dflt_f + 1 < g) {
+  if (c_.version >= kSfdiskSmallSegmentSince && dflt_l - dflt_f + 1 < g) {
     return MakeError("No enough free sectors available.");
   }
   const uint64_t user_f = FdiskAlignLbaInRange(c_, dflt_f, dflt_f, dflt_l);
@@ -102,7 +102,7 @@ class DosRun {
 
   const LibfdiskContext& c_;
   uint64_t last_;
-  DosEntry primary_[kDosPrimaries];
+  DosEntry primary_[kSfdiskDosPrimaries];
   std::vector<DosEntry> logical_;
   const DosEntry* ext_ = nullptr;
 };
@@ -120,7 +120,7 @@ std::vector<const DosEntry*> DosRun::From(bool logical) const {
 // get_disk_ranges().
 std::pair<uint64_t, uint64_t> DosRun::Ranges(bool logical) const {
   if (logical) return {ext_->start + c_.first_lba, ext_->end};
-  return {c_.first_lba, std::min(c_.total_sectors - 1, std::min(last_, kDosLastSector))};
+  return {c_.first_lba, std::min(c_.total_sectors - 1, std::min(last_, kSfdiskDosLastSector))};
 }
 
 // find_first_free_sector_in_range(): the first sector at or after `begin` outside every
@@ -176,7 +176,7 @@ Result<uint64_t> DosRun::LastFree(bool logical, uint64_t begin, uint64_t stop) c
 }
 
 Status DosRun::AddPartition(size_t n, const SfdiskLine& line, SfdiskLayout* out) {
-  const bool logical = n >= kDosPrimaries;
+  const bool logical = n >= kSfdiskDosPrimaries;
   auto [start, stop] = Ranges(logical);
   Result<uint64_t> lim = LastFreeInRange(logical, start, stop);
   if (!lim) return lim.error();
@@ -223,9 +223,9 @@ Status DosRun::AddPartition(size_t n, const SfdiskLine& line, SfdiskLayout* out)
   DosEntry e;
   e.used = true;
   e.extended = line.extended;
-  if (n == kDosPrimaries) {
+  if (n == kSfdiskDosPrimaries) {
     e.ebr = ext_->start;
-  } else if (n > kDosPrimaries) {
+  } else if (n > kSfdiskDosPrimaries) {
     e.ebr = start - c_.first_lba;
     if (e.ebr == ext_->start) {
       ++e.ebr;
@@ -303,7 +303,7 @@ Status DosRun::Add(const SfdiskLine& line, SfdiskLayout* out) {
                              "extended partition.");
     }
     if (line.extended) return MakeError("Extended partition already exists.");
-    return AddPartition(kDosPrimaries + logical_.size(), line, out);
+    return AddPartition(kSfdiskDosPrimaries + logical_.size(), line, out);
   }
   if (line.extended && ext_ != nullptr) return MakeError("Extended partition already exists.");
   size_t n = 0;

@@ -10,10 +10,10 @@ namespace partalign {
 namespace {
 
 // IeeeToInt()'s suffixes, each 1024 times the one before.
-constexpr const char* kSuffixes = "KMGTP";
+constexpr const char* kSgdiskSuffixes = "KMGTP";
 constexpr int kMaxUnitPower = 5;
 // NUM_GPT_ENTRIES: the partition numbers sgdisk offers.
-constexpr int kGptEntries = 128;
+constexpr int kSgdiskGptEntries = 128;
 
 // The table of a GPT being filled by `-n` options.
 class Gpt {
@@ -41,7 +41,7 @@ class Gpt {
     return sector;
   }
   int FirstFreeNumber() const {
-    for (int n = 1; n <= kGptEntries; ++n) {
+    for (int n = 1; n <= kSgdiskGptEntries; ++n) {
       if (std::none_of(numbers_.begin(), numbers_.end(), [&](int u) { return u == n; })) return n;
     }
     return 0;
@@ -81,7 +81,7 @@ uint64_t EndSector(const SgdiskNew& n, uint64_t lbs, uint64_t low, uint64_t high
 std::string SgdiskEndText(const SgdiskNew& n) {
   if (!n.size) return "0";
   if (n.unit_power == 0) return fmt::format("+{}", *n.size);
-  return fmt::format("+{}{}", *n.size, kSuffixes[n.unit_power - 1]);
+  return fmt::format("+{}{}", *n.size, kSgdiskSuffixes[n.unit_power - 1]);
 }
 
 SgdiskNew SgdiskSizeOf(uint64_t size_bytes, uint64_t lbs) {

@@ -7,7 +7,7 @@
 namespace partalign {
 namespace {
 
-constexpr ToolVersion V(uint32_t major, uint32_t minor, uint32_t patch) {
+constexpr ToolVersion StackV(uint32_t major, uint32_t minor, uint32_t patch) {
   return ToolVersion{major, minor, patch, 3};
 }
 
@@ -54,26 +54,26 @@ const std::vector<ToolEra>& Eras(StackTool tool) {
   // lvm2: lib/metadata/metadata.c set_pe_align(), lib/format_text/format-text.c (the metadata
   // area's end is rounded up to the alignment), lib/device/dev-type.c; WHATS_NEW.
   static const std::vector<ToolEra> kLvm2{
-      {"lvm2 2.02.51-2.02.72", V(2, 2, 51), V(2, 2, 73),
+      {"lvm2 2.02.51-2.02.72", StackV(2, 2, 51), StackV(2, 2, 73),
        "data_alignment_detection: the alignment is the largest of 64 KiB, the minimum and the "
        "optimal I/O size; the metadata area is 255 sectors"},
-      {"lvm2 2.02.73-2.03.02", V(2, 2, 73), V(2, 3, 3),
+      {"lvm2 2.02.73-2.03.02", StackV(2, 2, 73), StackV(2, 3, 3),
        "\"Change default alignment of pe_start to 1MB\" (2.02.73); a minimum or optimal I/O size "
        "that does not divide 1 MiB replaces it (_alignment_overrides_default, 4efb1d9cb)"},
-      {"lvm2 2.03.03-2.03.30", V(2, 3, 3), V(2, 3, 31),
+      {"lvm2 2.03.03-2.03.30", StackV(2, 3, 3), StackV(2, 3, 31),
        "\"Place the first PE at 1 MiB for all defaults\" (904e1e3d2): the metadata area fills "
        "the first MiB; each I/O size is compared with the alignment chosen so far"},
-      {"lvm2 >= 2.03.31", V(2, 3, 31), std::nullopt,
+      {"lvm2 >= 2.03.31", StackV(2, 3, 31), std::nullopt,
        "minimum/optimal I/O sizes above one sector that are not a multiple of 4 sectors are "
        "ignored (5f71cebcb, 36ae51c3c: \"not divisible by 4KiB\")"},
   };
   // cryptsetup: lib/utils_device.c device_topology_alignment(), lib/luks2/luks2_json_format.c
   // LUKS2_generate_hdr(), lib/luks1/keymanage.c LUKS_generate_phdr().
   static const std::vector<ToolEra> kCryptsetup{
-      {"cryptsetup 2.1-2.3.3", V(2, 1, 0), V(2, 3, 4),
+      {"cryptsetup 2.1-2.3.3", StackV(2, 1, 0), StackV(2, 3, 4),
        "LUKS2 by default with a 16 MiB header; an optimal I/O size that is a multiple of the "
        "minimum I/O size replaces the 1 MiB alignment when it does not divide it"},
-      {"cryptsetup >= 2.3.4", V(2, 3, 4), std::nullopt,
+      {"cryptsetup >= 2.3.4", StackV(2, 3, 4), std::nullopt,
        "an optimal I/O size that is not a multiple of 4 KiB is ignored (4cf663a6: \"some bogus "
        "USB enclosures\")"},
   };
@@ -91,7 +91,7 @@ Result<ToolEra> EraOf(StackTool tool, const ToolVersion& version) {
 
 ToolVersion NewestKnownVersion(StackTool tool) {
   // The newest tags read: lvm2 v2_03_39, cryptsetup v2.8.6.
-  return tool == StackTool::kLvm2 ? V(2, 3, 39) : V(2, 8, 6);
+  return tool == StackTool::kLvm2 ? StackV(2, 3, 39) : StackV(2, 8, 6);
 }
 
 std::string VersionText(StackTool tool, const ToolVersion& version) {

@@ -39,12 +39,12 @@ std::string_view NextWord(std::string_view* rest) {
   return word;
 }
 
-struct Key {
+struct SpecKey {
   std::string_view name;
   std::optional<uint64_t> TopologyOverride::*field;
 };
 
-constexpr std::array<Key, 6> kKeys{{
+constexpr std::array<SpecKey, 6> kKeys{{
     {"log", &TopologyOverride::logical_sector_size},
     {"phys", &TopologyOverride::physical_sector_size},
     {"min-io", &TopologyOverride::minimum_io_size},
@@ -55,7 +55,7 @@ constexpr std::array<Key, 6> kKeys{{
 
 std::string KeyNames() {
   std::string names;
-  for (const Key& k : kKeys) {
+  for (const SpecKey& k : kKeys) {
     if (!names.empty()) names += ", ";
     names += k.name;
   }
@@ -70,7 +70,8 @@ Status ParseItems(const std::vector<std::string_view>& items, std::string_view s
     size_t eq = item.find('=');
     std::string_view key = Trim(item.substr(0, eq));
     std::string_view value = eq == std::string_view::npos ? "" : Trim(item.substr(eq + 1));
-    auto it = std::find_if(kKeys.begin(), kKeys.end(), [&](const Key& k) { return k.name == key; });
+    auto it =
+        std::find_if(kKeys.begin(), kKeys.end(), [&](const SpecKey& k) { return k.name == key; });
     if (it == kKeys.end()) {
       return MakeError(fmt::format("invalid topology spec '{}': unknown key '{}' (known: {})", spec,
                                    key, KeyNames()));
@@ -147,7 +148,7 @@ Result<TopologyOverride> ParseTopologySpec(std::string_view spec,
   }
   TopologyOverride tail;
   if (Status s = ParseItems(items, spec, &tail); !s) return s.error();
-  for (const Key& k : kKeys) {
+  for (const SpecKey& k : kKeys) {
     if (tail.*(k.field)) result.*(k.field) = tail.*(k.field);
   }
   if (result.logical_sector_size) {

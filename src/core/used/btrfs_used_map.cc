@@ -11,11 +11,12 @@
 #include <fmt/format.h>
 
 #include "partalign/used/crc32c.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
 
-constexpr uint64_t kSuperOffset = 64 * kKiB;                    // BTRFS_SUPER_INFO_OFFSET
+constexpr uint64_t kBtrfsSuperOffset = 64 * kKiB;               // BTRFS_SUPER_INFO_OFFSET
 constexpr uint64_t kSuperBytes = 4096;                          // BTRFS_SUPER_INFO_SIZE
 constexpr uint64_t kMirrorOffsets[] = {64 * kMiB, 256 * kGiB};  // btrfs_sb_offset(1), (2)
 constexpr uint64_t kReservedBytes = kMiB;  // the first 1 MiB is never allocated
@@ -44,9 +45,7 @@ constexpr uint64_t kStripedProfiles = 8 | 64 | 128 | 256;
 /// as this parser reads them: mixed backref, default subvol, mixed groups, lzo, zstd, big
 /// metadata, extended iref, raid56, skinny metadata, no holes, metadata uuid, raid1c34. Zoned
 /// devices and extent tree v2 (and anything newer) are copied whole.
-constexpr uint64_t kKnownIncompat = 0x0fff;
-
-bool PowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
+constexpr uint64_t kBtrfsKnownIncompat = 0x0fff;
 
 // A superblock or tree block: CRC-32C of everything after the 32-byte checksum field, stored
 // little-endian in its first 4 bytes.
@@ -174,10 +173,10 @@ class Reader {
 
 UsedMap BtrfsUsedMap(const ByteSource& source) {
   const uint64_t length = source.size_bytes();
-  if (length < kSuperOffset + kSuperBytes) {
+  if (length < kBtrfsSuperOffset + kSuperBytes) {
     return UsedMap::WholeBecause(length, "btrfs", "the partition is too small for a superblock");
   }
-  Result<std::vector<uint8_t>> super = source.Read(kSuperOffset, kSuperBytes);
+  Result<std::vector<uint8_t>> super = source.Read(kBtrfsSuperOffset, kSuperBytes);
   if (!super) return UsedMap::WholeBecause(length, "btrfs", super.error().message);
   const uint8_t* sb = super->data();
   if (std::memcmp(sb + 64, kMagic, sizeof(kMagic)) != 0) {
@@ -190,17 +189,17 @@ UsedMap BtrfsUsedMap(const ByteSource& source) {
     return UsedMap::WholeBecause(length, "btrfs", "the superblock checksum does not match");
   }
   const uint64_t incompat = Le64(sb + 188);
-  if ((incompat & ~kKnownIncompat) != 0) {
+  if ((incompat & ~kBtrfsKnownIncompat) != 0) {
     return UsedMap::WholeBecause(
         length, "btrfs",
-        fmt::format("unknown incompatible features {:#x}", incompat & ~kKnownIncompat));
+        fmt::format("unknown incompatible features {:#x}", incompat & ~kBtrfsKnownIncompat));
   }
   const uint32_t nodesize = Le32(sb + 148);
   const uint32_t array_bytes = Le32(sb + 160);
   const uint8_t* dev_item = sb + 201;
   const uint64_t devid = Le64(dev_item);
   const uint64_t device_bytes = Le64(dev_item + 8);
-  if (!PowerOfTwo(nodesize) || nodesize < 4096 || nodesize > 65536 ||
+  if (!IsPowerOfTwo(nodesize) || nodesize < 4096 || nodesize > 65536 ||
       array_bytes > kSysChunkArrayMax || device_bytes > length || device_bytes < kReservedBytes) {
     return UsedMap::WholeBecause(
         length, "btrfs",
@@ -248,7 +247,7 @@ UsedMap BtrfsUsedMap(const ByteSource& source) {
   map.source = "btrfs: device extents";
   map.Add(0, kReservedBytes, UsedReason::kHead);
   map.Add(0, kUsedHeadBytes, UsedReason::kHead);
-  map.Add(kSuperOffset, kSuperBytes, UsedReason::kSuperblock);
+  map.Add(kBtrfsSuperOffset, kSuperBytes, UsedReason::kSuperblock);
   for (uint64_t mirror : kMirrorOffsets) {
     if (mirror + kSuperBytes <= device_bytes) map.Add(mirror, kSuperBytes, UsedReason::kSuperblock);
   }

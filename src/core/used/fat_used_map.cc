@@ -1,4 +1,5 @@
 #include "partalign/used/fat_used_map.h"
+#include "partalign/util/units.h"
 
 #include <algorithm>
 
@@ -18,8 +19,6 @@ constexpr uint64_t kFatPieceBytes = 1 << 20;
 /// clear means the volume was not unmounted cleanly. FAT12 has none.
 constexpr uint32_t kFat16CleanBit = 0x8000;
 constexpr uint32_t kFat32CleanBit = 0x08000000;
-
-bool PowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 // Entry `n` of a FAT whose bytes [piece_first_byte, ...) are in `piece` (the caller made sure
 // the entry lies inside it).
@@ -55,11 +54,11 @@ Result<FatGeometry> ParseFatBootSector(std::span<const uint8_t> s, uint64_t part
   const uint32_t total16 = Le16(&s[19]);
   const uint32_t fat16 = Le16(&s[22]);
   const uint32_t total32 = Le32(&s[32]);
-  if (!PowerOfTwo(g.bytes_per_sector) || g.bytes_per_sector < 512 || g.bytes_per_sector > 4096) {
+  if (!IsPowerOfTwo(g.bytes_per_sector) || g.bytes_per_sector < 512 || g.bytes_per_sector > 4096) {
     return MakeError(
         fmt::format("bytes per sector {} is not 512, 1024, 2048 or 4096", g.bytes_per_sector));
   }
-  if (!PowerOfTwo(g.sectors_per_cluster)) {
+  if (!IsPowerOfTwo(g.sectors_per_cluster)) {
     return MakeError(
         fmt::format("sectors per cluster {} is not a power of two", g.sectors_per_cluster));
   }

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "partalign/used/crc32c.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -27,7 +28,7 @@ constexpr size_t kShortHeaderV5 = 56;         // + blkno, lsn, uuid, owner, crc
 constexpr uint32_t kMaxBtreeLevels = 9;       // XFS_BTREE_MAXLEVELS
 /// Version 5 incompatible features this parser understands (xfs_format.h): ftype, sparse
 /// inodes, meta_uuid, bigtime, nrext64. NEEDSREPAIR (0x10) means xfs_repair must run first.
-constexpr uint32_t kKnownIncompat = 0x01 | 0x02 | 0x04 | 0x08 | 0x20;
+constexpr uint32_t kXfsKnownIncompat = 0x01 | 0x02 | 0x04 | 0x08 | 0x20;
 /// xlog_rec_header: h_num_logops at 40, h_size at 320; XLOG_HEADER_CYCLE_SIZE.
 constexpr size_t kLogOpsAt = 40;
 constexpr size_t kLogSizeAt = 320;
@@ -38,8 +39,6 @@ constexpr uint64_t kMaxRecordBlocks = 256 * 1024 / kBasicBlock + 8;
 /// xlog_op_header.oh_flags: XLOG_UNMOUNT_TRANS.
 constexpr uint8_t kUnmountTransFlag = 0x20;
 constexpr uint64_t kLogPieceBytes = 1 << 20;
-
-bool PowerOfTwo(uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 uint32_t Log2(uint64_t v) {
   uint32_t bits = 0;
@@ -256,11 +255,11 @@ Result<XfsGeometry> ParseXfsSuperblock(std::span<const uint8_t> s, uint64_t part
   if (version != 4 && version != 5) {
     return MakeError(fmt::format("superblock version {} is not 4 or 5", version));
   }
-  if (!PowerOfTwo(g.block_bytes) || g.block_bytes < 512 || g.block_bytes > 65536) {
+  if (!IsPowerOfTwo(g.block_bytes) || g.block_bytes < 512 || g.block_bytes > 65536) {
     return MakeError(
         fmt::format("block size {} is not a power of two of 512..65536", g.block_bytes));
   }
-  if (!PowerOfTwo(g.sector_bytes) || g.sector_bytes < 512 || g.sector_bytes > 32768 ||
+  if (!IsPowerOfTwo(g.sector_bytes) || g.sector_bytes < 512 || g.sector_bytes > 32768 ||
       g.sector_bytes > g.block_bytes || g.sector_bytes > s.size()) {
     return MakeError(fmt::format("sector size {} is not valid", g.sector_bytes));
   }
@@ -268,9 +267,9 @@ Result<XfsGeometry> ParseXfsSuperblock(std::span<const uint8_t> s, uint64_t part
     return MakeError("the superblock checksum does not match");
   }
   if (s[126] != 0) return MakeError("mkfs.xfs did not finish (sb_inprogress)");
-  if (g.v5 && (Be32(&s[216]) & ~kKnownIncompat) != 0) {
+  if (g.v5 && (Be32(&s[216]) & ~kXfsKnownIncompat) != 0) {
     return MakeError(fmt::format("incompatible features {:#x} (needs repair, or unknown)",
-                                 Be32(&s[216]) & ~kKnownIncompat));
+                                 Be32(&s[216]) & ~kXfsKnownIncompat));
   }
   if (g.ag_blocks < 8 || g.ag_count == 0 || g.ag_block_log != Log2(g.ag_blocks) ||
       g.data_blocks <= uint64_t{g.ag_count - 1} * g.ag_blocks ||

@@ -14,7 +14,9 @@ constexpr uint64_t kOneMib = kMiB;
 constexpr uint64_t kDefaultFirstLba = 2048;
 const ToolVersion kV2Since{22, 1, 0, 2};
 
-uint64_t AlignUp(uint64_t value, uint64_t grain) { return (value + grain - 1) / grain * grain; }
+uint64_t CurtinAlignUp(uint64_t value, uint64_t grain) {
+  return (value + grain - 1) / grain * grain;
+}
 
 const CurtinPlaced* Find(const std::vector<CurtinPlaced>& placed, uint32_t number) {
   for (const CurtinPlaced& p : placed) {
@@ -86,8 +88,8 @@ Result<CurtinLayout> PlaceV2(LabelType label, uint64_t lbs,
         start =
             out.partitions.empty()
                 ? mib
-                : AlignUp(out.partitions.back().start_sector + out.partitions.back().size_sectors,
-                          mib);
+                : CurtinAlignUp(
+                      out.partitions.back().start_sector + out.partitions.back().size_sectors, mib);
       }
     } else if (a.logical || a.number > 4) {
       if (!extended) return MakeError("logical partition without extended partition");
@@ -96,8 +98,8 @@ Result<CurtinLayout> PlaceV2(LabelType label, uint64_t lbs,
         if (p.number > 4) prev = &p;
       }
       if (!start) {
-        start = prev == nullptr ? AlignUp(out.partitions[*extended].start_sector + mib, mib)
-                                : AlignUp(prev->start_sector + prev->size_sectors + mib, mib);
+        start = prev == nullptr ? CurtinAlignUp(out.partitions[*extended].start_sector + mib, mib)
+                                : CurtinAlignUp(prev->start_sector + prev->size_sectors + mib, mib);
       }
     } else {
       if (!start) {
@@ -105,7 +107,7 @@ Result<CurtinLayout> PlaceV2(LabelType label, uint64_t lbs,
         for (const CurtinPlaced& p : out.partitions) {
           if (p.number <= 4) prev = &p;
         }
-        start = prev == nullptr ? mib : AlignUp(prev->start_sector + prev->size_sectors, mib);
+        start = prev == nullptr ? mib : CurtinAlignUp(prev->start_sector + prev->size_sectors, mib);
       }
     }
     uint32_t number = a.number;

@@ -11,12 +11,10 @@
 #include "partalign/tools/installers/libstorage_model.h"
 #include "partalign/tools/parted_disk.h"
 #include "partalign/tools/parted_model.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
-
-// Where a plain `mkpart ... 1MiB` or an installer's custom start at 1 MiB lands.
-constexpr uint64_t kOneMiB = 1024 * 1024;
 
 ToolPrediction Base(Installer installer, const ResolvedVersion& v) {
   ToolPrediction p;
@@ -58,7 +56,7 @@ ToolPrediction YastRow(const Topology& t, const ResolvedVersion& v,
       return PredictMkpart(*parted, PartedMode::kOptimal, LabelType::kGpt,
                            fmt::format("{}s", start), "100%");
     };
-    MkpartOutcome at_1mib = mkpart(kOneMiB / lbs);
+    MkpartOutcome at_1mib = mkpart(kMiB / lbs);
     p.warns_at_1mib = at_1mib.warning.has_value();
     p.warning_at_1mib = at_1mib.warning;
     if (p.first_start_gpt) {
@@ -158,7 +156,7 @@ Installer InstallerOfRow(const std::string& row) {
   return Installer::kLibstorageNg;
 }
 
-bool PhysicallyAligned(const Topology& t, uint64_t start) {
+bool InstallerPhysicallyAligned(const Topology& t, uint64_t start) {
   uint64_t bytes = start * t.logical_sector_size;
   uint64_t pbs = std::max<uint64_t>(t.physical_sector_size, 1);
   return bytes >= t.alignment_offset && (bytes - t.alignment_offset) % pbs == 0;
@@ -168,7 +166,7 @@ std::string StartText(const Topology& t, const std::optional<uint64_t>& start,
                       std::string_view label) {
   if (!start) return fmt::format("no partition ({})", label);
   std::string s = fmt::format("{} ({})", *start, label);
-  if (!PhysicallyAligned(t, *start)) s += ", not on a physical sector boundary";
+  if (!InstallerPhysicallyAligned(t, *start)) s += ", not on a physical sector boundary";
   return s;
 }
 

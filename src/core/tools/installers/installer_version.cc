@@ -7,16 +7,17 @@
 namespace partalign {
 namespace {
 
-constexpr ToolVersion V(uint32_t major, uint32_t minor, uint32_t patch = 0, int components = 2) {
+constexpr ToolVersion InstallerV(uint32_t major, uint32_t minor, uint32_t patch = 0,
+                                 int components = 2) {
   return ToolVersion{major, minor, patch, components};
 }
 
-struct Alias {
+struct InstallerAlias {
   std::string_view name;
   Installer installer;
 };
 
-constexpr std::array<Alias, 9> kAliases{{
+constexpr std::array<InstallerAlias, 9> kInstallerAliases{{
     {"libstorage-ng", Installer::kLibstorageNg},
     {"yast", Installer::kLibstorageNg},
     {"blivet", Installer::kBlivet},
@@ -74,34 +75,34 @@ std::string_view InstallerProductName(Installer installer) {
 
 const std::vector<ToolEra>& InstallerEras(Installer installer) {
   static const std::vector<ToolEra> kLibstorageNg{
-      {"libstorage-ng >= 3.3", V(3, 3, 0, 3), std::nullopt,
+      {"libstorage-ng >= 3.3", InstallerV(3, 3, 0, 3), std::nullopt,
        "grain = optimal I/O doubled until it reaches 1 MiB, shifted by the alignment offset "
        "(5bb3a064, 2016; unchanged through 4.5.x: Leap 15.0-16.0, Tumbleweed)"},
   };
   static const std::vector<ToolEra> kBlivet{
-      {"blivet 0.65-1.15", V(0, 65), V(1, 16),
+      {"blivet 0.65-1.15", InstallerV(0, 65), InstallerV(1, 16),
        "every new partition is aligned to libparted's optimum, its end aligned up (85c74494)"},
-      {"blivet 1.16-3.1", V(1, 16), V(3, 2),
+      {"blivet 1.16-3.1", InstallerV(1, 16), InstallerV(3, 2),
        "a partition smaller than the optimal grain gets the minimal alignment; one smaller than "
        "the minimal grain cannot be allocated (93c805d7, blivet#228)"},
-      {"blivet >= 3.2", V(3, 2), std::nullopt,
+      {"blivet >= 3.2", InstallerV(3, 2), std::nullopt,
        "a partition smaller than the minimal grain gets the minimal alignment and is rounded up "
        "to it (4815c4e0, rhbz#1781106)"},
   };
   static const std::vector<ToolEra> kKpmcore{
-      {"kpmcore 2.0-24.05", V(2, 0), V(24, 7, 80, 3),
+      {"kpmcore 2.0-24.05", InstallerV(2, 0), InstallerV(24, 7, 80, 3),
        "2048 sectors whatever the sector size; msdos tables with mostly cylinder-aligned "
        "partitions are judged from the track (63)"},
-      {"kpmcore 24.08-25.08", V(24, 7, 80, 3), V(25, 11, 80, 3),
+      {"kpmcore 24.08-25.08", InstallerV(24, 7, 80, 3), InstallerV(25, 11, 80, 3),
        "cylinder alignment removed (7f304be3); still 2048 sectors whatever the sector size"},
-      {"kpmcore >= 25.12", V(25, 11, 80, 3), std::nullopt,
+      {"kpmcore >= 25.12", InstallerV(25, 11, 80, 3), std::nullopt,
        "2048 x 512 / logical sector: 1 MiB on 4Kn disks too (a599a433, KDE bug 504128)"},
   };
   static const std::vector<ToolEra> kCurtin{
-      {"curtin 18.1-21.3", V(18, 1), V(22, 1),
+      {"curtin 18.1-21.3", InstallerV(18, 1), InstallerV(22, 1),
        "storage config v1 only: partition 1 at 1 MiB, the next right after the previous one "
        "(parted mkpart / sgdisk --new)"},
-      {"curtin >= 22.1", V(22, 1), std::nullopt,
+      {"curtin >= 22.1", InstallerV(22, 1), std::nullopt,
        "storage config v2 (bc849fe1) writes an sfdisk script with every default start rounded "
        "up to 1 MiB; v1 configs (subiquity's default) are placed as before"},
   };
@@ -125,15 +126,15 @@ Result<ToolEra> InstallerEraOf(Installer installer, const ToolVersion& version) 
 ToolVersion NewestKnownInstallerVersion(Installer installer) {
   switch (installer) {
     case Installer::kLibstorageNg:
-      return V(4, 5, 338, 3);
+      return InstallerV(4, 5, 338, 3);
     case Installer::kBlivet:
-      return V(3, 14, 0, 3);
+      return InstallerV(3, 14, 0, 3);
     case Installer::kKpmcore:
-      return V(26, 4, 3, 3);
+      return InstallerV(26, 4, 3, 3);
     case Installer::kCurtin:
-      return V(24, 0, 0, 3);
+      return InstallerV(24, 0, 0, 3);
   }
-  return V(0, 0);
+  return InstallerV(0, 0);
 }
 
 ResolvedVersion& InstallerVersions::For(Installer installer) {
@@ -164,10 +165,10 @@ InstallerVersions NewestKnownInstallerVersions() {
 
 Result<std::pair<Installer, ToolVersion>> ParseInstallerVersionOverride(std::string_view item) {
   std::vector<std::string_view> names;
-  for (const Alias& a : kAliases) names.push_back(a.name);
+  for (const InstallerAlias& a : kInstallerAliases) names.push_back(a.name);
   Result<std::pair<size_t, ToolVersion>> o = ParseVersionOverride(item, names, "installer", "4.5");
   if (!o) return o.error();
-  const Installer installer = kAliases[o->first].installer;
+  const Installer installer = kInstallerAliases[o->first].installer;
   if (Result<ToolEra> era = InstallerEraOf(installer, o->second); !era) return era.error();
   return std::make_pair(installer, o->second);
 }

@@ -14,9 +14,9 @@ namespace {
 // Msdos::Impl::num_ebrs (MsdosImpl.h): sectors kept free before a logical partition.
 constexpr uint64_t kNumEbrs = 128;
 // A GPT entry is 128 bytes (GptImpl.cc unusable_sectors()).
-constexpr uint64_t kGptEntryBytes = 128;
+constexpr uint64_t kLibstorageGptEntryBytes = 128;
 // The msdos table addresses 2^32 sectors; libstorage-ng allows UINT32_MAX as a length.
-constexpr uint64_t kMsdosMaxLength = 0xFFFFFFFFull;
+constexpr uint64_t kLibstorageMsdosMaxLength = 0xFFFFFFFFull;
 // Msdos::Impl::max_primary, max_logical (range 256 of an sd disk minus 1); GPT 128 entries.
 constexpr uint32_t kMsdosMaxPrimary = 4;
 constexpr uint32_t kMsdosMaxLogical = 255;
@@ -24,11 +24,12 @@ constexpr uint32_t kMsdosMaxLogical = 255;
 // unusable_sectors(): blocks kept at the front and at the back of the disk.
 std::pair<uint64_t, uint64_t> UnusableBlocks(const LibstorageTable& t) {
   if (t.label == LabelType::kGpt) {
-    uint64_t array = 1 + t.gpt_partition_slots * kGptEntryBytes / t.block_size;
+    uint64_t array = 1 + t.gpt_partition_slots * kLibstorageGptEntryBytes / t.block_size;
     return {1 + array, array};
   }
   uint64_t front = std::max<uint64_t>(1, t.minimal_mbr_gap_bytes / t.block_size);
-  uint64_t back = t.disk_blocks > kMsdosMaxLength ? t.disk_blocks - kMsdosMaxLength : 0;
+  uint64_t back =
+      t.disk_blocks > kLibstorageMsdosMaxLength ? t.disk_blocks - kLibstorageMsdosMaxLength : 0;
   return {front, back};
 }
 

@@ -25,10 +25,11 @@ if [ "$mode" = --demo ]; then
   exit
 fi
 if [ "$mode" = --sanitize ]; then
-  # Every test runs against programs built with ASan and UBSan (docs/safety.md): -O0, whose
-  # compile costs what -O2 -g costs without the sanitizers, and -g1, line tables for reports.
-  set -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O0 -g1" \
-    -DCMAKE_C_FLAGS_DEBUG="-O0 -g1" -DPARTALIGN_SANITIZE=ON "$@"
+  # Every test runs against programs built with ASan and UBSan (docs/safety.md): -O1, at
+  # which the CPU-bound tests run about twice as fast as at -O0, and -g1, line tables for the
+  # reports.
+  set -- -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g1" \
+    -DCMAKE_C_FLAGS_DEBUG="-O1 -g1" -DPARTALIGN_SANITIZE=ON "$@"
 else
   set -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARTALIGN_SANITIZE=OFF "$@"
 fi

@@ -9,6 +9,9 @@
 // partalign and the device tests, where what libblkid, libfdisk and libparted still hold at
 // exit is not a finding about partalign.
 // suppressions: tests/sanitize/asan.supp, bugs inside the libraries partalign links only.
+// verify_asan_link_order=0: the explain tests run partalign with the topology simulator
+// preloaded (LD_PRELOAD, tests/support/topology_shim.c, uninstrumented), ahead of ASan's
+// runtime, which ASan otherwise refuses to start with.
 
 #ifndef PARTALIGN_SANITIZE_LEAKS
 #error "PARTALIGN_SANITIZE_LEAKS must be 0 or 1"
@@ -26,7 +29,7 @@ const char* __asan_default_options();
 const char* __ubsan_default_options();
 
 const char* __asan_default_options() {
-  return "abort_on_error=1:detect_leaks=" PARTALIGN_STRINGIFY(
+  return "abort_on_error=1:verify_asan_link_order=0:detect_leaks=" PARTALIGN_STRINGIFY(
       PARTALIGN_SANITIZE_LEAKS) ":suppressions=" PARTALIGN_ASAN_SUPPRESSIONS;
 }
 

@@ -30,8 +30,8 @@ _partalign() {
       valued="--format -o --output --assume --sector-size --grain"
       ;;
     plan)
-      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --interactive --label --backup-dir"
-      valued="--assume --sector-size --grain -o --output --format --layout --label --backup-dir"
+      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --discard --no-scan --interactive --label --backup-dir"
+      valued="--assume --sector-size --grain -o --output --format --layout --discard --label --backup-dir"
       ;;
     apply)
       opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --copy-all --bench --bench-seconds --bench-report"
@@ -58,8 +58,8 @@ _partalign() {
       valued="--assume --sector-size --from-sector-size --backup-dir"
       ;;
     report)
-      opts="-h --help --assume --sector-size -o --output --format --grain --bench --bench-seconds --bench-json --against"
-      valued="--assume --sector-size -o --output --format --grain --bench-seconds --bench-json --against"
+      opts="-h --help --assume --sector-size -o --output --format --grain --discard --no-scan --bench --bench-seconds --bench-json --against"
+      valued="--assume --sector-size -o --output --format --grain --discard --bench-seconds --bench-json --against"
       ;;
     bench)
       opts="-h --help -J --json --budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --write --rewrite --engine --seed --report --output --no-report --compare"

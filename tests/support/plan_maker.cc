@@ -4,6 +4,8 @@
 #include <stdexcept>
 
 #include "io/device/device_probe.h"
+#include "io/device/target.h"
+#include "io/device/zero_scan.h"
 #include "io/table/fdisk_table.h"
 #include "partalign/table/plan_check.h"
 #include "partalign/topology/alignment.h"
@@ -11,7 +13,8 @@
 
 namespace partalign::test {
 
-Plan MakeTableOnlyPlan(const std::string& path, uint64_t sector_size, uint64_t grain_bytes) {
+Plan MakeTableOnlyPlan(const std::string& path, uint64_t sector_size, uint64_t grain_bytes,
+                       bool discard_data) {
   ProbeOptions options;
   if (sector_size != 0) options.assume.logical_sector_size = sector_size;
   Result<DeviceInfo> device = ProbeTarget(path, options);
@@ -26,6 +29,16 @@ Plan MakeTableOnlyPlan(const std::string& path, uint64_t sector_size, uint64_t g
   plan.table_fingerprint = read->table.fingerprint;
   plan.alignment = {grain_bytes, 0};
   const uint64_t grain_sectors = grain_bytes / ss;
+  // As plan does it: a partition without a signature whose head is zeros is read in full.
+  Result<Target> disk = OpenTarget(path);
+  if (!disk) throw std::runtime_error(disk.error().message);
+  for (Partition& p : read->table.partitions) {
+    if (p.contents.proof != ContentProof::kUnscanned) continue;
+    Result<std::optional<uint64_t>> data =
+        FindFirstNonZero(disk->fd.get(), path, p.start_sector * ss, p.size_sectors * ss);
+    if (!data) throw std::runtime_error(data.error().message);
+    p.contents.proof = *data ? ContentProof::kData : ContentProof::kZeros;
+  }
   for (const Partition& p : read->table.partitions) {
     if (p.kind == PartitionKind::kExtended) continue;
     PlanAction a{
@@ -33,13 +46,19 @@ Plan MakeTableOnlyPlan(const std::string& path, uint64_t sector_size, uint64_t g
         0,        "aligned"};
     uint64_t aligned = AlignUp(p.start_sector, grain_sectors);
     if (aligned != p.start_sector) {
-      if (p.contents.has_data) {
+      if (p.contents.MayHoldData() && discard_data && aligned <= p.end_sector()) {
+        a.kind = ActionKind::kTableOnly;
+        a.new_start_sector = aligned;
+        a.empty = Emptiness::kDiscarded;
+        a.reason = "contents discarded: the start moves up to the grain";
+      } else if (p.contents.MayHoldData()) {
         a.kind = ActionKind::kMoveData;
         a.bytes_to_move = p.size_sectors * ss;
         a.reason = "holds data";
       } else if (aligned <= p.end_sector()) {
         a.kind = ActionKind::kTableOnly;
         a.new_start_sector = aligned;
+        a.empty = p.contents.proof == ContentProof::kHoles ? Emptiness::kHoles : Emptiness::kZeros;
         a.reason = "no data: the start moves up to the grain";
       }
     }

@@ -76,8 +76,11 @@ class RandomLayout {
 
   PartitionContents Contents(uint64_t size_bytes) {
     PartitionContents c;
-    if (!Chance(0.6)) return c;
-    c.has_data = true;
+    if (!Chance(0.6)) {
+      c.proof = ContentProof::kZeros;
+      return c;
+    }
+    c.proof = ContentProof::kSignature;
     static const char* kTypes[] = {"ext4", "vfat", "xfs",         "btrfs",
                                    "swap", "",     "crypto_LUKS", "linux_raid_member"};
     c.fs_type = kTypes[Uniform(0, Chance(0.05) ? 7 : 6)];

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "partalign/label/table_finding.h"
@@ -16,7 +17,22 @@
 
 namespace partalign {
 
-/// What libblkid finds at the start of a partition.
+/// What partalign knows of a partition's bytes, and how it knows it. Only a proof makes a
+/// partition empty: "no signature" is not "empty" (a raw database or VM volume, a volume whose
+/// head was wiped, data only near the end). docs/audit-plan.md, "Empty is proven".
+enum class ContentProof : uint8_t {
+  kUnscanned,  ///< no signature, the first bytes zeros, the rest not read: may hold data
+  kSignature,  ///< libblkid found a signature (fs_type): holds data
+  kData,       ///< no signature, but a byte that is not zero (data_offset_bytes)
+  kZeros,      ///< every byte was read and is zero: empty
+  kHoles,      ///< an image file's hole map (SEEK_DATA/SEEK_HOLE) shows only holes: empty
+};
+
+/// "unscanned", "signature", "data", "zeros", "holes": stable names for JSON.
+std::string_view ToString(ContentProof proof);
+std::optional<ContentProof> ContentProofFromString(std::string_view text);
+
+/// What libblkid finds at the start of a partition, and what is proven about the rest.
 struct PartitionContents {
   std::string fs_type;  ///< blkid TYPE ("ext4", "vfat", "swap", "crypto_LUKS"); empty if none
   std::string fs_label;
@@ -27,11 +43,25 @@ struct PartitionContents {
   /// partalign reads it from the superblock for ext2/3/4, vfat, swap, xfs and btrfs
   /// (partalign/layout/fs_size.h); unknown means "assume it fills the partition".
   std::optional<uint64_t> fs_size_bytes;
-  /// A signature was found, or the first bytes of the partition are not all zero. A partition
-  /// without data can be moved by editing the table alone.
-  bool has_data = false;
+  /// How much is known of the bytes. The default is the safe one: nothing proven, so the
+  /// partition may hold data.
+  ContentProof proof = ContentProof::kUnscanned;
+  /// kData: the first byte found that is not zero, from the partition's start (the first one
+  /// the reads met; a signature's data is not located).
+  std::optional<uint64_t> data_offset_bytes;
+
+  /// Whether the partition may hold data: everything but a proof of emptiness. A partition
+  /// that may hold data is moved with its bytes, never by editing the table alone.
+  bool MayHoldData() const {
+    return proof != ContentProof::kZeros && proof != ContentProof::kHoles;
+  }
   bool operator==(const PartitionContents&) const = default;
 };
+
+/// "holds data (ext4)", "holds data (no signature, byte 1048576 is not zero)", "may hold data
+/// (no signature, not proven empty)", "holds nothing (every byte read: zeros)", "holds nothing
+/// (only holes in the image)": what is known of a partition's bytes, for messages.
+std::string MayHoldDataText(const PartitionContents& contents);
 
 struct Partition {
   /// 1-based, as fdisk, sfdisk and the kernel number partitions (libfdisk partno + 1).
@@ -106,5 +136,11 @@ struct PartitionTable {
   const Partition* Find(uint32_t number) const;
   bool operator==(const PartitionTable&) const = default;
 };
+
+/// Copies what `from` proves about each partition's bytes (ContentProof and the data offset)
+/// to the partitions of `to` with the same number, start and size, where `to` knows less
+/// (kUnscanned): another reading of the same table (libfdisk's, on a scratch copy) learns the
+/// proofs of the first.
+void CopyContentProofs(const PartitionTable& from, PartitionTable* to);
 
 }  // namespace partalign

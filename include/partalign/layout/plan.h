@@ -31,6 +31,18 @@ enum class ActionKind {
 std::string_view ToString(ActionKind kind);
 std::optional<ActionKind> ActionKindFromString(std::string_view text);
 
+/// Why a table-only action may leave a partition's bytes behind (its start moves, or it
+/// shrinks): only a proof or the user's word (docs/audit-plan.md, "Empty is proven").
+enum class Emptiness {
+  kNotClaimed,  ///< the action claims nothing (it keeps every byte where it is, or moves them)
+  kZeros,       ///< plan read every byte of the partition: zeros
+  kHoles,       ///< the image file holds only holes there
+  kDiscarded,   ///< the user gave up its contents (plan --discard N)
+};
+
+/// "zeros", "holes", "discarded" (and "" for kNotClaimed): the plan file's key "empty".
+std::string_view ToString(Emptiness emptiness);
+
 /// One partition's change. Sectors are logical sectors of the disk, ends inclusive.
 struct PlanAction {
   uint32_t partition = 0;
@@ -42,6 +54,9 @@ struct PlanAction {
   /// Bytes the mover copies (the data of the partition; 0 unless kMoveData).
   uint64_t bytes_to_move = 0;
   std::string reason;
+  /// table-only actions that move the start or shrink the partition: why that loses nothing
+  /// (apply proves it again before writing, unless kDiscarded). Optional key "empty".
+  Emptiness empty = Emptiness::kNotClaimed;
   bool operator==(const PlanAction&) const = default;
 };
 

@@ -26,10 +26,11 @@ inline constexpr uint64_t kMbrMaxSector = 0xFFFFFFFFull;
 bool IsEndAnchored(const PartitionContents& contents);
 
 /// How many sectors of a partition the planner must keep: the filesystem's size when it is
-/// known and not larger than the partition; the whole partition when it holds data of unknown
-/// size or metadata at its end; for an empty partition (no signature, only zeros at its
-/// start) one grain, or its size when that is smaller. Shrinking has a cost in the search, so
-/// an empty partition only gives up what aligning the others needs.
+/// known and not larger than the partition; the whole partition when it may hold data of
+/// unknown size (no signature and not proven empty) or metadata at its end; for a partition
+/// proven empty (PartitionContents::MayHoldData) one grain, or its size when that is smaller.
+/// Shrinking has a cost in the search, so an empty partition only gives up what aligning the
+/// others needs.
 uint64_t ProtectedSectors(const Partition& partition, uint64_t sector_size, uint64_t grain_sectors);
 
 struct PlanOptions {
@@ -37,7 +38,21 @@ struct PlanOptions {
   /// its EBR (its first LBA: the partition starts >= previous end + 1 + this). nullopt: the
   /// table's first_usable_lba, which is what libfdisk uses on the same disk.
   std::optional<uint64_t> dos_logical_gap_sectors;
+  /// Partitions whose contents the user gives up (plan --discard N): planned as empty whatever
+  /// they hold; their table-only actions say Emptiness::kDiscarded.
+  std::vector<uint32_t> discard;
+  /// Plan partitions not proven either way (ContentProof::kUnscanned) as empty: the first pass
+  /// of a proof, which finds the partitions worth reading in full (PartitionsWorthProving).
+  /// Never for a plan that is shown or applied.
+  bool unscanned_as_empty = false;
 };
+
+/// The partitions whose emptiness matters to `optimistic` (actions planned with
+/// unscanned_as_empty): not proven either way, not discarded, and moved or shrunk by it. Reading
+/// them in full (kZeros or kData) and planning again gives the plan to show.
+std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
+                                             const std::vector<PlanAction>& optimistic,
+                                             const PlanOptions& options);
 
 /// The actions for every partition of `table` (table order, the DOS extended partition
 /// included), aligned to `alignment`. Fails on tables it cannot reason about: overlapping

@@ -40,12 +40,26 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
 /// (CheckTableLayout: inside the usable area, no overlaps, logical partitions inside the
 /// extended one), every start a table-only or move-data action moves must lie on the plan's
 /// alignment (DOS extended partitions excepted: they hold only the EBR chain), and a table-only
-/// action may not move the start of a partition that holds data (`table` read with contents):
-/// the data would stay behind. A fresh layout (plan.layout) must be a valid table of its label
-/// on the disk `table` describes (GPT: room for the headers and entries around its usable
-/// area), its partitions inside the usable area, disjoint, each start on the plan's alignment.
-/// One message each; empty when the plan is consistent.
+/// action may not move the start of a partition that may hold data (`table` read with
+/// contents, its claims proven: PartitionContents::MayHoldData), nor shrink one without a
+/// filesystem, unless the plan says the user discarded it: the data would stay behind. A fresh
+/// layout (plan.layout) must be a valid table of its label on the disk `table` describes (GPT: room
+/// for the headers and entries around its usable area), its partitions inside the usable area,
+/// disjoint, each start on the plan's alignment. One message each; empty when the plan is
+/// consistent.
 std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table);
+
+/// The partitions of `table` whose bytes `plan` leaves where they are although the table
+/// stops pointing at them: those of table-only actions that move the start or shrink the
+/// partition (DOS extended partitions excepted), and for a fresh layout every partition of
+/// `table` but the extended one. Apply proves them empty before it writes (an image's holes, or
+/// every byte read as zero), unless the user discarded them (Emptiness::kDiscarded).
+struct LeftBehind {
+  std::vector<uint32_t> to_prove;   ///< claimed empty, or claiming nothing: proven by apply
+  std::vector<uint32_t> discarded;  ///< given up by the user (plan --discard N)
+  std::vector<uint32_t> all() const;
+};
+LeftBehind PartitionsLeftBehind(const Plan& plan, const PartitionTable& table);
 
 /// Differences between the table `plan` asks for, starting from `before`, and `after`, entry
 /// by entry: the same partitions (number, kind, type, name, UUID, attributes, boot flag), each

@@ -124,10 +124,32 @@ struct CrashAssessment {
 CrashAssessment AssessCrashSafety(const TableTransition& transition);
 
 /// Changed ranges that would overwrite partition contents: inside a (non-extended) partition
-/// of `new_table`, or inside a partition of `old_table` that holds data. One message each.
+/// of `new_table`, or inside a partition of `old_table` that may hold data
+/// (PartitionContents::MayHoldData) and is not in `left_behind` (partitions whose old place
+/// holds nothing to keep: their data moved, or the user discarded it). One message each.
 std::vector<std::string> TransitionConflicts(const TableTransition& transition,
                                              const PartitionTable& old_table,
-                                             const PartitionTable& new_table);
+                                             const PartitionTable& new_table,
+                                             const std::vector<uint32_t>& left_behind = {});
+
+/// A range of one step of a chain (apply's steps: the transitions in order, each starting from
+/// the table the one before made).
+struct ChainRange {
+  size_t step = 0;
+  size_t range = 0;
+  bool operator==(const ChainRange&) const = default;
+};
+
+/// The sectors a chain uses for table bytes only for a while: libfdisk rebuilds a DOS EBR chain
+/// at every step and may put the EBR of a logical partition that does not move into the free
+/// space before it (docs/apply.md), where a later step abandons it again. Such a sector lies in
+/// a gap - outside the areas of the first step's old table and of the last step's new table,
+/// and outside every partition (the extended one excepted) of both - and held something else
+/// before apply (a boot loader, vendor data). Listed is the range of the step that abandons it
+/// (its new table no longer uses it); apply writes the bytes the disk held there before its
+/// first step as that range's new bytes, so that the gap ends as it began.
+std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransition*>& chain,
+                                           const PartitionTable& first, const PartitionTable& last);
 
 /// The transition as JSON (apply --dry-run --json, docs/output.md): per range its step, area,
 /// offset, sectors, bytes, whether it changes, and the new bytes (base64) of changed ones.

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/apply/left_behind.h"
 #include "cli/apply/move_ui.h"
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
@@ -84,14 +85,13 @@ std::vector<ScriptEdit> EditsOf(const ApplyStep& step) {
   return edits;
 }
 
-// When the mover writes a step's table, the moved partition's data is at its new place: its
-// old place holds nothing that the table write could destroy (its new place is checked
-// through the new table).
-PartitionTable WithDataMoved(PartitionTable table, uint32_t partition) {
-  for (Partition& p : table.partitions) {
-    if (p.number == partition) p.contents.has_data = false;
-  }
-  return table;
+// The partitions whose old place a step's table write may overwrite: the moved one (when the
+// mover writes the step's table, its data is at its new place, which is checked through the
+// new table) and those the user discarded.
+std::vector<uint32_t> FreeOldPlaces(const MoveApplyRequest& r, uint32_t moved) {
+  std::vector<uint32_t> out = r.left_behind->discarded;
+  out.push_back(moved);
+  return out;
 }
 
 std::string DiskName(const std::string& path) {
@@ -242,19 +242,33 @@ bool Refused(Streams io, size_t k, const std::vector<std::string>& conflicts, co
   return true;
 }
 
+// The gap sectors that the steps' tables use only for a while get, in the step that abandons
+// them, the bytes the disk holds there now (before the first step) as their new bytes.
+Status RestoreTransientGaps(int fd, const std::string& path, std::vector<PreparedStep>& steps) {
+  std::vector<const TableTransition*> chain;
+  for (const PreparedStep& s : steps) chain.push_back(&s.computed.transition);
+  for (const ChainRange& c : TransientGapRanges(chain, steps.front().computed.old_table,
+                                                steps.back().computed.new_table)) {
+    TableRange& range = steps[c.step].computed.transition.ranges[c.range];
+    std::vector<uint8_t> original(range.length_bytes);
+    Result<size_t> got = ReadAt(fd, original.data(), original.size(), range.offset_bytes, path);
+    if (!got) return got.error();
+    if (*got != original.size()) {
+      return MakeError(fmt::format("'{}': cannot read byte {}", path, range.offset_bytes));
+    }
+    range.new_bytes = std::move(original);
+    steps[c.step].changed = ChangedRanges(steps[c.step].computed.transition);
+  }
+  return {};
+}
+
 // Everything up to the first write: the steps, their tables (libfdisk, on scratch copies), the
 // checks of every step. nullopt after printing why (`*code` says how to exit).
 std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequest& r,
                                                  ExitCode* code) {
   const uint64_t sector_size = r.device->topology.logical_sector_size;
   *code = ExitCode::kFailure;
-  Result<TableRead> table =
-      ReadPartitionTable(r.path, {.sector_size = sector_size, .probe_contents = true});
-  if (!table) {
-    PrintError(io.err, table.error().message + "; nothing was written");
-    return std::nullopt;
-  }
-  Result<std::vector<ApplyStep>> order = OrderApplySteps(*r.plan, table->table);
+  Result<std::vector<ApplyStep>> order = OrderApplySteps(*r.plan, *r.table);
   if (!order) {
     PrintError(io.err, fmt::format("cannot apply '{}': {}; nothing was written", r.plan_path,
                                    order.error().message));
@@ -273,12 +287,14 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
   const std::string stamp = UtcTime("%Y%m%dT%H%M%SZ");
   const std::string dir = fs::absolute(r.journal_dir).lexically_normal().string();
   std::vector<PreparedStep> steps;
-  const PartitionTable* before = &table->table;
+  const PartitionTable* before = r.table;
   for (size_t k = 0; k < order->size(); ++k) {
     PreparedStep s;
     s.step = (*order)[k];
     s.move = ActionOf(*r.plan, s.step.move_partition);
     s.computed = std::move((*chain)[k]);
+    // libfdisk's readings know only what the probe proves; apply knows more.
+    CopyContentProofs(*r.table, &s.computed.old_table);
     s.changed = ChangedRanges(s.computed.transition);
     s.journal = fmt::format("{}/{}-{}-step{}-part{}{}", dir, DiskName(r.path), stamp, k + 1,
                             s.move->partition, kJournalSuffix);
@@ -292,9 +308,9 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
       PrintError(io.err, "nothing was written");
       return std::nullopt;
     }
-    std::vector<std::string> conflicts = TransitionConflicts(
-        s.computed.transition, WithDataMoved(s.computed.old_table, s.move->partition),
-        s.computed.new_table);
+    std::vector<std::string> conflicts =
+        TransitionConflicts(s.computed.transition, s.computed.old_table, s.computed.new_table,
+                            FreeOldPlaces(r, s.move->partition));
     if (Refused(io, k, conflicts, "partition contents") ||
         Refused(io, k,
                 MoveOverwritesTable(s.computed.transition, s.move->partition,
@@ -316,13 +332,19 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     return std::nullopt;
   }
 
-  // What would make the mover refuse, before anything is asked or written: the journals'
-  // place, existing journal files, users of the disk, an unfinished move.
   Result<Target> reader = OpenTarget(r.path);
   if (!reader) {
     PrintError(io.err, reader.error().message + "; nothing was written");
     return std::nullopt;
   }
+  // An EBR that libfdisk puts into a gap for a while gives the gap its old bytes back when a
+  // later step abandons it (TransientGapRanges).
+  if (Status s = RestoreTransientGaps(reader->fd.get(), r.path, steps); !s) {
+    PrintError(io.err, s.error().message + "; nothing was written");
+    return std::nullopt;
+  }
+  // What would make the mover refuse, before anything is asked or written: the journals'
+  // place, existing journal files, users of the disk, an unfinished move.
   const std::string check_dir = ExistingDirFor(dir);
   for (const PreparedStep& s : steps) {
     const std::string journal =
@@ -392,6 +414,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
                         r.path, ToString(steps.front().computed.transition.label), sector_size,
                         steps.front().computed.old_table.fingerprint);
   PrintPlanActions(io.out, *r.plan);
+  PrintLeftBehind(io.out, *r.table, *r.left_behind);
   io.out << fmt::format(
       "\nData moves: {} step(s), {} to copy, each one journaled move after which the mover "
       "writes that step's table:\n",
@@ -423,6 +446,9 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
 
   std::optional<Target> disk = AcquireForWrite(io, r.path, &code);
   if (!disk) return code;
+  if (!StillEmpty(io, r.path, *r.table, *r.left_behind, disk->fd.get())) {
+    return ExitCode::kRefused;
+  }
   // Ctrl-C from here on asks the running move to stop at a batch boundary, consistently.
   StopOnSignal stop;
   PartitionTable final_table;

@@ -12,7 +12,9 @@
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
 #include "io/device/device_probe.h"
+#include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
+#include "partalign/table/plan_check.h"
 
 namespace partalign {
 
@@ -26,6 +28,10 @@ struct MoveApplyRequest {
   /// The disk, probed, with the plan already checked against it (PlanMismatches).
   std::string path;
   const DeviceInfo* device = nullptr;
+  /// The disk's table, read with contents, the partitions the plan leaves behind proven empty
+  /// (or discarded): `left_behind`.
+  const PartitionTable* table = nullptr;
+  const LeftBehind* left_behind = nullptr;
   const TableWriteOptions* write = nullptr;
   std::string journal_dir = kDefaultJournalDir;
   bool progress = false;

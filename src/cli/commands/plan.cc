@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "cli/content_proof.h"
 #include "cli/disk_stacks.h"
 #include "cli/interactive/planner_session.h"
 #include "cli/load_disk.h"
@@ -36,6 +37,7 @@ struct PlanCommand {
   bool interactive = false;   ///< --interactive: the terminal planner
   std::string label = "gpt";  ///< --label: the table the planner starts on an empty disk
   std::string backup_dir = kDefaultBackupDir;  ///< --backup-dir: where the planner's w writes
+  ContentOptions content;                      ///< --discard, --no-scan
 };
 
 void PrintText(const Plan& plan, const PartitionTable& table, Streams io) {
@@ -96,9 +98,15 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
       PrintError(io.err, "plan --interactive takes no --layout, -o, --format or --json");
       return ExitCode::kFailure;
     }
+    if (!command.content.discard.empty()) {
+      PrintError(io.err,
+                 "plan --interactive takes no --discard (a partition's contents are "
+                 "given up with 'partalign plan --discard N -o PLAN')");
+      return ExitCode::kFailure;
+    }
     return RunPlannerSession(command.target,
                              command.label == "dos" ? LabelType::kDos : LabelType::kGpt,
-                             command.backup_dir, io);
+                             command.backup_dir, !command.content.no_scan, io);
   }
   std::string format = command.format;
   if (command.target.json) {
@@ -124,14 +132,19 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     PrintError(io.err, disk.error().message);
     return ExitCode::kFailure;
   }
-  const PartitionTable& table = disk->table.table;
+  PartitionTable& table = disk->table.table;
   if (Status fits = CheckGrainFits(disk->device.topology, *grain); !fits) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, fits.error().message));
     return ExitCode::kFailure;
   }
   const AlignmentRecommendation alignment = RecommendAlignment(disk->device.topology, *grain);
+  if (spec && !command.content.discard.empty()) {
+    PrintError(io.err, "plan --layout makes a fresh table: --discard does not apply");
+    return ExitCode::kFailure;
+  }
   Result<Plan> plan = spec ? MakeLayoutPlan(*spec, table, disk->device, alignment.alignment)
-                           : MakePlan(table, disk->device, alignment.alignment);
+                           : MakeProvenPlan(io, command.target.target, &table, disk->device,
+                                            alignment.alignment, command.content);
   if (!plan) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, plan.error().message));
     return ExitCode::kFailure;
@@ -197,6 +210,7 @@ void AddPlanCommand(CLI::App& app, CommandRunners& runners) {
       ->check(CLI::IsMember({"text", "markdown", "json", "sfdisk"}));
   sub->add_option("--layout", command->layout,
                   "plan a fresh table for an empty disk: 'size=512M,type=uefi;type=linux' ...");
+  AddContentOptions(sub, &command->content);
   sub->add_flag("--interactive", command->interactive,
                 "the full-screen planner (keys: ? in it); needs a terminal");
   sub->add_option("--label", command->label,

@@ -13,6 +13,7 @@
 
 #include "cli/bench_output.h"
 #include "cli/commands.h"
+#include "cli/content_proof.h"
 #include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
@@ -44,6 +45,7 @@ struct ReportCommand {
   double bench_seconds = kDefaultReportBenchSeconds;
   std::optional<std::string> bench_json;
   std::optional<std::string> against;
+  ContentOptions content;  ///< --discard, --no-scan: as plan takes them
 };
 
 // The short benchmark of --bench on the whole target, reads only.
@@ -104,14 +106,6 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
   }
   r.explain = BuildExplainReport(r.device, DetectToolVersions(), existing);
 
-  const AlignmentRecommendation alignment = RecommendAlignment(r.device.topology, *grain);
-  Result<Plan> plan = MakePlan(r.table, r.device, alignment.alignment);
-  if (plan) {
-    r.plan = std::move(*plan);
-  } else {
-    r.plan_error = plan.error().message;
-  }
-
   if (c.bench) {
     Result<BenchReport> bench = RunShortBench(c, io);
     if (!bench) return Fail(io, bench.error().message);
@@ -124,6 +118,17 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
     r.verify = std::move(verified->report);
     r.snapshot = std::move(verified->before);
     r.snapshot_path = *c.against;
+  }
+
+  // Last: the plan may read partitions in full to prove them empty (docs/audit-plan.md), which
+  // a refusal of the inputs above should not wait for.
+  const AlignmentRecommendation alignment = RecommendAlignment(r.device.topology, *grain);
+  Result<Plan> plan =
+      MakeProvenPlan(io, c.target.target, &r.table, r.device, alignment.alignment, c.content);
+  if (plan) {
+    r.plan = std::move(*plan);
+  } else {
+    r.plan_error = plan.error().message;
   }
 
   const std::string page = c.format == "markdown" ? ReportMarkdown(r) : ReportHtml(r);
@@ -146,6 +151,7 @@ void AddReportCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_option("--format", c->format, "html (default) or markdown")
       ->check(CLI::IsMember({"html", "markdown"}));
   AddGrainOption(sub, &c->grain);
+  AddContentOptions(sub, &c->content);
   sub->add_flag("--bench", c->bench,
                 "run a short read-only benchmark of TARGET and show its heatmap");
   sub->add_option(

@@ -10,6 +10,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/apply/table_write.h"
+#include "cli/content_proof.h"
 #include "cli/load_disk.h"
 #include "io/table/backup_file.h"
 #include "io/terminal/curses_terminal.h"
@@ -21,10 +22,25 @@
 namespace partalign {
 namespace {
 
-Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, Streams io) {
+// The disk as the planner edits it. Only a proof makes a partition empty (docs/audit-plan.md,
+// "Empty is proven"): with `scan`, each partition not proven either way is read in full now.
+Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan,
+                               Streams io) {
   Result<LoadedDisk> disk = LoadDisk(target, io);
   if (!disk) return disk.error();
-  return PlannerModel::Make({disk->device, disk->table.table}, label);
+  PartitionTable& table = disk->table.table;
+  if (scan) {
+    std::vector<uint32_t> unscanned;
+    for (const Partition& p : table.partitions) {
+      if (p.kind != PartitionKind::kExtended && p.contents.proof == ContentProof::kUnscanned) {
+        unscanned.push_back(p.number);
+      }
+    }
+    if (Status s = ProvePartitionsEmpty(io, target.target, &table, unscanned); !s) {
+      return s.error();
+    }
+  }
+  return PlannerModel::Make({disk->device, table}, label);
 }
 
 // The plan file `w` applies, kept beside the table backups as a record of what was written.
@@ -67,7 +83,7 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
 }  // namespace
 
 ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
-                           const std::string& backup_dir, Streams io) {
+                           const std::string& backup_dir, bool scan, Streams io) {
   if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
     PrintError(io.err,
                fmt::format("plan --interactive needs a terminal; without one use 'partalign "
@@ -75,7 +91,7 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
                            target.target.empty() ? "TARGET" : target.target));
     return ExitCode::kFailure;
   }
-  Result<PlannerModel> model = LoadModel(target, label, io);
+  Result<PlannerModel> model = LoadModel(target, label, scan, io);
   if (!model) {
     PrintError(io.err, model.error().message);
     return ExitCode::kFailure;
@@ -107,7 +123,7 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
     } else if (effect.kind == PlannerEffect::Kind::kApply) {
       std::string outcome = ApplyFromPlanner(**term, *effect.plan, target, backup_dir, io);
       std::ostringstream quiet;
-      Result<PlannerModel> reloaded = LoadModel(target, label, {quiet, quiet});
+      Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet});
       if (reloaded) {
         screen.Replace(std::move(*reloaded));
       } else {

@@ -15,8 +15,10 @@
 namespace partalign {
 
 /// `label_when_empty`: the label a disk without partitions gets (--label); `backup_dir`: where
-/// `w` keeps the plan file it applies, and apply its table backup.
+/// `w` keeps the plan file it applies, and apply its table backup. `scan`: read every partition
+/// without a signature whose head is zeros in full when the disk is loaded, so that one proven
+/// empty may move by the table alone (false, --no-scan: they move whole).
 ExitCode RunPlannerSession(const TargetOptions& target, LabelType label_when_empty,
-                           const std::string& backup_dir, Streams io);
+                           const std::string& backup_dir, bool scan, Streams io);
 
 }  // namespace partalign

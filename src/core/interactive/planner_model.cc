@@ -283,7 +283,7 @@ Status PlannerModel::Resize(const PlannerRow& row, std::string_view size_text) {
   }
   const Partition* e = Existing(p);
   uint64_t keep = 0;
-  if (e != nullptr && e->contents.has_data) {
+  if (e != nullptr && e->contents.MayHoldData()) {
     keep = ProtectedSectors(*e, sector_size(), a.grain_bytes / sector_size()) * sector_size();
   }
   Result<uint64_t> size = SnapSize(size_text, p.size_bytes, start, hi, keep);
@@ -298,7 +298,7 @@ Status PlannerModel::SetType(const PlannerRow& row, std::string_view type_text) 
   PlannedPartition& p = layout_.partitions.at(row.index);
   if (IsContainer(p)) return MakeError("the extended partition keeps its type");
   const Partition* e = Existing(p);
-  if (e != nullptr && e->contents.has_data) {
+  if (e != nullptr && e->contents.MayHoldData()) {
     return MakeError(fmt::format(
         "partition {} holds data; apply moves partitions but does not change their type "
         "(sfdisk --part-type does)",
@@ -322,7 +322,7 @@ PartitionChange PlannerModel::ChangeOf(const PlannedPartition& p) const {
   const bool moved = p.start_bytes != e->start_sector * ss;
   const bool resized = p.size_bytes != e->size_sectors * ss;
   if (!moved && !resized) return {PartitionChange::Kind::kUnchanged, 0, "unchanged"};
-  if (moved && e->contents.has_data) {
+  if (moved && e->contents.MayHoldData()) {
     uint64_t bytes = std::min(p.size_bytes, e->size_sectors * ss);
     return {PartitionChange::Kind::kMoveData, bytes, "move " + FormatSize(bytes)};
   }
@@ -385,18 +385,27 @@ Result<Plan> PlannerModel::MakePlan() const {
                  : c.kind == PartitionChange::Kind::kUnchanged ? ActionKind::kNone
                                                                : ActionKind::kTableOnly;
       act.bytes_to_move = c.bytes_to_move;
+      if (act.kind == ActionKind::kTableOnly &&
+          (act.new_start_sector != act.old_start_sector ||
+           act.new_end_sector - act.new_start_sector < act.old_end_sector - act.old_start_sector) &&
+          !e.contents.MayHoldData()) {
+        act.empty =
+            e.contents.proof == ContentProof::kHoles ? Emptiness::kHoles : Emptiness::kZeros;
+      }
       act.reason = fmt::format("planned interactively: {}", c.text);
       plan.actions.push_back(act);
     }
     return plan;
   }
   for (const Partition& e : disk_.table.partitions) {
-    if (e.contents.has_data) {
+    if (e.contents.MayHoldData()) {
       return MakeError(fmt::format(
-          "this layout adds, deletes or retypes partitions, but partition {} holds {}: apply "
-          "only moves and resizes partitions that hold data (undo those edits, or export .sfdisk "
+          "this layout adds, deletes or retypes partitions, but partition {} {}: apply only "
+          "moves and resizes partitions that may hold data (undo those edits, or export .sfdisk "
           "to review)",
-          e.number, e.contents.fs_type.empty() ? "data" : e.contents.fs_type));
+          e.number,
+          e.contents.fs_type.empty() ? MayHoldDataText(e.contents)
+                                     : "holds " + e.contents.fs_type));
     }
   }
   if (std::any_of(layout_.partitions.begin(), layout_.partitions.end(),

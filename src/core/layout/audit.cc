@@ -319,7 +319,8 @@ nlohmann::json AuditJson(const AuditReport& report, const DeviceInfo& device,
          {"fs_type", StringOrNull(fs.fs_type)},
          {"fs_block_size", OptionalJson(fs.fs_block_size)},
          {"fs_size_bytes", OptionalJson(fs.fs_size_bytes)},
-         {"has_data", fs.has_data},
+         {"has_data", fs.MayHoldData()},
+         {"content_proof", ToString(fs.proof)},
          {"checks", checks},
          {"details", details},
          {"stack", StackJson(p.stack)},
@@ -373,13 +374,20 @@ std::vector<std::string> AuditColumns() {
           "FDISK", "GDISK-S", "GDISK-E", "KPMCORE",  "STACK",  "ALIGNED"};
 }
 
+// The FS column: the filesystem, or what is known of a partition without one ("data" with
+// bytes found, "?" when not proven empty, nothing when proven empty).
+std::string ContentsCell(const PartitionContents& c) {
+  if (!c.fs_type.empty()) return c.fs_type;
+  if (c.proof == ContentProof::kData) return "data";
+  return c.MayHoldData() ? "?" : "";
+}
+
 std::vector<std::vector<std::string>> AuditRows(const AuditReport& report) {
   std::vector<std::vector<std::string>> rows;
   for (const PartitionAudit& p : report.partitions) {
-    std::vector<std::string> row{
-        std::to_string(p.number), std::to_string(p.start_sector), std::to_string(p.end_sector),
-        FormatSize(p.size_bytes),
-        p.contents.fs_type.empty() ? (p.contents.has_data ? "data" : "") : p.contents.fs_type};
+    std::vector<std::string> row{std::to_string(p.number), std::to_string(p.start_sector),
+                                 std::to_string(p.end_sector), FormatSize(p.size_bytes),
+                                 ContentsCell(p.contents)};
     for (const CheckResult& c : p.checks) row.push_back(Cell(c));
     row.push_back(p.stack.layers.empty() ? "-" : p.stack.aligned() ? "yes" : "no");
     row.push_back(p.aligned ? "yes" : "NO");

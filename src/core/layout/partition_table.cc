@@ -1,6 +1,7 @@
 #include "partalign/layout/partition_table.h"
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -17,7 +18,60 @@ std::string SectorRange(uint64_t start, uint64_t end) {
   return fmt::format("sectors {}-{}", start, end);
 }
 
+constexpr std::array<std::pair<ContentProof, std::string_view>, 5> kProofNames{{
+    {ContentProof::kUnscanned, "unscanned"},
+    {ContentProof::kSignature, "signature"},
+    {ContentProof::kData, "data"},
+    {ContentProof::kZeros, "zeros"},
+    {ContentProof::kHoles, "holes"},
+}};
+
 }  // namespace
+
+std::string_view ToString(ContentProof proof) {
+  for (const auto& [p, name] : kProofNames) {
+    if (p == proof) return name;
+  }
+  return "unscanned";
+}
+
+std::optional<ContentProof> ContentProofFromString(std::string_view text) {
+  for (const auto& [p, name] : kProofNames) {
+    if (name == text) return p;
+  }
+  return std::nullopt;
+}
+
+std::string MayHoldDataText(const PartitionContents& c) {
+  if (!c.fs_type.empty()) return fmt::format("holds data ({})", c.fs_type);
+  switch (c.proof) {
+    case ContentProof::kData:
+      return c.data_offset_bytes ? fmt::format("holds data (no signature, byte {} is not zero)",
+                                               *c.data_offset_bytes)
+                                 : "holds data (no signature)";
+    case ContentProof::kZeros:
+      return "holds nothing (every byte read: zeros)";
+    case ContentProof::kHoles:
+      return "holds nothing (only holes in the image)";
+    case ContentProof::kSignature:
+      return "holds data";
+    case ContentProof::kUnscanned:
+      break;
+  }
+  return "may hold data (no signature, not proven empty)";
+}
+
+void CopyContentProofs(const PartitionTable& from, PartitionTable* to) {
+  for (Partition& p : to->partitions) {
+    const Partition* known = from.Find(p.number);
+    if (known == nullptr || known->start_sector != p.start_sector ||
+        known->size_sectors != p.size_sectors || p.contents.proof != ContentProof::kUnscanned) {
+      continue;
+    }
+    p.contents.proof = known->contents.proof;
+    p.contents.data_offset_bytes = known->contents.data_offset_bytes;
+  }
+}
 
 Status CheckChangeable(const PartitionTable& table) {
   if (WorstSeverity(table.findings) < TableSeverity::kReadOnly) return {};

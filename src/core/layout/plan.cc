@@ -19,6 +19,13 @@ constexpr std::array<std::pair<ActionKind, std::string_view>, 4> kKindNames{{
     {ActionKind::kImpossible, "impossible"},
 }};
 
+constexpr std::array<std::pair<Emptiness, std::string_view>, 4> kEmptinessNames{{
+    {Emptiness::kNotClaimed, ""},
+    {Emptiness::kZeros, "zeros"},
+    {Emptiness::kHoles, "holes"},
+    {Emptiness::kDiscarded, "discarded"},
+}};
+
 Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdentity& disk) {
   FieldReader r(object, "layout.");
   PlanLayout layout;
@@ -99,6 +106,10 @@ Status CheckActionKind(const PlanAction& a, uint64_t sector_size, const std::str
       return {};
     }
   }
+  if (a.empty != Emptiness::kNotClaimed && a.kind != ActionKind::kTableOnly) {
+    return MakeError(fmt::format("{}empty: '{}' for a '{}' action, which leaves no bytes behind",
+                                 path, ToString(a.empty), ToString(a.kind)));
+  }
   if (a.bytes_to_move != 0) {
     return MakeError(fmt::format("{}bytes_to_move: {} for a '{}' action, which moves no data", path,
                                  a.bytes_to_move, ToString(a.kind)));
@@ -115,6 +126,13 @@ std::string_view ToString(ActionKind kind) {
   return "none";
 }
 
+std::string_view ToString(Emptiness emptiness) {
+  for (const auto& [e, name] : kEmptinessNames) {
+    if (e == emptiness) return name;
+  }
+  return "";
+}
+
 std::optional<ActionKind> ActionKindFromString(std::string_view text) {
   for (const auto& [k, name] : kKindNames) {
     if (name == text) return k;
@@ -125,14 +143,13 @@ std::optional<ActionKind> ActionKindFromString(std::string_view text) {
 nlohmann::json PlanToJson(const Plan& plan) {
   nlohmann::json actions = nlohmann::json::array();
   for (const PlanAction& a : plan.actions) {
-    actions.push_back({{"partition", a.partition},
-                       {"old_start_sector", a.old_start_sector},
-                       {"old_end_sector", a.old_end_sector},
-                       {"new_start_sector", a.new_start_sector},
-                       {"new_end_sector", a.new_end_sector},
-                       {"kind", ToString(a.kind)},
-                       {"bytes_to_move", a.bytes_to_move},
-                       {"reason", a.reason}});
+    nlohmann::json action = {
+        {"partition", a.partition},           {"old_start_sector", a.old_start_sector},
+        {"old_end_sector", a.old_end_sector}, {"new_start_sector", a.new_start_sector},
+        {"new_end_sector", a.new_end_sector}, {"kind", ToString(a.kind)},
+        {"bytes_to_move", a.bytes_to_move},   {"reason", a.reason}};
+    if (a.empty != Emptiness::kNotClaimed) action["empty"] = ToString(a.empty);
+    actions.push_back(std::move(action));
   }
   const Topology& t = plan.topology;
   nlohmann::json doc = {
@@ -258,10 +275,19 @@ Result<Plan> ReadPlanDocument(std::string_view text) {
     std::string kind = r.String("kind");
     a.bytes_to_move = r.Uint("bytes_to_move");
     a.reason = r.String("reason");
+    std::string empty = r.String("empty", /*required=*/false);
     if (r.error()) return MakeError(*r.error());
     std::optional<ActionKind> k = ActionKindFromString(kind);
     if (!k) return MakeError(fmt::format("{}kind: unknown value '{}'", path, Printable(kind)));
     a.kind = *k;
+    if (!empty.empty()) {
+      auto e = std::find_if(kEmptinessNames.begin() + 1, kEmptinessNames.end(),
+                            [&](const auto& entry) { return entry.second == empty; });
+      if (e == kEmptinessNames.end()) {
+        return MakeError(fmt::format("{}empty: unknown value '{}'", path, Printable(empty)));
+      }
+      a.empty = e->first;
+    }
     if (a.partition == 0) return MakeError(path + "partition: is 0");
     if (a.old_end_sector < a.old_start_sector || a.new_end_sector < a.new_start_sector) {
       return MakeError(path + "new_end_sector/old_end_sector: end before start");

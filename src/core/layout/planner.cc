@@ -89,6 +89,9 @@ struct Context {
   uint64_t hi = 0;  // last usable sector
   uint64_t dos_first_lba = 0;
   bool dos = false;
+  /// Per partition (table index): planned as holding nothing (PlannedEmpty).
+  std::vector<bool> empty;
+  std::vector<bool> discarded;
 };
 
 uint64_t Distance(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
@@ -293,20 +296,48 @@ Status CheckLayout(const PartitionTable& t, uint64_t lo, uint64_t hi) {
 
 std::string Sectors(uint64_t n) { return fmt::format("{} sector{}", n, n == 1 ? "" : "s"); }
 
+// What the planner may do with partition `i`'s bytes: nothing may be lost unless it is proven
+// empty, or discarded by the user (or, in the first pass of a proof, not read yet).
+bool PlannedEmpty(const PartitionTable& table, size_t i, const PlanOptions& options) {
+  const Partition& p = table.partitions[i];
+  if (std::find(options.discard.begin(), options.discard.end(), p.number) !=
+      options.discard.end()) {
+    return true;
+  }
+  return !p.contents.MayHoldData() ||
+         (options.unscanned_as_empty && p.contents.proof == ContentProof::kUnscanned);
+}
+
+// How many sectors partition `i` must keep: one grain at most when it is planned empty.
+uint64_t KeepOf(const Context& cx, size_t i) {
+  const Partition& p = cx.table.partitions[i];
+  if (cx.empty[i]) return std::min(p.size_sectors, cx.grid.grain);
+  return ProtectedSectors(p, cx.table.sector_size, cx.grid.grain);
+}
+
+// "no signature, data at byte 1048576" and the like: what is known of a partition that may
+// hold data but has no filesystem partalign can name.
+std::string UnknownDataText(const PartitionContents& c) {
+  if (c.proof == ContentProof::kData && c.data_offset_bytes) {
+    return fmt::format("no signature, data at byte {}", *c.data_offset_bytes);
+  }
+  return "no signature, not proven empty";
+}
+
 // Why a partition keeps `keep` sectors, for reasons.
-std::string KeepReason(const Partition& p, uint64_t keep, uint64_t ss) {
+std::string KeepReason(const Partition& p, uint64_t keep, uint64_t ss, bool empty) {
   const PartitionContents& c = p.contents;
   if (IsEndAnchored(c)) {
     return fmt::format("its size is kept exactly: {} keeps metadata at the partition's end",
                        c.fs_type);
   }
-  if (!c.has_data) return fmt::format("it holds no data but keeps at least {}", Sectors(keep));
+  if (empty) return fmt::format("it holds no data but keeps at least {}", Sectors(keep));
   if (c.fs_size_bytes && *c.fs_size_bytes <= p.size_sectors * ss) {
     return fmt::format("its {} filesystem needs {} ({}){}", c.fs_type, Sectors(keep),
                        FormatSize(*c.fs_size_bytes),
                        keep == p.size_sectors ? ", all of the partition" : "");
   }
-  std::string what = c.fs_type.empty() ? "data of unknown kind" : c.fs_type + " data";
+  std::string what = c.fs_type.empty() ? UnknownDataText(c) : c.fs_type + " data";
   return fmt::format("it holds {} whose size is unknown, so all {} ({}) are kept", what,
                      Sectors(keep), FormatSize(keep * ss));
 }
@@ -337,6 +368,11 @@ Result<Context> MakeContext(const PartitionTable& table, const Alignment& alignm
     cx.hi = table.last_usable_lba;
   }
   if (Status s = CheckLayout(table, cx.lo, cx.hi); !s) return s.error();
+  for (size_t i = 0; i < table.partitions.size(); ++i) {
+    cx.empty.push_back(PlannedEmpty(table, i, options));
+    cx.discarded.push_back(std::find(options.discard.begin(), options.discard.end(),
+                                     table.partitions[i].number) != options.discard.end());
+  }
   return cx;
 }
 
@@ -357,8 +393,8 @@ SearchItem DataItem(const Context& cx, size_t i, bool logical, bool first_logica
   it.start = p.start_sector;
   it.end = p.end_sector();
   it.size = p.size_sectors;
-  it.keep = ProtectedSectors(p, cx.table.sector_size, cx.grid.grain);
-  it.data = p.contents.has_data;
+  it.keep = KeepOf(cx, i);
+  it.data = !cx.empty[i];
   it.anchored = IsEndAnchored(p.contents);
   return it;
 }
@@ -507,7 +543,7 @@ NewLayout NewExtents(const Items& items, const std::vector<Decision>& decisions)
 }
 
 // "end E -> E' (grows by N sectors)" and the like; empty when the end stays.
-std::string EndChangeText(const Partition& p, const PlanAction& a) {
+std::string EndChangeText(const Partition& p, const PlanAction& a, bool empty) {
   if (a.new_end_sector == a.old_end_sector) return {};
   const uint64_t old_size = p.size_sectors;
   const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
@@ -518,7 +554,7 @@ std::string EndChangeText(const Partition& p, const PlanAction& a) {
   if (new_size < old_size) {
     return fmt::format("end {} -> {} (shrinks by {}, {})", a.old_end_sector, a.new_end_sector,
                        Sectors(old_size - new_size),
-                       p.contents.has_data ? "all past the filesystem's end" : "it holds no data");
+                       empty ? "it holds no data" : "all past the filesystem's end");
   }
   return fmt::format("end {} -> {}", a.old_end_sector, a.new_end_sector);
 }
@@ -531,7 +567,7 @@ std::string ImpossibleReason(const Context& cx, const NewLayout& layout, size_t 
   const uint64_t ss = table.sector_size;
   size_t pos = 0;
   while (layout.order[pos].first != i) ++pos;
-  const uint64_t keep = ProtectedSectors(p, ss, cx.grid.grain);
+  const uint64_t keep = KeepOf(cx, i);
   uint64_t lower = cx.lo;
   std::string lower_name = fmt::format("the first usable sector {}", cx.lo);
   if (p.kind == PartitionKind::kLogical && pos > 0 && !layout.order[pos - 1].second) {
@@ -578,7 +614,50 @@ std::string ImpossibleReason(const Context& cx, const NewLayout& layout, size_t 
     why.push_back("aligning it would push other partitions out of alignment or off the disk");
   }
   return fmt::format("start {} cannot be aligned: {}; {}", p.start_sector, fmt::join(why, "; "),
-                     KeepReason(p, keep, ss));
+                     KeepReason(p, keep, ss, cx.empty[i]));
+}
+
+// Why partition `i`, planned empty, may leave its bytes behind.
+Emptiness EmptinessOf(const Context& cx, size_t i) {
+  if (!cx.empty[i]) return Emptiness::kNotClaimed;
+  if (cx.discarded[i]) return Emptiness::kDiscarded;
+  switch (cx.table.partitions[i].contents.proof) {
+    case ContentProof::kZeros:
+      return Emptiness::kZeros;
+    case ContentProof::kHoles:
+      return Emptiness::kHoles;
+    default:
+      // Only the first pass of a proof plans an unread partition as empty; its plan is not
+      // shown, and the claim stays unproven.
+      return Emptiness::kNotClaimed;
+  }
+}
+
+// "read all 49 MiB: zeros", "contents discarded (--discard; it holds ext4)".
+std::string EmptyText(const Partition& p, Emptiness e, uint64_t ss) {
+  switch (e) {
+    case Emptiness::kZeros:
+      return fmt::format("read all {}: zeros", FormatSize(p.size_sectors * ss));
+    case Emptiness::kHoles:
+      return "the image holds only holes there";
+    case Emptiness::kDiscarded:
+      if (!p.contents.fs_type.empty()) {
+        return fmt::format("contents discarded (--discard): its {} is given up",
+                           p.contents.fs_type);
+      }
+      if (p.contents.proof == ContentProof::kData && p.contents.data_offset_bytes) {
+        return fmt::format(
+            "contents discarded (--discard): its data (byte {} is not zero) is "
+            "given up",
+            *p.contents.data_offset_bytes);
+      }
+      return p.contents.MayHoldData()
+                 ? "contents discarded (--discard): whatever it holds is given up (not read)"
+                 : "contents discarded (--discard)";
+    case Emptiness::kNotClaimed:
+      break;
+  }
+  return {};
 }
 
 // What happens to partition `i` in the chosen layout, and why.
@@ -595,7 +674,7 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
   const bool moved = a.new_start_sector != a.old_start_sector;
   const bool end_changed = a.new_end_sector != a.old_end_sector;
   const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
-  const std::string end_text = EndChangeText(p, a);
+  const std::string end_text = EndChangeText(p, a, cx.empty[i]);
   if (p.kind == PartitionKind::kExtended) {
     a.kind = moved || end_changed ? ActionKind::kTableOnly : ActionKind::kNone;
     std::vector<std::string> parts;
@@ -641,16 +720,24 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
     parts.push_back(end_text +
                     (end_aligned && !moved ? " so that the next aligned start follows" : ""));
   }
-  if (moved && p.contents.has_data) {
+  if (moved && !cx.empty[i]) {
     a.kind = ActionKind::kMoveData;
     a.bytes_to_move = std::min(p.size_sectors, new_size) * ss;
     const bool up = a.new_start_sector > a.old_start_sector;
-    parts.push_back(fmt::format("{} of {} to copy {}", FormatSize(a.bytes_to_move),
-                                p.contents.fs_type.empty() ? "data" : p.contents.fs_type,
-                                up ? "up" : "down"));
+    if (p.contents.fs_type.empty()) {
+      parts.push_back(fmt::format("{}: moved whole, {} to copy {}", UnknownDataText(p.contents),
+                                  FormatSize(a.bytes_to_move), up ? "up" : "down"));
+    } else {
+      parts.push_back(fmt::format("{} of {} to copy {}", FormatSize(a.bytes_to_move),
+                                  p.contents.fs_type, up ? "up" : "down"));
+    }
   } else {
     a.kind = ActionKind::kTableOnly;
-    if (moved) parts.push_back("no data in it: only the table entry changes");
+    if (moved || new_size < p.size_sectors) {
+      a.empty = EmptinessOf(cx, i);
+      if (a.empty != Emptiness::kNotClaimed) parts.push_back(EmptyText(p, a.empty, ss));
+    }
+    if (moved) parts.push_back("only the table entry changes");
   }
   a.reason = fmt::format("{}", fmt::join(parts, "; "));
   return a;
@@ -661,7 +748,9 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
 bool IsEndAnchored(const PartitionContents& contents) {
   const std::string& t = contents.fs_type;
   static constexpr std::string_view kRaidSuffix = "_raid_member";
-  return t == "zfs_member" || t == "ambivalent" ||
+  // NTFS keeps its backup boot sector in the partition's last sector (number_of_sectors):
+  // ntfsfix and chkdsk look for it there, so the partition may not grow or shrink under it.
+  return t == "zfs_member" || t == "ambivalent" || t == "ntfs" ||
          (t.size() >= kRaidSuffix.size() &&
           t.compare(t.size() - kRaidSuffix.size(), kRaidSuffix.size(), kRaidSuffix) == 0);
 }
@@ -669,7 +758,7 @@ bool IsEndAnchored(const PartitionContents& contents) {
 uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t grain_sectors) {
   const PartitionContents& c = p.contents;
   if (IsEndAnchored(c)) return p.size_sectors;
-  if (!c.has_data) return std::min(p.size_sectors, grain_sectors);
+  if (!c.MayHoldData()) return std::min(p.size_sectors, grain_sectors);
   if (c.fs_size_bytes && *c.fs_size_bytes != 0) {
     uint64_t fs = (*c.fs_size_bytes + sector_size - 1) / sector_size;
     if (fs <= p.size_sectors) return fs;
@@ -699,6 +788,29 @@ Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
   return actions;
 }
 
+std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
+                                             const std::vector<PlanAction>& optimistic,
+                                             const PlanOptions& options) {
+  std::vector<uint32_t> out;
+  for (const PlanAction& a : optimistic) {
+    const Partition* p = table.Find(a.partition);
+    if (p == nullptr || p->kind == PartitionKind::kExtended ||
+        p->contents.proof != ContentProof::kUnscanned ||
+        std::find(options.discard.begin(), options.discard.end(), p->number) !=
+            options.discard.end()) {
+      continue;
+    }
+    const bool moved = a.new_start_sector != a.old_start_sector;
+    const bool shrunk =
+        a.new_end_sector - a.new_start_sector < a.old_end_sector - a.old_start_sector;
+    if ((a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData) &&
+        (moved || shrunk)) {
+      out.push_back(a.partition);
+    }
+  }
+  return out;
+}
+
 Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device,
                const Alignment& alignment) {
   Plan plan;
@@ -721,6 +833,17 @@ Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
     return MakeError(
         fmt::format("the table was read with {}-byte sectors but the topology has {}-byte sectors",
                     table.sector_size, device.topology.logical_sector_size));
+  }
+  for (uint32_t number : options.discard) {
+    const Partition* p = table.Find(number);
+    if (p == nullptr)
+      return MakeError(fmt::format("--discard {}: there is no partition {}", number, number));
+    if (p->kind == PartitionKind::kExtended) {
+      return MakeError(
+          fmt::format("--discard {}: partition {} is the extended partition; "
+                      "discard its logical partitions one by one",
+                      number, number));
+    }
   }
   Result<std::vector<PlanAction>> actions = PlanPartitions(table, alignment, options);
   if (!actions) return actions.error();

@@ -78,7 +78,8 @@ nlohmann::json PartitionJson(const Partition& p, uint64_t sector_size, const Con
             {"fs_uuid", StringOrNull(c.fs_uuid)},
             {"fs_label", StringOrNull(c.fs_label)},
             {"fs_block_size", OptionalJson(c.fs_block_size)},
-            {"has_data", c.has_data},
+            {"has_data", c.MayHoldData()},
+            {"content_proof", ToString(c.proof)},
             {"head_xxh64", d ? nlohmann::json(d->xxh64) : nlohmann::json(nullptr)},
             {"head_bytes", d ? nlohmann::json(d->length_bytes) : nlohmann::json(nullptr)}}}};
 }
@@ -162,10 +163,28 @@ Status ReadPartition(const nlohmann::json& j, const std::string& path, uint64_t 
   pc.fs_uuid = c.String("fs_uuid", false);
   pc.fs_label = c.String("fs_label", false);
   pc.fs_block_size = c.OptionalUint("fs_block_size");
-  pc.has_data = c.Bool("has_data");
+  const bool has_data = c.Bool("has_data");
+  // Snapshots before "content_proof": a signature, data, or nothing found in the first MiB.
+  const std::string proof = c.String("content_proof", false);
   std::string head = c.String("head_xxh64", false);
   std::optional<uint64_t> head_bytes = c.OptionalUint("head_bytes");
   if (c.error()) return MakeError(*c.error());
+  if (proof.empty()) {
+    pc.proof = !pc.fs_type.empty() ? ContentProof::kSignature
+               : has_data          ? ContentProof::kData
+                                   : ContentProof::kUnscanned;
+  } else {
+    std::optional<ContentProof> parsed = ContentProofFromString(proof);
+    if (!parsed) {
+      return MakeError(
+          fmt::format("{}.content.content_proof: unknown value '{}'", path, Printable(proof)));
+    }
+    pc.proof = *parsed;
+    if (pc.MayHoldData() != has_data) {
+      return MakeError(fmt::format("{}.content: has_data {} contradicts content_proof '{}'", path,
+                                   has_data, proof));
+    }
+  }
   if (!head.empty()) {
     if (!head_bytes) return MakeError(path + ".content.head_bytes: missing");
     *digest = ContentDigest{p->start_sector * sector_size, *head_bytes, head};

@@ -245,7 +245,7 @@ size_t RecognisedContents(const Snapshot& before, const Snapshot& now,
     }
     // A partition of zeros (or one whose first bytes repeat elsewhere) proves little, but it
     // does not contradict either.
-    if (hit && p.contents.has_data) ++found;
+    if (hit && p.contents.MayHoldData()) ++found;
   }
   return found;
 }
@@ -296,7 +296,7 @@ void DecideIdentity(const Snapshot& before, const Snapshot& now,
   }
   const size_t data_partitions = static_cast<size_t>(std::count_if(
       before.table.partitions.begin(), before.table.partitions.end(), [](const Partition& p) {
-        return p.kind != PartitionKind::kExtended && p.contents.has_data;
+        return p.kind != PartitionKind::kExtended && p.contents.MayHoldData();
       }));
   const size_t recognised = RecognisedContents(before, now, heads_now);
   if (r->matched_by.empty() && recognised > 0) {

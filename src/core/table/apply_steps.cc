@@ -92,7 +92,7 @@ class StepOrder {
  public:
   explicit StepOrder(const PartitionTable& table) : sector_size_(table.sector_size) {
     for (const Partition& p : table.partitions) {
-      layout_[p.number] = {p.kind, p.start_sector, p.end_sector(), p.contents.has_data};
+      layout_[p.number] = {p.kind, p.start_sector, p.end_sector(), p.contents.MayHoldData()};
     }
   }
 
@@ -114,6 +114,8 @@ class StepOrder {
         by_start_.push_back(&a);
         continue;
       }
+      // A partition whose contents the user gave up may be written over by another move.
+      if (a.empty == Emptiness::kDiscarded) it->second.holds_data = false;
       table_only_[a.partition] = TableOnlyChange(it->second, a);
     }
     if (moves_.empty()) return MakeError("the plan moves no data");

@@ -179,6 +179,33 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
   return out;
 }
 
+std::vector<uint32_t> LeftBehind::all() const {
+  std::vector<uint32_t> out = to_prove;
+  out.insert(out.end(), discarded.begin(), discarded.end());
+  return out;
+}
+
+LeftBehind PartitionsLeftBehind(const Plan& plan, const PartitionTable& table) {
+  LeftBehind out;
+  if (plan.layout) {
+    for (const Partition& p : table.partitions) {
+      if (p.kind != PartitionKind::kExtended) out.to_prove.push_back(p.number);
+    }
+    return out;
+  }
+  for (const PlanAction& a : plan.actions) {
+    const Partition* p = table.Find(a.partition);
+    if (a.kind != ActionKind::kTableOnly || p == nullptr || p->kind == PartitionKind::kExtended) {
+      continue;
+    }
+    const bool moved = a.new_start_sector != a.old_start_sector;
+    const bool shrinks = a.new_end_sector - a.new_start_sector + 1 < p->size_sectors;
+    if (!moved && !shrinks) continue;
+    (a.empty == Emptiness::kDiscarded ? out.discarded : out.to_prove).push_back(a.partition);
+  }
+  return out;
+}
+
 std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table) {
   std::vector<std::string> out;
   if (plan.layout) {
@@ -200,11 +227,20 @@ std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTa
                         a.partition, a.new_start_sector, al.grain_bytes, al.offset_bytes));
       }
     }
-    if (a.kind == ActionKind::kTableOnly && start_moves && p->contents.has_data) {
-      out.push_back(fmt::format(
-          "partition {} holds data{} but the plan moves its start as "
-          "'table-only': the data would stay behind",
-          a.partition, p->contents.fs_type.empty() ? "" : " (" + p->contents.fs_type + ")"));
+    const bool shrinks = a.new_end_sector - a.new_start_sector + 1 < p->size_sectors;
+    if (a.kind == ActionKind::kTableOnly && p->kind != PartitionKind::kExtended &&
+        a.empty != Emptiness::kDiscarded && p->contents.MayHoldData()) {
+      if (start_moves) {
+        out.push_back(fmt::format(
+            "partition {} {} but the plan moves its start as 'table-only': the data would stay "
+            "behind",
+            a.partition, MayHoldDataText(p->contents)));
+      } else if (shrinks && p->contents.fs_type.empty()) {
+        out.push_back(fmt::format(
+            "partition {} {} but the plan shrinks it as 'table-only': the bytes past its new "
+            "end would be cut off",
+            a.partition, MayHoldDataText(p->contents)));
+      }
     }
   }
   if (Status s = CheckTableLayout(ApplyPlanToTable(table, plan.actions)); !s) {

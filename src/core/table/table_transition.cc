@@ -373,7 +373,8 @@ CrashAssessment AssessCrashSafety(const TableTransition& t) {
 
 std::vector<std::string> TransitionConflicts(const TableTransition& t,
                                              const PartitionTable& old_table,
-                                             const PartitionTable& new_table) {
+                                             const PartitionTable& new_table,
+                                             const std::vector<uint32_t>& left_behind) {
   std::vector<std::string> conflicts;
   for (const TableRange& r : t.ranges) {
     if (!r.changed()) continue;
@@ -388,7 +389,10 @@ std::vector<std::string> TransitionConflicts(const TableTransition& t,
       }
     }
     for (const Partition& p : old_table.partitions) {
-      if (p.kind == PartitionKind::kExtended || !p.contents.has_data) continue;
+      if (p.kind == PartitionKind::kExtended || !p.contents.MayHoldData() ||
+          std::find(left_behind.begin(), left_behind.end(), p.number) != left_behind.end()) {
+        continue;
+      }
       if (OverlapByLength(r.offset_bytes, r.length_bytes, p.start_sector * t.sector_size,
                           p.size_sectors * t.sector_size)) {
         conflicts.push_back(fmt::format(
@@ -398,6 +402,39 @@ std::vector<std::string> TransitionConflicts(const TableTransition& t,
     }
   }
   return conflicts;
+}
+
+std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransition*>& chain,
+                                           const PartitionTable& first,
+                                           const PartitionTable& last) {
+  auto in_areas = [](const PartitionTable& t, uint64_t offset, uint64_t length) {
+    return std::any_of(t.areas.begin(), t.areas.end(), [&](const TableArea& a) {
+      return OverlapByLength(offset, length, a.offset_bytes, a.size_bytes);
+    });
+  };
+  auto in_partition = [](const PartitionTable& t, uint64_t offset, uint64_t length) {
+    return std::any_of(t.partitions.begin(), t.partitions.end(), [&](const Partition& p) {
+      return p.kind != PartitionKind::kExtended &&
+             OverlapByLength(offset, length, p.start_sector * t.sector_size,
+                             p.size_sectors * t.sector_size);
+    });
+  };
+  std::vector<ChainRange> out;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    const std::vector<TableRange>& ranges = chain[k]->ranges;
+    for (size_t i = 0; i < ranges.size(); ++i) {
+      const TableRange& r = ranges[i];
+      if (r.new_index || !r.old_index) continue;  // still used, or not a table sector before
+      if (in_areas(first, r.offset_bytes, r.length_bytes) ||
+          in_areas(last, r.offset_bytes, r.length_bytes) ||
+          in_partition(first, r.offset_bytes, r.length_bytes) ||
+          in_partition(last, r.offset_bytes, r.length_bytes)) {
+        continue;
+      }
+      out.push_back({k, i});
+    }
+  }
+  return out;
 }
 
 nlohmann::json TransitionJson(const TableTransition& t) {

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "io/device/target.h"
+#include "io/device/zero_scan.h"
 #include "io/util/c_handle.h"
 #include "partalign/layout/fs_size.h"
 #include "partalign/util/units.h"
@@ -28,18 +29,6 @@ Result<BlkidProbe> NewProbe(int fd, const std::string& path) {
     return ErrnoError(errno ? errno : EINVAL, fmt::format("libblkid cannot use '{}'", path));
   }
   return probe;
-}
-
-// The data check reads this much at a time and stops at the first non-zero byte.
-constexpr uint64_t kDataProbeChunkBytes = 64 * 1024;
-
-// True when [offset, offset + length) of a sparse image file is a hole (reads as zeros)
-// without reading it: SEEK_DATA finds no data before its end. Block devices report all data
-// (the generic lseek), so they are read; so are file systems without SEEK_DATA.
-bool IsHole(int fd, uint64_t offset, uint64_t length) {
-  off_t data = ::lseek(fd, static_cast<off_t>(offset), SEEK_DATA);
-  if (data < 0) return errno == ENXIO;  // ENXIO: no data after offset; else unsupported
-  return static_cast<uint64_t>(data) >= offset + length;
 }
 
 }  // namespace
@@ -127,7 +116,10 @@ Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path
   // A range of a sparse image that holds no data at all reads as zeros: no signature can be
   // there, and libblkid's few dozen reads per probe are saved (most of audit's time on images
   // with many empty partitions).
-  if (IsHole(fd, offset, size)) return contents;
+  if (IsAllHoles(fd, offset, size)) {
+    contents.proof = ContentProof::kHoles;
+    return contents;
+  }
   BlkidProbe probe(blkid_new_probe());
   if (!probe) return ErrnoError(ENOMEM, "blkid_new_probe");
   blkid_probe pr = probe.get();
@@ -144,7 +136,7 @@ Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path
   if (rc == -2) {
     // Several signatures: something is there, which one is for a person to decide.
     contents.fs_type = "ambivalent";
-    contents.has_data = true;
+    contents.proof = ContentProof::kSignature;
   } else if (rc < 0) {
     return MakeError(fmt::format("libblkid cannot probe '{}' at byte {}", path, offset));
   } else if (rc == 0) {
@@ -159,9 +151,9 @@ Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path
     if (std::string bs = value("BLOCK_SIZE"); !bs.empty()) {
       if (Result<uint64_t> n = ParseUint(bs)) contents.fs_block_size = *n;
     }
-    contents.has_data = !contents.fs_type.empty();
+    if (!contents.fs_type.empty()) contents.proof = ContentProof::kSignature;
   }
-  if (contents.has_data && !contents.fs_type.empty()) {
+  if (contents.proof == ContentProof::kSignature && !contents.fs_type.empty()) {
     // libblkid 2.38 has no FSSIZE: read the superblock ourselves (partalign/layout/fs_size.h).
     std::vector<uint8_t> head(std::min<uint64_t>(kSuperblockProbeBytes, size));
     Result<size_t> got = ReadAt(fd, head.data(), head.size(), offset, path);
@@ -169,20 +161,18 @@ Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path
     head.resize(*got);
     contents.fs_size_bytes = FilesystemSizeBytes(contents.fs_type, head);
   }
-  if (!contents.has_data) {
-    const uint64_t length = std::min<uint64_t>(kDataProbeBytes, size);
-    if (!IsHole(fd, offset, length)) {
-      // In chunks: data usually sits at the very start, so the first chunk mostly decides.
-      std::vector<char> buffer(std::min(length, kDataProbeChunkBytes));
-      for (uint64_t done = 0; done < length && !contents.has_data;) {
-        const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), length - done));
-        Result<size_t> got = ReadAt(fd, buffer.data(), want, offset + done, path);
-        if (!got) return got.error();
-        contents.has_data = std::any_of(buffer.begin(), buffer.begin() + static_cast<long>(*got),
-                                        [](char c) { return c != 0; });
-        if (*got < want) break;  // the end of the image
-        done += want;
-      }
+  if (contents.proof != ContentProof::kSignature) {
+    // Only the head: enough to find most data at once, cheap enough for every audit. A zero
+    // head proves nothing (kUnscanned); plan and apply read the rest when it matters
+    // (ProvePartitionsEmpty, src/cli/content_proof.h).
+    Result<std::optional<uint64_t>> data =
+        FindFirstNonZero(fd, path, offset, std::min<uint64_t>(kDataProbeBytes, size));
+    if (!data) return data.error();
+    if (*data) {
+      contents.proof = ContentProof::kData;
+      contents.data_offset_bytes = **data;
+    } else if (size <= kDataProbeBytes) {
+      contents.proof = ContentProof::kZeros;  // the head is all of it
     }
   }
   return contents;

@@ -42,13 +42,15 @@ struct BlkidSignature {
 Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::string& path,
                                                          uint64_t sector_size);
 
-/// How many bytes at the start of a partition are read to decide whether it holds data.
+/// How many bytes at the start of a partition without a signature are read to look for data.
 inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
 
 /// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
-/// disk or image): filesystem type, label, UUID, block size, and whether the range holds data
-/// (a signature, or any non-zero byte in its first kDataProbeBytes). The filesystem size is
-/// read from the superblock (partalign/layout/fs_size.h), since libblkid 2.38 does not report it.
+/// disk or image): filesystem type, label, UUID, block size, and what is proven about its
+/// bytes (ContentProof): a signature; without one, a non-zero byte in its first
+/// kDataProbeBytes, an image's holes, zeros when the range is no longer than that; otherwise
+/// kUnscanned (may hold data). The filesystem size is read from the superblock
+/// (partalign/layout/fs_size.h), since libblkid 2.38 does not report it.
 Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
                                                  uint64_t size);
 

@@ -105,8 +105,9 @@ TEST(ApplyBenchCellsTest, AlignedReadsAndRewrites) {
 }
 
 // The partitions of the end-to-end tests start off the 1 MiB grain. The first MiB of each is
-// written zeros (so that it holds "no data" and the plan only edits the table), the rest
-// pseudo-random bytes: every block the benchmark reads exists, none is a sparse hole.
+// written zeros, the rest pseudo-random bytes: every block the benchmark reads exists, none is
+// a sparse hole. The plan gives their contents up (as plan --discard does), so that it only
+// edits the table.
 constexpr uint64_t kDiskBytes = 96ull << 20;
 const char* const kScript =
     "label: gpt\n"
@@ -308,7 +309,9 @@ TEST(ApplyBenchTest, ImageFileMeasuresEachMovedPartitionAtBothPlaces) {
   const std::string image = MakeImage(dir);
   FillPartitions(image);
   const std::string data = PartitionBytes(image);
-  Plan plan = test::MakeTableOnlyPlan(image, 512);
+  // Their contents given up (plan --discard): a table-only plan, whose benchmark must still
+  // leave every byte as it was.
+  Plan plan = test::MakeTableOnlyPlan(image, 512, 1024 * 1024, /*discard_data=*/true);
   ApplyWithBenchAndCheck(image, plan, dir);
   // A table-only plan and a benchmark of reads and rewrites change no byte inside the
   // partitions.
@@ -322,7 +325,7 @@ TEST(ApplyBenchTest, LoopDeviceHeldByApplyIsMeasuredAfterTheWrite) {
   test::PartitionedLoop disk(kScript, 512, kDiskBytes);
   FillPartitions(disk.device());
   const std::string data = PartitionBytes(disk.device());
-  Plan plan = test::MakeTableOnlyPlan(disk.device());
+  Plan plan = test::MakeTableOnlyPlan(disk.device(), 0, 1024 * 1024, /*discard_data=*/true);
   test::TempDir dir;
   ApplyWithBenchAndCheck(disk.device(), plan, dir);
   EXPECT_TRUE(PartitionBytes(disk.device()) == data) << "the partitions' bytes changed";

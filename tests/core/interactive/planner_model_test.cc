@@ -155,7 +155,7 @@ TEST(PlannerModelTest, DeletingPartitionsWithDataCannotBeApplied) {
       << plan.error().message;
   // Without data anywhere, the same edit replaces the table.
   PlannerDisk empty = MisalignedDisk();
-  for (Partition& p : empty.table.partitions) p.contents = {};
+  for (Partition& p : empty.table.partitions) p.contents = {.proof = ContentProof::kZeros};
   PlannerModel e = Model(empty);
   ASSERT_TRUE(e.Delete(PartitionRow(e, 3)));
   Result<Plan> fresh = e.MakePlan();

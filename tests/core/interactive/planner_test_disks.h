@@ -35,8 +35,9 @@ inline PlannerDisk MisalignedDisk() {
     p.start_sector = start;
     p.size_sectors = sectors;
     p.type_code = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
+    p.contents.proof = ContentProof::kZeros;  // read in full: empty
     if (data) {
-      p.contents.has_data = true;
+      p.contents.proof = ContentProof::kSignature;
       p.contents.fs_type = "ext4";
       p.contents.fs_size_bytes = 100ull << 20;
     }

@@ -38,7 +38,7 @@ TEST(AuditTest, SixtyThreeShowsItsArithmetic) {
   PartitionTable t = Table({{63, 204800}});
   t.partitions[0].contents.fs_type = "ext4";
   t.partitions[0].contents.fs_block_size = 4096;
-  t.partitions[0].contents.has_data = true;
+  t.partitions[0].contents.proof = ContentProof::kSignature;
   AuditReport r = AuditTable(t, Device(4096, 4096, 0, 0));
   ASSERT_EQ(r.partitions.size(), 1u);
   const PartitionAudit& p = r.partitions[0];

@@ -32,7 +32,7 @@ PartitionTable GptTable() {
   add(1, 63, 4096, "11111111-2222-3333-4444-555555555555");
   add(2, 8192, 2048, "66666666-7777-8888-9999-AAAAAAAAAAAA");
   t.partitions[0].name = "say \"hi\"";
-  t.partitions[0].contents.has_data = true;
+  t.partitions[0].contents.proof = ContentProof::kData;
   t.partitions[1].attributes = "RequiredPartition";
   return t;
 }
@@ -72,7 +72,7 @@ TEST(PlanRenderTest, SfdiskScriptIsTheCompleteNewTable) {
 
 TEST(PlanRenderTest, NoWarningWithoutDataToMoveAndTableLengthWhenNotDefault) {
   PartitionTable t = GptTable();
-  t.partitions[0].contents.has_data = false;
+  t.partitions[0].contents.proof = ContentProof::kZeros;
   t.areas[0].size_bytes = 256 * 128;
   Result<std::string> script = RenderSfdiskScript(PlanFor(t), t);
   ASSERT_TRUE(script);

@@ -63,13 +63,13 @@ std::string CheckPlan(const PartitionTable& t, const Alignment& a,
         break;
       case ActionKind::kTableOnly:
         if (!aligned) return "table-only but misaligned";
-        if (moved && p.contents.has_data) return "table-only moves data";
+        if (moved && p.contents.MayHoldData()) return "table-only moves data";
         if (!moved && (!end_moved || x.new_end_sector < x.old_end_sector)) {
           return "table-only end change that is not a growth";
         }
         break;
       case ActionKind::kMoveData:
-        if (!aligned || !moved || !p.contents.has_data) return "bad move-data";
+        if (!aligned || !moved || !p.contents.MayHoldData()) return "bad move-data";
         if (x.bytes_to_move != std::min(p.size_sectors, new_size) * ss) return "bytes_to_move";
         break;
       case ActionKind::kImpossible:
@@ -80,7 +80,7 @@ std::string CheckPlan(const PartitionTable& t, const Alignment& a,
     if (x.kind != ActionKind::kMoveData && x.bytes_to_move != 0) return "bytes without a move";
     // Never below the filesystem.
     const PartitionContents& c = p.contents;
-    if (c.has_data) {
+    if (c.MayHoldData()) {
       if (IsEndAnchored(c) && new_size != p.size_sectors) return "end-anchored size changed";
       if (c.fs_size_bytes && *c.fs_size_bytes <= p.size_sectors * ss) {
         if (new_size * ss < *c.fs_size_bytes) {
@@ -155,7 +155,7 @@ std::string Describe(const PartitionTable& t, const Alignment& a,
     const Partition& p = t.partitions[i];
     out += "  " + std::to_string(p.number) + " " + std::string(ToString(p.kind)) + " " +
            std::to_string(p.start_sector) + "-" + std::to_string(p.end_sector()) +
-           (p.contents.has_data ? " data" : "") +
+           (p.contents.MayHoldData() ? " data" : "") +
            (p.contents.fs_size_bytes ? " fs=" + std::to_string(*p.contents.fs_size_bytes) : "");
     if (i < actions.size()) {
       const PlanAction& x = actions[i];

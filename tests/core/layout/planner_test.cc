@@ -24,7 +24,7 @@ struct Spec {
 
 PartitionContents Contents(const Spec& s) {
   PartitionContents c;
-  c.has_data = s.data;
+  c.proof = s.data ? ContentProof::kSignature : ContentProof::kZeros;
   c.fs_type = s.fs_type.empty() && s.data ? "ext4" : s.fs_type;
   c.fs_size_bytes = s.fs_size_bytes;
   return c;
@@ -319,10 +319,12 @@ TEST(PlannerTest, AlignmentThatIsNotWholeSectorsIsAnError) {
 TEST(PlannerTest, ProtectedSectorsFollowTheFilesystem) {
   Partition p;
   p.size_sectors = 10000;
-  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 2048u);  // empty: a grain
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 10000u);  // not proven empty: all of it
+  p.contents.proof = ContentProof::kZeros;
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 2048u);  // proven empty: a grain
   p.size_sectors = 1000;
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);  // below a grain: keeps its size
-  p.contents.has_data = true;
+  p.contents.proof = ContentProof::kData;
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);  // data of unknown size: all of it
   p.contents.fs_type = "ext4";
   p.contents.fs_size_bytes = 600 * 512 + 1;

@@ -37,7 +37,7 @@ Snapshot Sample() {
                 .fs_label = "root",
                 .fs_uuid = "u-1",
                 .fs_block_size = 4096,
-                .has_data = true};
+                .proof = ContentProof::kSignature};
   s.table.partitions.push_back(p);
   s.table_written_for = 4096;
   s.table_written_for_reason = "GPT header found at LBA 1 (byte 4096)";

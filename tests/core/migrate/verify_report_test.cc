@@ -19,7 +19,7 @@ Partition Part(uint32_t number, uint64_t start, uint64_t size, std::string uuid)
   p.contents = {.fs_type = "ext4",
                 .fs_uuid = "fs-" + std::to_string(number),
                 .fs_block_size = 4096,
-                .has_data = true};
+                .proof = ContentProof::kSignature};
   return p;
 }
 

@@ -40,7 +40,7 @@ PartitionTable GptTable() {
   add(1, 63, 4096);
   add(2, 8192, 2048);
   t.partitions[0].name = kHostile;
-  t.partitions[0].contents.has_data = true;
+  t.partitions[0].contents.proof = ContentProof::kData;
   t.partitions[1].name = "home";
   return t;
 }

@@ -41,7 +41,7 @@ Partition Part(uint32_t number, uint64_t start, uint64_t end, bool data,
   p.kind = kind;
   p.start_sector = start;
   p.size_sectors = end - start + 1;
-  p.contents.has_data = data;
+  p.contents.proof = data ? ContentProof::kData : ContentProof::kZeros;
   return p;
 }
 
@@ -293,7 +293,7 @@ std::string Describe(const PartitionTable& t, const std::vector<PlanAction>& act
     const PlanAction& x = actions[i];
     out += "  " + std::to_string(p.number) + " " + std::string(ToString(p.kind)) + " " +
            std::to_string(p.start_sector) + "-" + std::to_string(p.end_sector()) +
-           (p.contents.has_data ? " data" : "") + " -> " + std::to_string(x.new_start_sector) +
+           (p.contents.MayHoldData() ? " data" : "") + " -> " + std::to_string(x.new_start_sector) +
            "-" + std::to_string(x.new_end_sector) + " " + std::string(ToString(x.kind)) + "\n";
   }
   return out;
@@ -342,7 +342,7 @@ TEST(ApplyStepsTest, EveryPlanOfRandomLayoutsIsOrderedSafely) {
       for (const Partition& p : t.partitions) {
         if (p.number == m.partition || p.kind == PartitionKind::kExtended) continue;
         const bool data =
-            p.contents.has_data || action_of.at(p.number)->kind == ActionKind::kMoveData;
+            p.contents.MayHoldData() || action_of.at(p.number)->kind == ActionKind::kMoveData;
         const PlanAction& q = at.at(p.number);
         if (data && m.new_start_sector <= q.new_end_sector && q.new_start_sector <= last) {
           FAIL() << "seed " << seed << ": moving " << m.partition << " overwrites the data of "

@@ -190,9 +190,15 @@ TEST(TableTransitionTest, ConflictsWithPartitionContents) {
   empty.number = 5;
   empty.start_sector = 43000;
   empty.size_sectors = 1000;
+  empty.contents.proof = ContentProof::kZeros;
   old_table.partitions = {empty};
-  EXPECT_TRUE(TransitionConflicts(*t, old_table, new_table).empty());  // no data there
-  old_table.partitions[0].contents.has_data = true;
+  EXPECT_TRUE(TransitionConflicts(*t, old_table, new_table).empty());  // proven empty
+  // Not proven empty: it may hold data, whether a signature says so or not.
+  old_table.partitions[0].contents.proof = ContentProof::kUnscanned;
+  EXPECT_EQ(TransitionConflicts(*t, old_table, new_table).size(), 1u);
+  // Its data moved away (or was discarded): its old place may be written.
+  EXPECT_TRUE(TransitionConflicts(*t, old_table, new_table, {5}).empty());
+  old_table.partitions[0].contents.proof = ContentProof::kData;
   std::vector<std::string> c = TransitionConflicts(*t, old_table, new_table);
   ASSERT_EQ(c.size(), 1u);
   EXPECT_NE(c[0].find("would overwrite data of partition 5 (sectors 43000-43999)"),
@@ -237,6 +243,50 @@ TEST(TableTransitionTest, RoleNamesRoundTrip) {
     EXPECT_EQ(TableAreaRoleFromString(ToString(role)), role);
   }
   EXPECT_FALSE(TableAreaRoleFromString("gpt"));
+}
+
+}  // namespace
+}  // namespace partalign
+
+namespace partalign {
+namespace {
+
+// A partition for the chain tests: sectors [start, start + size).
+Partition Logical(uint32_t number, uint64_t start, uint64_t size) {
+  Partition p;
+  p.number = number;
+  p.kind = PartitionKind::kLogical;
+  p.start_sector = start;
+  p.size_sectors = size;
+  return p;
+}
+
+TEST(TableTransitionTest, AnEbrParkedInAGapForAWhileIsFound) {
+  // The chain a sweep case made (tests/tools/apply_invariant_sweep.cc, seed 1 case 2): step 1
+  // rewrites the EBR chain and puts partition 6's EBR into the gap before it (30000 -> 28000,
+  // libfdisk's grain before the partition); step 2 moves partition 6 up and its EBR with it
+  // (to 30719). Sector 28000 held no table before or after, and no partition: a gap whose
+  // bytes step 2 must give back. The EBRs at their first and last places are not listed.
+  PartitionTable first, last;
+  first.label = last.label = LabelType::kDos;
+  first.areas = DosAreas({20000, 30000});
+  last.areas = DosAreas({20000, 30719});
+  first.partitions = {Logical(5, 20001, 7000), Logical(6, 30001, 8000)};
+  last.partitions = {Logical(5, 20001, 7000), Logical(6, 30720, 8000)};
+  Result<TableTransition> step1 =
+      LayoutTransition(LabelType::kDos, 512, kDisk, DosAreas({20000, 30000}),
+                       DosAreas({20000, 28000}));
+  Result<TableTransition> step2 =
+      LayoutTransition(LabelType::kDos, 512, kDisk, DosAreas({20000, 28000}),
+                       DosAreas({20000, 30719}));
+  ASSERT_TRUE(step1 && step2);
+  std::vector<ChainRange> found = TransientGapRanges({&*step1, &*step2}, first, last);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].step, 1u);
+  EXPECT_EQ(step2->ranges[found[0].range].offset_bytes, 28000u * 512);
+  // Inside a partition (before or after), the sector is not a gap: the move's data owns it.
+  last.partitions[0].size_sectors = 9000;
+  EXPECT_TRUE(TransientGapRanges({&*step1, &*step2}, first, last).empty());
 }
 
 }  // namespace

@@ -141,11 +141,16 @@ TEST(PlanTranslationTest, GptPartitionsInsideTheNewHeaderOrBackupAreaAreRefused)
 TEST(PlanTranslationTest, FilesystemsThatRecordASmallerSectorAreRefusedWithTheReason) {
   PartitionTable t = Gpt(512, {Part(1, 2048, 2048), Part(2, 4096, 2048), Part(3, 6144, 2048),
                                Part(4, 8192, 2048), Part(5, 10240, 2048)});
-  t.partitions[0].contents = {.fs_type = "vfat", .fs_block_size = 512, .has_data = true};
-  t.partitions[1].contents = {.fs_type = "xfs", .fs_block_size = 512, .has_data = true};
-  t.partitions[2].contents = {.fs_type = "ext4", .fs_block_size = 1024, .has_data = true};
-  t.partitions[3].contents = {.fs_type = "ext4", .fs_block_size = 4096, .has_data = true};
-  t.partitions[4].contents = {.fs_type = "vfat", .has_data = true};  // size unknown
+  t.partitions[0].contents = {
+      .fs_type = "vfat", .fs_block_size = 512, .proof = ContentProof::kSignature};
+  t.partitions[1].contents = {
+      .fs_type = "xfs", .fs_block_size = 512, .proof = ContentProof::kSignature};
+  t.partitions[2].contents = {
+      .fs_type = "ext4", .fs_block_size = 1024, .proof = ContentProof::kSignature};
+  t.partitions[3].contents = {
+      .fs_type = "ext4", .fs_block_size = 4096, .proof = ContentProof::kSignature};
+  t.partitions[4].contents = {.fs_type = "vfat",
+                              .proof = ContentProof::kSignature};  // size unknown
   TableTranslation plan = PlanTranslation(t, kDisk, 4096);
   EXPECT_TRUE(Mentions(plan.refusals, "partition 1: its vfat filesystem has 512-byte sectors"));
   EXPECT_TRUE(Mentions(plan.refusals, "partition 2: its XFS filesystem has 512-byte sectors"));

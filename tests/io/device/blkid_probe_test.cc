@@ -6,6 +6,8 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "io/util/unique_fd.h"
@@ -95,7 +97,7 @@ TEST(BlkidProbeTest, FilesystemSizesComeFromTheSuperblock) {
     uint64_t oracle = 0;
     PartitionContents c = MakeAndProbe(dir, m, &oracle);
     EXPECT_EQ(c.fs_type, m.type);
-    EXPECT_TRUE(c.has_data) << m.type;
+    EXPECT_EQ(c.proof, ContentProof::kSignature) << m.type;
     ASSERT_TRUE(c.fs_size_bytes) << m.type;
     EXPECT_GT(oracle, 0u) << m.type;
     EXPECT_EQ(*c.fs_size_bytes, oracle) << m.type;
@@ -122,24 +124,35 @@ TEST(BlkidProbeTest, ExtInsideAnImageAtAnOffset) {
   EXPECT_EQ(c->fs_size_bytes, 64 * kMiB);
 }
 
-TEST(BlkidProbeTest, DataIsFoundInTheFirstMiBEvenInASparseImage) {
+TEST(BlkidProbeTest, OnlyHolesOrAWholeZeroRangeProveEmptiness) {
   test::TempDir dir;
   const std::string image = dir.File("sparse.img");
   test::CreateSparseFile(image, 64 * kMiB);
   UniqueFd fd(::open(image.c_str(), O_RDWR | O_CLOEXEC));
   ASSERT_TRUE(fd.valid());
-  auto probe = [&](uint64_t offset) {
-    Result<PartitionContents> c = ProbePartitionContents(fd.get(), image, offset, 8 * kMiB);
+  auto probe = [&](uint64_t offset, uint64_t size = 8 * kMiB) {
+    Result<PartitionContents> c = ProbePartitionContents(fd.get(), image, offset, size);
     EXPECT_TRUE(c) << c.error().message;
-    return c ? c->has_data : true;
+    return c ? *c : PartitionContents{};
   };
-  EXPECT_FALSE(probe(0));
-  // One byte 900 KiB into the range: inside the first MiB, so it counts.
+  EXPECT_EQ(probe(0).proof, ContentProof::kHoles);
+  EXPECT_FALSE(probe(0).MayHoldData());
+  // One byte 900 KiB into the range: inside the first MiB, found where it is.
   ASSERT_EQ(::pwrite(fd.get(), "x", 1, 900 * kKiB), 1);
-  EXPECT_TRUE(probe(0));
-  // A range whose first MiB is a hole although data follows later: no data at its start.
+  EXPECT_EQ(probe(0).proof, ContentProof::kData);
+  EXPECT_EQ(probe(0).data_offset_bytes, 900 * kKiB);
+  // A range whose first MiB is a hole although data follows later: nothing is proven (the
+  // head alone is read), so it may hold data.
   ASSERT_EQ(::pwrite(fd.get(), "y", 1, 16 * kMiB + 2 * kMiB), 1);
-  EXPECT_FALSE(probe(16 * kMiB));
+  EXPECT_EQ(probe(16 * kMiB).proof, ContentProof::kUnscanned);
+  EXPECT_TRUE(probe(16 * kMiB).MayHoldData());
+  // Zeros that are written (no hole): the head proves nothing for a larger range, and
+  // everything for a range no larger than the head.
+  const std::vector<char> zeros(2 * kMiB, 0);
+  ASSERT_EQ(::pwrite(fd.get(), zeros.data(), zeros.size(), 32 * kMiB),
+            static_cast<ssize_t>(zeros.size()));
+  EXPECT_EQ(probe(32 * kMiB, 2 * kMiB).proof, ContentProof::kUnscanned);
+  EXPECT_EQ(probe(32 * kMiB, kMiB).proof, ContentProof::kZeros);
 }
 
 }  // namespace

@@ -204,13 +204,13 @@ TEST(FdiskTableTest, ContentsNameTheFilesystemAndItsBlockSize) {
   EXPECT_EQ(p[0].contents.fs_type, "ext4");
   EXPECT_EQ(p[0].contents.fs_label, "data");
   EXPECT_EQ(p[0].contents.fs_block_size, 4096u);
-  EXPECT_TRUE(p[0].contents.has_data);
+  EXPECT_EQ(p[0].contents.proof, ContentProof::kSignature);
   EXPECT_EQ(p[1].contents.fs_type, "vfat");
-  EXPECT_TRUE(p[1].contents.has_data);
+  EXPECT_EQ(p[1].contents.proof, ContentProof::kSignature);
   EXPECT_EQ(p[2].contents.fs_type, "");
-  EXPECT_TRUE(p[2].contents.has_data);  // non-zero bytes without a signature
+  EXPECT_EQ(p[2].contents.proof, ContentProof::kData);  // non-zero bytes without a signature
   EXPECT_EQ(p[3].contents.fs_type, "");
-  EXPECT_FALSE(p[3].contents.has_data);  // all zeros
+  EXPECT_EQ(p[3].contents.proof, ContentProof::kHoles);  // never written: the image's holes
 }
 
 TEST(FdiskTableTest, SectorSizeOptionReadsA4kTable) {

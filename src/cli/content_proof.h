@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// "Empty" is proven, never guessed (docs/audit-plan.md, "Empty is proven"): the partitions a
+// plan would leave behind (their start moves, or they shrink) are read in full unless the
+// probe proved them already (a signature, data in the head, an image's holes) or the user
+// gave them up (--discard N). Shared by plan, report, the interactive planner and apply.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "cli/cli11_fwd.h"
+#include "cli/commands.h"
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
+#include "partalign/layout/planner.h"
+#include "partalign/topology/alignment.h"
+#include "partalign/topology/device.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+struct ContentOptions {
+  /// --discard N (repeatable): partitions whose contents the user gives up.
+  std::vector<uint32_t> discard;
+  /// --no-scan: never read a partition in full; what is not proven empty is moved whole.
+  bool no_scan = false;
+};
+
+/// Registers --discard and --no-scan on `command`.
+void AddContentOptions(CLI::App* command, ContentOptions* options);
+
+/// Reads in full every partition of `table` named in `numbers` whose contents are not proven
+/// either way (ContentProof::kUnscanned) and records what it finds: kZeros, or kData with the
+/// first byte that is not zero. Says on io.err which partition it reads and why, with progress
+/// on a terminal (or always, with `progress`). An error when a read fails.
+Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable* table,
+                            const std::vector<uint32_t>& numbers, bool progress = false);
+
+/// The plan of `table` with every emptiness it relies on proven: a first plan with the
+/// unscanned partitions planned as empty shows which of them matter (PartitionsWorthProving);
+/// those are read in full (unless --no-scan), and the plan is made again with what was found
+/// (what is still unscanned then counts as data, and is moved whole). `table` keeps the proofs.
+Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
+                            const DeviceInfo& device, const Alignment& alignment,
+                            const ContentOptions& content);
+
+}  // namespace partalign

@@ -68,6 +68,9 @@ packages=(
   lintian
   # runs contrib/ansible/partalign-audit.yml against images (tests/cli/contrib/ansible_playbook_test.cc)
   ansible-core
+  # scripts/apply-invariant-sweep fills partitions with exFAT and NTFS holding files (mounted
+  # through FUSE: the test kernel has neither driver) and checks them with their own fsck
+  exfatprogs exfat-fuse ntfs-3g
 )
 
 if [ "$set_name" = fuzz ]; then

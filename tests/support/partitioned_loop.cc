@@ -1,5 +1,6 @@
 #include "support/partitioned_loop.h"
 
+#include <algorithm>
 #include <fstream>
 #include <stdexcept>
 
@@ -42,14 +43,25 @@ void AddKernelPartitions(const LoopDevice& loop, unsigned sector_size) {
   CommandResult list = RunCommand({"sfdisk", "-J", loop.path()});
   nlohmann::json table = nlohmann::json::parse(list.out, nullptr, false);
   if (list.exit_code != 0 || table.is_discarded()) throw std::runtime_error(list.err);
+  // The first logical partition may start right after its EBR: the extended partition is then
+  // registered up to it only (BLKPG refuses overlapping partitions), as apply does.
+  unsigned long long first_logical = ~0ull;
+  for (const nlohmann::json& p : table["partitiontable"]["partitions"]) {
+    std::string node = p["node"];
+    if (std::stoul(node.substr(node.find_last_not_of("0123456789") + 1)) >= 5) {
+      first_logical = std::min(first_logical, p["start"].get<unsigned long long>());
+    }
+  }
   for (const nlohmann::json& p : table["partitiontable"]["partitions"]) {
     std::string node = p["node"];
     std::string number = node.substr(loop.path().size() + 1);
     if (p["type"] == "5") {
       unsigned long long units = sector_size / 512;
-      RunOrThrow({"addpart", loop.path(), number,
-                  std::to_string(p["start"].get<unsigned long long>() * units),
-                  std::to_string(units < 2 ? 2 : units)});
+      const unsigned long long start = p["start"].get<unsigned long long>();
+      unsigned long long size = units < 2 ? 2 : units;
+      if (first_logical > start) size = std::min(size, (first_logical - start) * units);
+      RunOrThrow(
+          {"addpart", loop.path(), number, std::to_string(start * units), std::to_string(size)});
     } else {
       RunOrThrow({"partx", "--add", "--nr", number, loop.path()});
     }

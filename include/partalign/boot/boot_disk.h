@@ -21,7 +21,7 @@ struct BootPartition {
   /// Where the partition's bytes are now, in logical sectors.
   uint64_t start_sector = 0;
   uint64_t size_sectors = 0;
-  /// GPT: the type GUID in upper case; DOS: the type byte as "0x83".
+  /// GPT: the type GUID in upper case; DOS: the type byte as "0x83" (compared without case).
   std::string type_code;
   std::string uuid;  ///< GPT unique partition GUID (upper case); empty on DOS
   /// DOS boot flag, or GPT's LegacyBIOSBootable attribute: firmware may boot its VBR.

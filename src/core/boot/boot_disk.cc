@@ -29,7 +29,8 @@ BootDisk BootDiskFromTable(const PartitionTable& table) {
     b.number = p.number;
     b.start_sector = p.start_sector;
     b.size_sectors = p.size_sectors;
-    b.type_code = UpperTypeCode(p.type_code);
+    // GPT GUIDs in upper case (libfdisk prints them so already); DOS types as read ("0x07").
+    b.type_code = table.label == LabelType::kGpt ? UpperTypeCode(p.type_code) : p.type_code;
     b.uuid = UpperTypeCode(p.uuid);
     // sfdisk names GPT attribute bit 2 "LegacyBIOSBootable".
     b.bootable = p.bootable || p.attributes.find("LegacyBIOSBootable") != std::string::npos;

@@ -125,6 +125,19 @@ std::vector<BootFinding> WindowsStoreFindings(const DiskReader& disk, const Boot
       out.push_back(std::move(f));
       continue;
     }
+    // A store whose values could not be read: whether it names a moved partition is unknown.
+    if (store.values.empty() && !store.unlocatable.empty()) {
+      f.description = fmt::format("{}: cannot be read ({})", name, store.unlocatable);
+      if (!moves.empty()) {
+        f.verdict = BootVerdict::kRefuse;
+        f.reason = fmt::format(
+            "{} in partition {} cannot be read ({}): partalign cannot tell "
+            "whether it names a moved partition; {}",
+            name, store.partition, store.unlocatable, StoreRepair(store.kind));
+      }
+      out.push_back(std::move(f));
+      continue;
+    }
     // Every reference to a partition of this disk (by its signature).
     std::vector<StoreRef> refs;
     for (const HiveValue& v : store.values) {

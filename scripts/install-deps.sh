@@ -33,6 +33,9 @@ demo_packages=(
   libcryptsetup-dev
   # the used blocks of ext2/3/4 (the mover copies only those; docs/used-map.md)
   libext2fs-dev
+  # Windows' BCD store and MountedDevices inside NTFS partitions, read without a mount
+  # (src/io/boot: libntfs-3g and libhivex)
+  ntfs-3g-dev libhivex-dev
   # header-only libraries of the core and CLI
   nlohmann-json3-dev libcli11-dev libfmt-dev
   # the tools whose versions and behaviour `explain` reports in the demo
@@ -68,9 +71,13 @@ packages=(
   lintian
   # runs contrib/ansible/partalign-audit.yml against images (tests/cli/contrib/ansible_playbook_test.cc)
   ansible-core
-  # scripts/apply-invariant-sweep fills partitions with exFAT and NTFS holding files (mounted
-  # through FUSE: the test kernel has neither driver) and checks them with their own fsck
-  exfatprogs exfat-fuse ntfs-3g
+  # the boot records' tests (tests/io/boot): the filesystems that record their start, made and
+  # checked by their own tools (mkntfs/ntfsfix/ntfscat/ntfs-3g, mkfs.exfat/fsck.exfat and a FUSE
+  # mount: the test kernel has no exFAT driver), hives read back with hivexget; disks that boot
+  # GRUB 2 and EXTLINUX on BIOS, booted in QEMU with SeaBIOS (tests/support/qemu_boot.h);
+  # scripts/apply-invariant-sweep fills partitions with exFAT and NTFS holding files the same way
+  ntfs-3g exfatprogs exfat-fuse libhivex-bin
+  qemu-system-x86 grub-pc-bin grub-common extlinux syslinux-common
 )
 
 if [ "$set_name" = fuzz ]; then

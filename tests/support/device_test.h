@@ -17,9 +17,11 @@ bool DeviceTestsRequired();
 
 }  // namespace partalign::test
 
-#define PARTALIGN_REQUIRE_DEVICES()                                                    \
+/// Skips the test with the reason `why_expr` gives (a std::optional<std::string>) when it gives
+/// one, or fails it under PARTALIGN_REQUIRE_DEVICE_TESTS=1.
+#define PARTALIGN_SKIP_WITH_REASON(why_expr)                                           \
   do {                                                                                 \
-    if (std::optional<std::string> why_ = ::partalign::test::WhyNoDeviceTests()) {     \
+    if (std::optional<std::string> why_ = (why_expr)) {                                \
       if (::partalign::test::DeviceTestsRequired()) {                                  \
         FAIL() << *why_ << " (and PARTALIGN_REQUIRE_DEVICE_TESTS=1 forbids skipping)"; \
       } else {                                                                         \
@@ -27,3 +29,6 @@ bool DeviceTestsRequired();
       }                                                                                \
     }                                                                                  \
   } while (0)
+
+#define PARTALIGN_REQUIRE_DEVICES() \
+  PARTALIGN_SKIP_WITH_REASON(::partalign::test::WhyNoDeviceTests())

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Files of an NTFS volume read through libntfs-3g straight from a partition's bytes on an open
+// disk (no mount, no partition device: a device of libntfs-3g's own whose reads are preads at
+// the partition's offset), with where each byte of the file sits in the partition - what an
+// in-place edit of a registry value needs (docs/boot-records.md).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "partalign/boot/windows_store.h"
+#include "partalign/util/result.h"
+
+namespace partalign {
+
+/// The largest file read (a SYSTEM hive is tens of MiB).
+inline constexpr uint64_t kMaxNtfsFileBytes = 512ull << 20;
+
+struct NtfsFile {
+  std::vector<uint8_t> data;  ///< the unnamed data stream, up to its initialised size
+  /// Where `data` sits in the partition, run by run (clusters of the runlist).
+  std::vector<FileExtent> extents;
+  /// Why the bytes cannot be located on the disk ("compressed", "resident in the MFT",
+  /// "sparse", "encrypted"); empty when `extents` say where every byte is.
+  std::string unlocatable;
+};
+
+/// Reads each of `paths` ("/Boot/BCD"; NTFS looks names up without case) from the NTFS volume
+/// in bytes [`offset_bytes`, `offset_bytes` + `size_bytes`) of `fd`, read-only. A path that does
+/// not exist gives nullopt; an error when the volume cannot be opened (`what` names it).
+Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offset_bytes,
+                                                           uint64_t size_bytes,
+                                                           const std::vector<std::string>& paths,
+                                                           const std::string& what);
+
+}  // namespace partalign

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "io/device/blkid_probe.h"
 #include "io/device/target.h"
 #include "io/device/zero_scan.h"
 #include "partalign/util/units.h"
@@ -72,6 +73,22 @@ Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable*
       io.err << fmt::format("partalign: partition {}: read all {}: zeros\n", p.number,
                             FormatSize(length));
     }
+  }
+  return {};
+}
+
+Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size) {
+  Result<Target> target = OpenTarget(path);
+  if (!target) return target.error();
+  Result<std::vector<BlkidSignature>> found =
+      ProbeBlkidSignatures(target->fd.get(), path, sector_size);
+  if (!found) return found.error();
+  for (const BlkidSignature& s : *found) {
+    if (s.usage == "partition table") continue;
+    return MakeError(fmt::format(
+        "'{}' holds {}{} on the whole disk, without a partition table: a fresh table would "
+        "overwrite it (remove it first, for example with wipefs, if it is not wanted)",
+        path, s.type, s.offset_bytes ? fmt::format(" (at byte {})", *s.offset_bytes) : ""));
   }
   return {};
 }

@@ -36,6 +36,11 @@ void AddContentOptions(CLI::App* command, ContentOptions* options);
 Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable* table,
                             const std::vector<uint32_t>& numbers, bool progress = false);
 
+/// For a fresh table on a disk without one: nothing that libblkid recognises may be on the
+/// whole disk (a filesystem, LVM, RAID or LUKS written without a partition table), since the
+/// new table's sectors would overwrite it. An error naming the first one found.
+Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size);
+
 /// The plan of `table` with every emptiness it relies on proven: a first plan with the
 /// unscanned partitions planned as empty shows which of them matter (PartitionsWorthProving);
 /// those are read in full (unless --no-scan), and the plan is made again with what was found

@@ -15,7 +15,9 @@
 
 #include "io/table/fdisk_table.h"
 #include "io/used/used_map_reader.h"
+#include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
+#include "partalign/layout/plan.h"
 #include "support/run_command.h"
 
 namespace partalign::test {
@@ -67,6 +69,21 @@ std::map<uint32_t, Place> Places(const std::string& target, unsigned sector_size
 }
 
 }  // namespace
+
+DiskInvariantOptions InvariantOptionsForPlan(const std::string& plan_file, unsigned sector_size) {
+  Result<std::string> text = ReadWholeFile(plan_file, "plan");
+  if (!text) throw std::runtime_error(text.error().message);
+  Result<Plan> plan = PlanFromJson(*text);
+  if (!plan) throw std::runtime_error(plan.error().message);
+  DiskInvariantOptions options;
+  options.before_sector_size = options.after_sector_size = sector_size;
+  for (const PlanAction& a : plan->actions) {
+    if (a.kind == ActionKind::kTableOnly && a.empty != Emptiness::kNotClaimed) {
+      options.left_behind.push_back(a.partition);
+    }
+  }
+  return options;
+}
 
 std::vector<Range> TableAreaRanges(const std::string& target, unsigned sector_size) {
   Result<TableRead> read =

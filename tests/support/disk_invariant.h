@@ -34,6 +34,11 @@ struct DiskInvariantOptions {
   bool used_maps = true;
 };
 
+/// The options for checking a disk against the plan file `plan_file` applied to it: both sector
+/// sizes `sector_size`, and as left behind every partition whose table-only action claims it
+/// empty (`"empty"`: proven zeros or holes, or discarded). Throws when the file is unreadable.
+DiskInvariantOptions InvariantOptionsForPlan(const std::string& plan_file, unsigned sector_size);
+
 /// The byte ranges [first, end) of the table's own sectors on `target` (MBR, GPT headers and
 /// entries, EBRs) as libfdisk locates them through partalign's reader, whole sectors; none when
 /// it holds no table.

@@ -11,7 +11,9 @@
 
 #include <fmt/format.h>
 
+#include "io/device/device_probe.h"
 #include "io/table/fdisk_table.h"
+#include "partalign/layout/layout_spec.h"
 #include "partalign/layout/plan.h"
 #include "support/apply_layouts.h"
 #include "support/device_test.h"
@@ -143,6 +145,69 @@ TEST(ApplyFreshTest, FourKnDryRunWritesNothing) {
   nlohmann::json t = test::SfdiskJson(d.dev());
   EXPECT_EQ(t["partitions"][0]["start"], 256);  // 1 MiB in 4 KiB sectors
   EXPECT_EQ(t["sectorsize"], 4096);
+}
+
+}  // namespace
+}  // namespace partalign
+
+namespace partalign {
+namespace {
+
+// A disk without a partition table is not an empty disk: a filesystem written on the whole of
+// it, or data without any signature, would be overwritten by the new table's sectors. plan
+// refuses a layout over a recognised one; apply refuses both, naming what is there, and
+// writes nothing (docs/audit-plan.md, "Empty is proven").
+TEST(ApplyFreshTest, DataOnTheWholeDiskIsNotOverwrittenByAFreshTable) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Disk ext4(512);
+  ASSERT_EQ(test::RunCommand({"mkfs.ext4", "-q", "-F", ext4.dev()}).exit_code, 0);
+  CommandResult planned = RunPartalign({"plan", "--layout", "size=16M;type=linux", ext4.dev()});
+  EXPECT_EQ(planned.exit_code, 1) << planned.err;
+  EXPECT_NE(planned.err.find("holds ext4 (at byte 1080) on the whole disk, without a partition "
+                             "table"),
+            std::string::npos)
+      << planned.err;
+  // The plan plan --layout would have made (through the core, which knows nothing of disks):
+  // apply refuses it too, and writes nothing.
+  Result<DeviceInfo> device = ProbeTarget(ext4.dev(), {});
+  ASSERT_TRUE(device) << device.error().message;
+  Result<TableRead> table = ReadPartitionTable(ext4.dev(), {.probe_contents = false});
+  ASSERT_TRUE(table) << table.error().message;
+  Result<LayoutSpec> spec = ParseLayoutSpec("size=16M;type=linux");
+  ASSERT_TRUE(spec);
+  Result<Plan> plan = MakeLayoutPlan(*spec, table->table, *device, {1 << 20, 0});
+  ASSERT_TRUE(plan) << plan.error().message;
+  const std::string plan_file = ext4.dir.File("plan.json");
+  test::WritePlanFile(plan_file, *plan);
+  const std::string before = ext4.dir.File("before.img");
+  ASSERT_EQ(test::RunCommand({"cp", "--sparse=always", ext4.image, before}).exit_code, 0);
+  CommandResult applied =
+      RunPartalign({"apply", "--yes", "--backup-dir", ext4.dir.File("backups"), plan_file});
+  EXPECT_EQ(applied.exit_code, 3) << applied.err;
+  EXPECT_NE(applied.err.find("holds ext4"), std::string::npos) << applied.err;
+  EXPECT_NE(applied.err.find("nothing was written"), std::string::npos) << applied.err;
+  EXPECT_EQ(test::CmpFiles(ext4.image, before), "");
+  // Raw bytes where the backup GPT goes (the last sectors), no signature: refused too. (Bytes
+  // in the first sectors change what a plan is bound to: the stale-plan check refuses those.)
+  Disk raw(512);
+  const std::string blank_plan = raw.dir.File("plan.json");
+  RunOk({"plan", "--layout", "size=16M;type=linux", "-o", blank_plan, raw.dev()});
+  const std::string bytes(512, '\x5a');
+  ASSERT_EQ(test::RunCommand(
+                {"dd", "of=" + raw.dev(), "bs=512", fmt::format("seek={}", kDiskBytes / 512 - 1),
+                 "conv=notrunc", "status=none"},
+                bytes)
+                .exit_code,
+            0);
+  CommandResult refused =
+      RunPartalign({"apply", "--yes", "--backup-dir", raw.dir.File("backups"), blank_plan});
+  EXPECT_EQ(refused.exit_code, 3) << refused.err;
+  EXPECT_NE(refused.err.find(fmt::format("byte {}, where it writes its GPT backup header, is not "
+                                         "zero",
+                                         kDiskBytes - 512)),
+            std::string::npos)
+      << refused.err;
+  EXPECT_FALSE(std::filesystem::exists(raw.dir.File("backups")));
 }
 
 }  // namespace

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "support/device_test.h"
+#include "support/disk_invariant.h"
 #include "support/mount_point.h"
 #include "support/partitioned_loop.h"
 #include "support/run_command.h"
@@ -120,6 +121,15 @@ class ApplyMoveTest : public ::testing::TestWithParam<MoveLayout> {
     return Partalign(test::ApplyArgs(*disk_, plan, extra));
   }
 
+  // The disk invariant (support/disk_invariant.h) against `before`, for `plan_file`.
+  void ExpectInvariant(const std::string& before, const std::string& plan_file) const {
+    for (const std::string& v : test::DiskInvariantViolations(
+             before, disk_->device(),
+             test::InvariantOptionsForPlan(plan_file, GetParam().sector_size))) {
+      ADD_FAILURE() << v;
+    }
+  }
+
   // Every data partition: e2fsck clean, every file back with its bytes.
   void ExpectFilesIntact() const {
     for (const auto& [number, files] : files_) {
@@ -160,6 +170,7 @@ class ApplyMoveTest : public ::testing::TestWithParam<MoveLayout> {
 };
 
 TEST_P(ApplyMoveTest, MovesEveryPartitionAndKeepsEveryFile) {
+  const std::string before = disk_->Snapshot("before.img");
   const std::string plan_file = MakePlan("plan.json");
   nlohmann::json plan = ReadJson(plan_file);
   int moves = 0;
@@ -174,6 +185,7 @@ TEST_P(ApplyMoveTest, MovesEveryPartitionAndKeepsEveryFile) {
       << r.out;
   ExpectPlanApplied(plan);
   ExpectFilesIntact();
+  ExpectInvariant(before, plan_file);
   // One backup per step, each recording the moves still to come; no journal or registration
   // is left behind.
   EXPECT_EQ(FilesIn(disk_->File("backups"), ".partalign-backup").size(),
@@ -224,6 +236,7 @@ TEST_P(ApplyMoveTest, DryRunWritesNothingAndJsonListsTheSteps) {
 }
 
 TEST_P(ApplyMoveTest, KilledMidMoveIsFinishedByResumeAndANewPlan) {
+  const std::string before = disk_->Snapshot("before.img");
   const std::string plan_file = MakePlan("plan.json");
   std::map<std::string, std::string> env = Env();
   env["PARTALIGN_TEST_KILL_AFTER"] = "move:3";
@@ -249,6 +262,7 @@ TEST_P(ApplyMoveTest, KilledMidMoveIsFinishedByResumeAndANewPlan) {
   ASSERT_EQ(finished.exit_code, 0) << finished.out << finished.err;
   ExpectPlanApplied(ReadJson(plan_file));
   ExpectFilesIntact();
+  ExpectInvariant(before, plan_file);
 }
 
 TEST_P(ApplyMoveTest, RestoreRefusesABackupTakenBeforeAMove) {

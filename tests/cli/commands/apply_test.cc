@@ -12,6 +12,7 @@
 #include "partalign/util/base64.h"
 #include "support/apply_layouts.h"
 #include "support/device_test.h"
+#include "support/disk_invariant.h"
 #include "support/partitioned_loop.h"
 #include "support/plan_maker.h"
 #include "support/run_command.h"
@@ -78,6 +79,10 @@ TEST_P(ApplyLayoutTest, AppliesThePlanAndRestoreBringsBackEveryByte) {
     }
   }
   EXPECT_GE(moved, 2);
+  for (const std::string& v : test::DiskInvariantViolations(
+           before, disk.device(), test::InvariantOptionsForPlan(plan_file, layout.sector_size))) {
+    ADD_FAILURE() << v;
+  }
   if (layout.name.rfind("gpt", 0) == 0) {
     CommandResult v = RunCommand({"sgdisk", "--verify", disk.device()});
     EXPECT_NE(v.out.find("No problems found"), std::string::npos) << v.out << v.err;

@@ -14,6 +14,7 @@
 #include <fmt/format.h>
 
 #include "support/device_test.h"
+#include "support/disk_invariant.h"
 #include "support/mount_point.h"
 #include "support/partitioned_loop.h"
 #include "support/run_command.h"
@@ -83,8 +84,15 @@ class ApplyUsedTest : public ::testing::Test {
     return Partalign(test::ApplyArgs(*disk_, plan, extra));
   }
 
-  // Each checker clean, the ext4 backup superblock readable, every file back.
-  void ExpectEverythingIntact() const {
+  // Each checker clean, the ext4 backup superblock readable, every file back; the disk
+  // invariant against `before` (support/disk_invariant.h), skipping what each used map proves
+  // free unless every byte was copied.
+  void ExpectEverythingIntact(const std::string& before, bool copy_all) const {
+    test::DiskInvariantOptions options;
+    options.used_maps = !copy_all;
+    for (const std::string& v : test::DiskInvariantViolations(before, disk_->device(), options)) {
+      ADD_FAILURE() << v;
+    }
     CommandResult e2fsck = RunCommand({"e2fsck", "-fn", Node(1)});
     EXPECT_EQ(e2fsck.exit_code, 0) << e2fsck.out << e2fsck.err;
     // The first backup of a 4 KiB-block filesystem is at block 32768 (e2fsck -b on a backup
@@ -137,6 +145,7 @@ TEST_F(ApplyUsedTest, MovesOnlyTheUsedChunksOfExt4VfatAndXfs) {
                              "xfs: free-space B+trees (bnobt)", "btrfs: device extents"}) {
     EXPECT_NE(dry.out.find(source), std::string::npos) << source << "\n" << dry.out;
   }
+  const std::string before = disk_->Snapshot("before.img");
   CommandResult r = Apply();
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::map<int, double> copied = CopiedMiB(r.out);
@@ -146,10 +155,11 @@ TEST_F(ApplyUsedTest, MovesOnlyTheUsedChunksOfExt4VfatAndXfs) {
   EXPECT_LT(copied.at(2), 40) << r.out;
   EXPECT_LT(copied.at(3), 120) << r.out;
   EXPECT_LT(copied.at(4), 160) << r.out;
-  ExpectEverythingIntact();
+  ExpectEverythingIntact(before, /*copy_all=*/false);
 }
 
 TEST_F(ApplyUsedTest, CopyAllMovesEveryByte) {
+  const std::string before = disk_->Snapshot("before.img");
   CommandResult r = Apply({"--copy-all"});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
   const std::map<int, double> copied = CopiedMiB(r.out);
@@ -158,7 +168,7 @@ TEST_F(ApplyUsedTest, CopyAllMovesEveryByte) {
   EXPECT_EQ(copied.at(2), 64);
   EXPECT_EQ(copied.at(3), 320);
   EXPECT_EQ(copied.at(4), 256);
-  ExpectEverythingIntact();
+  ExpectEverythingIntact(before, /*copy_all=*/true);
 }
 
 }  // namespace

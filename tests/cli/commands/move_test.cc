@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "support/device_test.h"
+#include "support/disk_invariant.h"
 #include "support/loop_device.h"
 #include "support/mount_point.h"
 #include "support/run_command.h"
@@ -142,6 +143,13 @@ class MoveFixture : public ::testing::Test {
     CommandResult dump = RunCommand({"sfdisk", "--dump", loop.path()});
     EXPECT_NE(dump.out.find(fmt::format("start={:>12}", start)), std::string::npos) << dump.out;
     EXPECT_FALSE(std::filesystem::exists(journal));
+    // The disk invariant against the pristine image: the partition's bytes at its place,
+    // nothing else changed (the move copies every byte: no used map).
+    test::DiskInvariantOptions invariant;
+    invariant.used_maps = false;
+    for (const std::string& v : test::DiskInvariantViolations(pristine_, loop.path(), invariant)) {
+      ADD_FAILURE() << v;
+    }
     ASSERT_EQ(RunCommand({"partx", "-a", loop.path()}).exit_code, 0);
     CommandResult fsck = RunCommand({"e2fsck", "-fn", loop.PartitionPath(1)});
     EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;

@@ -10,6 +10,7 @@
 #include <filesystem>
 
 #include "support/device_test.h"
+#include "support/disk_invariant.h"
 #include "support/loop_device.h"
 #include "support/moved_disk.h"
 #include "support/partitioned_loop.h"
@@ -146,6 +147,15 @@ TEST(TranslateTest, GptMovedFrom4096To512IsTranslatedAndEveryFileSurvives) {
   CommandResult t = RunPartalign({"translate", disk.device(), "--yes", "--backup-dir", backups});
   ASSERT_EQ(t.exit_code, 0) << t.out << t.err;
   EXPECT_EQ(CompareWithSfdisk(disk, before, dump, 512), "");
+  // Every partition where its bytes were, nothing else changed (the table read at 4096 bytes
+  // a sector before, 512 after).
+  test::DiskInvariantOptions invariant;
+  invariant.before_sector_size = 4096;
+  invariant.after_sector_size = 512;
+  for (const std::string& violation :
+       test::DiskInvariantViolations(before, disk.device(), invariant)) {
+    ADD_FAILURE() << violation;
+  }
 
   // The kernel (BLKPG), sfdisk and libblkid see the partitions at the same byte offsets.
   EXPECT_EQ(SfdiskBytes(disk.device()), places);

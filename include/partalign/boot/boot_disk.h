@@ -60,20 +60,8 @@ struct PartitionMove {
 /// the records name the start either way).
 std::vector<PartitionMove> MovesFromPlan(const Plan& plan);
 
-/// The GPT type of a BIOS boot partition (GRUB's core.img on a GPT disk: grub-install embeds
-/// it there, `partmap/gpt.c`).
-inline constexpr std::string_view kBiosBootPartitionType = "21686148-6449-6E6F-744E-656564454649";
-
-/// What the planner prints when it leaves a BIOS boot partition where it is.
-inline constexpr std::string_view kBiosBootPartitionReason =
-    "BIOS boot partition: GRUB's core.img is addressed by absolute sector; nothing to gain "
-    "from aligning it";
-
 /// A type code or GUID in upper case, as partalign compares them ("0xa5" -> "0XA5").
 std::string UpperTypeCode(std::string_view type_code);
-
-/// True for a GPT BIOS boot partition (`type_code` compared case-insensitively).
-bool IsBiosBootPartition(std::string_view type_code);
 
 /// Where `after` loses an identity that other records name: the DOS disk signature, the GPT
 /// disk GUID, a partition's unique GUID (by number). One line each; empty when all are kept.

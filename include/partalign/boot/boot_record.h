@@ -53,6 +53,9 @@ struct ByteEdit {
   uint64_t offset_bytes = 0;
   std::vector<uint8_t> old_bytes;
   std::vector<uint8_t> new_bytes;
+  /// The partition whose move makes the edit (apply writes it in that partition's journaled
+  /// step); 0 for a record fixed where it stands (no move).
+  uint32_t cause = 0;
   bool operator==(const ByteEdit&) const = default;
 };
 
@@ -85,6 +88,12 @@ struct BootReport {
   std::vector<ByteEdit> EditsFor(uint32_t partition) const;
   bool operator==(const BootReport&) const = default;
 };
+
+/// The report as lines for plan, audit and report: "partition 2: NTFS boot sector: hidden
+/// sectors 63 -> 2048, primary and backup", a refusal as "... : apply refuses: REASON", and the
+/// warnings and commands to run afterwards. Findings with nothing to do and nothing to say are
+/// left out.
+std::vector<std::string> BootReportLines(const BootReport& report);
 
 /// The absolute byte offset of `edit` when its partition starts at `partition_start_bytes`
 /// (ignored for partition 0); nullopt when the sum passes 2^64.

@@ -58,6 +58,18 @@ struct PartitionContents {
   bool operator==(const PartitionContents&) const = default;
 };
 
+/// The GPT type of a BIOS boot partition (GRUB's core.img on a GPT disk: grub-install embeds
+/// it there, `partmap/gpt.c`; docs/boot-records.md).
+inline constexpr std::string_view kBiosBootPartitionType = "21686148-6449-6E6F-744E-656564454649";
+
+/// Why the planner leaves a BIOS boot partition where it is.
+inline constexpr std::string_view kBiosBootPartitionReason =
+    "BIOS boot partition: GRUB's core.img is addressed by absolute sector; nothing to gain "
+    "from aligning it";
+
+/// True for a GPT BIOS boot partition (`type_code` compared case-insensitively).
+bool IsBiosBootPartition(std::string_view type_code);
+
 /// "holds data (ext4)", "holds data (no signature, byte 1048576 is not zero)", "may hold data
 /// (no signature, not proven empty)", "holds nothing (every byte read: zeros)", "holds nothing
 /// (only holes in the image)": what is known of a partition's bytes, for messages.

@@ -76,11 +76,18 @@ struct MoveGeometry {
 
 /// Raw bytes written to the device when the move completes (`new_bytes`) or rolled back
 /// (`old_bytes`): the partition-table sectors (MBR, GPT headers and entry arrays, EBRs) before
-/// and after the change. The caller (apply) computes them; the mover only writes them.
+/// and after the change, and the records outside the table that name the partition's place
+/// (a boot sector's hidden sectors, docs/boot-records.md). The caller (apply) computes them; the
+/// mover only writes them.
 struct TableUpdate {
   uint64_t offset_bytes = 0;
   std::vector<uint8_t> old_bytes;
   std::vector<uint8_t> new_bytes;
+  /// A record inside the moved data, at its new place: its old bytes are the data the move
+  /// puts there, so it lies inside the destination, in copied chunks. It is written with the
+  /// table, once the data is moved and verified; a rollback puts the old bytes back only where
+  /// the new ones were written (before the table write, the place holds other data).
+  bool in_data = false;
   bool operator==(const TableUpdate&) const = default;
 };
 

@@ -2,16 +2,20 @@
 
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <ostream>
+#include <tuple>
 #include <vector>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/apply/boot_steps.h"
 #include "cli/apply/left_behind.h"
 #include "cli/apply/move_ui.h"
+#include "io/boot/boot_records.h"
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
 #include "io/table/fdisk_table.h"
@@ -19,6 +23,7 @@
 #include "io/table/table_writer.h"
 #include "io/used/used_map_reader.h"
 #include "io/util/smartcols_table.h"
+#include "partalign/boot/boot_disk.h"
 #include "partalign/table/apply_steps.h"
 #include "partalign/table/plan_check.h"
 #include "partalign/topology/probe_report.h"
@@ -42,6 +47,8 @@ struct PreparedStep {
   /// What the partition's contents use, as read before anything is asked (the step reads it
   /// again while it holds the disk); nullopt with --copy-all.
   std::optional<UsedMap> used;
+  /// The boot records the step's move makes stale, written with its table (boot_steps.h).
+  StepRecords records;
 };
 
 // The step's move: every chunk, or the used ones.
@@ -53,6 +60,8 @@ Result<MoveRequest> StepRequest(const PreparedStep& s, uint64_t sector_size,
   for (const TableRange& t : s.changed) {
     request.table.push_back({t.offset_bytes, t.old_bytes, t.new_bytes});
   }
+  // After the table: a reader that looks before resume finishes sees the new table first.
+  for (const TableUpdate& u : s.records.updates) request.table.push_back(u);
   if (used) {
     if (Status only = UseOnlyUsedChunks(request, *used); !only) return only.error();
   }
@@ -189,7 +198,19 @@ void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint6
   for (size_t k = 0; k < steps.size(); ++k) {
     out << fmt::format("Step {} copies {}: {}\n", k + 1, steps[k].used ? "the used chunks" : "all",
                        UsedDescription(steps[k]));
+    for (const std::string& what : steps[k].records.descriptions) {
+      out << fmt::format("Step {} updates a boot record with its table: {}\n", k + 1, what);
+    }
   }
+}
+
+// A step's boot records: what each says, and every sector its edits change (absolute).
+nlohmann::json RecordsJson(const StepRecords& records) {
+  nlohmann::json edited = nlohmann::json::array();
+  for (const auto& [first, end] : records.edited) {
+    edited.push_back({{"offset_bytes", first}, {"length_bytes", end - first}});
+  }
+  return {{"descriptions", records.descriptions}, {"sectors", edited}};
 }
 
 nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedStep>& steps,
@@ -219,7 +240,8 @@ nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedS
                           {"table_edits", edits},
                           {"table_fingerprint", s.computed.old_table.fingerprint},
                           {"new_table_fingerprint", s.computed.new_table.fingerprint},
-                          {"table_write", TransitionJson(s.computed.transition)}});
+                          {"table_write", TransitionJson(s.computed.transition)},
+                          {"boot_records", RecordsJson(s.records)}});
   }
   return {
       {"schema_version", kJsonSchemaVersion},
@@ -260,6 +282,56 @@ Status RestoreTransientGaps(int fd, const std::string& path, std::vector<Prepare
     steps[c.step].changed = ChangedRanges(steps[c.step].computed.transition);
   }
   return {};
+}
+
+// The records outside the table that the steps' moves make stale (docs/boot-records.md): one
+// that refuses the move refuses the plan, before anything is asked; the others are written
+// with the table of the step that moves their partition. False after printing why.
+bool PrepareBootRecords(Streams io, const MoveApplyRequest& r, const Target& disk,
+                        std::vector<PreparedStep>& steps, ExitCode* code) {
+  Result<BootReport> report =
+      ScanBootRecords(disk.fd.get(), r.path, disk.size_bytes, BootDiskFromTable(*r.table),
+                      MovesFromPlan(*r.plan), r.boot);
+  if (!report) {
+    PrintError(io.err, report.error().message + "; nothing was written");
+    return false;
+  }
+  if (report->refused()) {
+    for (const std::string& why : report->RefusalReasons()) {
+      PrintError(io.err, "refusing to move it: " + why);
+    }
+    PrintError(io.err, "nothing was written");
+    *code = ExitCode::kRefused;
+    return false;
+  }
+  std::vector<RecordStep> record_steps;
+  for (PreparedStep& s : steps) {
+    RecordStep rs;
+    rs.moved = s.move->partition;
+    for (const TableEdit& e : s.step.edits) rs.changed.push_back(e.partition);
+    rs.before = &s.computed.old_table;
+    rs.after = &s.computed.new_table;
+    rs.transition = &s.computed.transition;
+    record_steps.push_back(rs);
+  }
+  std::vector<ByteEdit> unassigned;
+  Result<std::vector<StepRecords>> per_step =
+      RecordsPerStep(*report, disk.fd.get(), r.path, *r.table, record_steps, &unassigned);
+  if (!per_step) {
+    PrintError(io.err, per_step.error().message + "; nothing was written");
+    return false;
+  }
+  for (size_t k = 0; k < steps.size(); ++k) {
+    steps[k].records = std::move((*per_step)[k]);
+    steps[k].changed = ChangedRanges(steps[k].computed.transition);
+  }
+  for (const BootFinding& f : report->findings) {
+    if (f.verdict == BootVerdict::kNothingToDo && !f.reason.empty()) {
+      PrintWarning(io.err, f.description + " (" + f.reason + ")");
+    }
+    if (!f.follow_up.empty()) PrintWarning(io.err, "after apply, run: " + f.follow_up);
+  }
+  return true;
 }
 
 // Everything up to the first write: the steps, their tables (libfdisk, on scratch copies), the
@@ -343,6 +415,8 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     PrintError(io.err, s.error().message + "; nothing was written");
     return std::nullopt;
   }
+  if (!PrepareBootRecords(io, r, *reader, steps, code)) return std::nullopt;
+  *code = ExitCode::kFailure;
   // What would make the mover refuse, before anything is asked or written: the journals'
   // place, existing journal files, users of the disk, an unfinished move.
   const std::string check_dir = ExistingDirFor(dir);
@@ -380,18 +454,26 @@ std::string StepRange(size_t first, size_t last) {
 
 // After a step stopped or failed: `done` steps are complete, the one after them (if any) is
 // what the messages before this said, the rest were not started.
+// "nothing was written" before the first step, "step K was not started" after.
+std::string NotStarted(size_t k) {
+  return k == 0 ? "nothing was written" : fmt::format("step {} was not started", k + 1);
+}
+
 void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, size_t done,
-                         const std::string& path) {
+                         const std::string& path, bool next_started = false) {
+  if (done == 0 && !next_started) return;  // the message said "nothing was written"
   if (done > 0) {
     PrintError(io.err, fmt::format("{} of {} {}: the data is moved and the table on '{}' says so",
                                    StepRange(1, done), steps.size(),
                                    done == 1 ? "is done" : "are done", path));
   }
-  if (done + 1 < steps.size()) {
+  // The step after the done ones either ran (its journal's message says where it is) or not.
+  const size_t first_not_started = next_started ? done + 2 : done + 1;
+  if (first_not_started <= steps.size()) {
     PrintError(io.err, fmt::format("{} {} not started; once the disk is settled, 'partalign plan' "
                                    "makes a new plan for what is left",
-                                   StepRange(done + 2, steps.size()),
-                                   done + 2 == steps.size() ? "was" : "were"));
+                                   StepRange(first_not_started, steps.size()),
+                                   first_not_started == steps.size() ? "was" : "were"));
   }
 }
 
@@ -424,6 +506,21 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
             "partition; after a crash in a step, 'partalign resume JOURNAL' completes or rolls "
             "back that step (the steps before it are done, those after it not started), and "
             "then 'partalign plan' makes a new plan for what is left.\n";
+  // Where the backups and journals go, before anything is asked: a full, read-only or missing
+  // directory is a refusal now, not a failure after the first write.
+  uint64_t journal_bytes = 0;
+  for (const PreparedStep& s : steps) {
+    Result<MoveRequest> request = StepRequest(s, sector_size, s.used);
+    if (request) journal_bytes = std::max(journal_bytes, JournalFileBytes(*request));
+  }
+  for (const auto& [dir, what, bytes] :
+       {std::tuple{r.write->backup_dir, "the backup directory", kBackupFileBytes * steps.size()},
+        std::tuple{r.journal_dir, "the journal directory", journal_bytes}}) {
+    if (Status usable = CheckDirectoryFor(dir, what, bytes, /*create=*/false); !usable) {
+      PrintError(io.err, usable.error().message + "; nothing was written");
+      return ExitCode::kRefused;
+    }
+  }
   if (r.write->dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;
@@ -444,7 +541,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
   }
   if (r.before_first_write && !r.before_first_write()) return ExitCode::kFailure;
 
-  std::optional<Target> disk = AcquireForWrite(io, r.path, &code);
+  std::optional<Target> disk = AcquireForWrite(io, r.path, &code, {r.journal_dir});
   if (!disk) return code;
   if (!StillEmpty(io, r.path, *r.table, *r.left_behind, disk->fd.get())) {
     return ExitCode::kRefused;
@@ -459,13 +556,14 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     Result<std::vector<size_t>> moved = DifferingRanges(
         disk->fd.get(), r.path, s.changed, [](const TableRange& t) { return t.old_bytes; });
     if (!moved || !moved->empty()) {
-      PrintError(io.err, !moved ? moved.error().message
-                                : fmt::format("the table of '{}' is not the one step {} starts "
-                                              "from ({} at byte {}); step {} was not started",
-                                              r.path, k + 1,
-                                              AreaName(s.computed.transition.label,
-                                                       s.changed[moved->front()]),
-                                              s.changed[moved->front()].offset_bytes, k + 1));
+      PrintError(io.err,
+                 !moved
+                     ? moved.error().message
+                     : fmt::format("the table of '{}' is not the one step {} starts "
+                                   "from ({} at byte {}); {}",
+                                   r.path, k + 1,
+                                   AreaName(s.computed.transition.label, s.changed[moved->front()]),
+                                   s.changed[moved->front()].offset_bytes, NotStarted(k)));
       PrintWhereItStopped(io, steps, k, r.path);
       return k == 0 ? ExitCode::kRefused : ExitCode::kFailure;
     }
@@ -474,7 +572,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
                    s.computed.old_table.fingerprint, s.computed.new_table.fingerprint,
                    s.computed.old_script, {&s.computed.old_table, &s.computed.new_table});
     backup.moves = MovesFrom(steps, k, sector_size);
-    std::optional<std::string> backup_path = SaveBackup(io, r.write->backup_dir, backup);
+    std::optional<std::string> backup_path =
+        SaveBackup(io, r.write->backup_dir, backup, NotStarted(k));
     if (!backup_path) {
       PrintWhereItStopped(io, steps, k, r.path);
       return ExitCode::kFailure;
@@ -486,8 +585,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       const MoveGeometry g = MoveOf(*s.move, sector_size);
       Result<UsedMap> read = ProbeUsedMap(disk->fd.get(), r.path, g.source_bytes, g.length_bytes);
       if (!read) {
-        PrintError(io.err, fmt::format("step {}: partition {}: {}; step {} was not started", k + 1,
-                                       s.move->partition, read.error().message, k + 1));
+        PrintError(io.err, fmt::format("step {}: partition {}: {}; {}", k + 1, s.move->partition,
+                                       read.error().message, NotStarted(k)));
         PrintWhereItStopped(io, steps, k, r.path);
         return k == 0 ? ExitCode::kRefused : ExitCode::kFailure;
       }
@@ -496,8 +595,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     }
     Result<MoveRequest> step_request = StepRequest(s, sector_size, used);
     if (!step_request) {
-      PrintError(io.err, fmt::format("step {}: {}; step {} was not started", k + 1,
-                                     step_request.error().message, k + 1));
+      PrintError(io.err, fmt::format("step {}: {}; {}", k + 1, step_request.error().message,
+                                     NotStarted(k)));
       PrintWhereItStopped(io, steps, k, r.path);
       return ExitCode::kFailure;
     }
@@ -519,7 +618,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
         },
         request.move, request.table.size(), s.journal, &status);
     if (moved_code != ExitCode::kOk || status != MoveStatus::kCompleted) {
-      PrintWhereItStopped(io, steps, k, r.path);
+      PrintWhereItStopped(io, steps, k, r.path, /*next_started=*/true);
       return moved_code == ExitCode::kOk ? ExitCode::kFailure : moved_code;
     }
     Result<TableRead> after =

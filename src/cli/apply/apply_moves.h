@@ -12,15 +12,12 @@
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
 #include "io/device/device_probe.h"
+#include "partalign/boot/boot_scan.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
 #include "partalign/table/plan_check.h"
 
 namespace partalign {
-
-/// Where apply puts the journals of its moves unless --journal-dir says otherwise: on the
-/// system disk, never on the disk being changed (the mover refuses that).
-inline constexpr const char* kDefaultJournalDir = "/var/lib/partalign/journals";
 
 struct MoveApplyRequest {
   std::string plan_path;
@@ -33,11 +30,13 @@ struct MoveApplyRequest {
   const PartitionTable* table = nullptr;
   const LeftBehind* left_behind = nullptr;
   const TableWriteOptions* write = nullptr;
-  std::string journal_dir = kDefaultJournalDir;
+  std::string journal_dir;
   bool progress = false;
   bool json = false;
   /// Move every byte, not only what each partition's contents use (docs/used-map.md).
   bool copy_all = false;
+  /// --allow-reinstall-bootloader (docs/boot-records.md).
+  BootScanOptions boot;
   /// Called after the confirmation and every check, before the disk is held and anything is
   /// written (apply --bench measures the old places); false stops apply with nothing written.
   std::function<bool()> before_first_write;

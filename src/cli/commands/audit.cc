@@ -16,9 +16,12 @@
 #include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "io/boot/boot_records.h"
 #include "io/device/disk_list.h"
+#include "io/device/target.h"
 #include "io/util/smartcols_table.h"
 #include "io/util/text_file.h"
+#include "partalign/boot/boot_disk.h"
 #include "partalign/layout/audit.h"
 #include "partalign/layout/audit_metrics.h"
 #include "partalign/topology/alignment.h"
@@ -40,6 +43,9 @@ struct AuditedDisk {
   LoadedDisk disk;
   AuditReport report;
   std::string device;  ///< the kernel's name of the disk, or an image file's path
+  /// The records outside the table that name a partition's place and are stale already (a
+  /// disk cloned by another tool), or cannot be kept right by a move (docs/boot-records.md).
+  std::vector<std::string> boot;
 };
 
 Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t> grain,
@@ -50,7 +56,16 @@ Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t
   if (!report) return report.error();
   const Identity& id = disk->device.identity;
   std::string device = id.is_block_device ? id.kernel_name : id.path;
-  return AuditedDisk{std::move(*disk), std::move(*report), std::move(device)};
+  std::vector<std::string> boot;
+  if (Result<Target> open = OpenTarget(target.target)) {
+    Result<BootReport> records = ScanBootRecords(open->fd.get(), target.target, open->size_bytes,
+                                                 BootDiskFromTable(disk->table.table), {});
+    if (!records) return records.error();
+    boot = BootReportLines(*records);
+  } else {
+    return open.error();
+  }
+  return AuditedDisk{std::move(*disk), std::move(*report), std::move(device), std::move(boot)};
 }
 
 void RenderText(const std::string& target, const AuditedDisk& audited, std::ostream& out) {
@@ -75,6 +90,7 @@ void RenderText(const std::string& target, const AuditedDisk& audited, std::ostr
   }
   for (const std::string& line : AuditDetails(report)) out << line << '\n';
   out << AuditSummary(report) << '\n';
+  for (const std::string& line : audited.boot) out << "boot record: " << line << '\n';
   for (const TableFinding& f : table.findings) {
     out << (f.severity == TableSeverity::kNote ? "note: " : "warning: ") << f.message << '\n';
   }
@@ -153,8 +169,10 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
   } else if (format == "json") {
     nlohmann::json documents = nlohmann::json::array();
     for (const auto& [target, a] : audited) {
-      documents.push_back(
-          AuditJson(a.report, a.disk.device, a.disk.findings, a.disk.table.table.fingerprint));
+      nlohmann::json doc =
+          AuditJson(a.report, a.disk.device, a.disk.findings, a.disk.table.table.fingerprint);
+      doc["boot_records"] = a.boot;
+      documents.push_back(std::move(doc));
     }
     // One TARGET keeps the single document audit has always printed.
     const bool single = !command.all && command.targets.size() == 1;

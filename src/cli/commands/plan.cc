@@ -15,9 +15,12 @@
 #include "cli/interactive/planner_session.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "io/boot/boot_records.h"
+#include "io/device/target.h"
 #include "io/table/backup_file.h"
 #include "io/util/smartcols_table.h"
 #include "io/util/text_file.h"
+#include "partalign/boot/boot_disk.h"
 #include "partalign/layout/layout_spec.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/layout/planner.h"
@@ -142,12 +145,33 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     PrintError(io.err, "plan --layout makes a fresh table: --discard does not apply");
     return ExitCode::kFailure;
   }
+  if (spec && table.label == LabelType::kNone) {
+    if (Status s = CheckNothingOnTheWholeDisk(command.target.target, table.sector_size); !s) {
+      PrintError(io.err, s.error().message);
+      return ExitCode::kFailure;
+    }
+  }
   Result<Plan> plan = spec ? MakeLayoutPlan(*spec, table, disk->device, alignment.alignment)
                            : MakeProvenPlan(io, command.target.target, &table, disk->device,
                                             alignment.alignment, command.content);
   if (!plan) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, plan.error().message));
     return ExitCode::kFailure;
+  }
+  // The records outside the table that name a moved partition's place (docs/boot-records.md):
+  // what apply will update with each move, or why it will refuse.
+  std::vector<std::string> boot;
+  if (!spec && (format == "text" || format == "markdown")) {
+    Result<Target> target = OpenTarget(command.target.target);
+    Result<BootReport> report =
+        target ? ScanBootRecords(target->fd.get(), command.target.target, target->size_bytes,
+                                 BootDiskFromTable(table), MovesFromPlan(*plan))
+               : Result<BootReport>(target.error());
+    if (!report) {
+      PrintError(io.err, report.error().message);
+      return ExitCode::kFailure;
+    }
+    boot = BootReportLines(*report);
   }
   std::vector<std::string> advice;
   if (!spec && (format == "text" || format == "markdown")) {
@@ -163,6 +187,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     rendered = PlanToJson(*plan).dump(2) + "\n";
   } else if (format == "markdown") {
     rendered = RenderPlanMarkdown(*plan, table);
+    if (!boot.empty()) {
+      rendered += "\n## Boot records\n\n";
+      for (const std::string& line : boot) rendered += "- " + line + "\n";
+    }
     if (!advice.empty()) {
       rendered += "\n## Inside the partitions\n\n";
       for (const std::string& line : advice) rendered += "- " + line + "\n";
@@ -183,6 +211,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (format == "text") {
     PrintText(*plan, table, io);
+    if (!boot.empty()) {
+      io.out << "\nboot records:\n";
+      for (const std::string& line : boot) io.out << line << '\n';
+    }
     if (!advice.empty()) {
       io.out << "\ninside the partitions:\n";
       for (const std::string& line : advice) io.out << line << '\n';

@@ -52,10 +52,6 @@ std::vector<PartitionMove> MovesFromPlan(const Plan& plan) {
   return moves;
 }
 
-bool IsBiosBootPartition(std::string_view type_code) {
-  return UpperTypeCode(type_code) == kBiosBootPartitionType;
-}
-
 std::vector<std::string> IdentityChanges(const BootDisk& before, const BootDisk& after) {
   std::vector<std::string> out;
   if (UpperTypeCode(before.disk_id) != UpperTypeCode(after.disk_id)) {

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/boot/boot_record.h"
 
+#include <fmt/format.h>
+
 #include "partalign/util/checked_math.h"
 
 namespace partalign {
@@ -74,6 +76,25 @@ std::vector<ByteEdit> BootReport::EditsFor(uint32_t partition) const {
   std::vector<ByteEdit> out;
   for (const ByteEdit& e : Edits()) {
     if (e.partition == partition) out.push_back(e);
+  }
+  return out;
+}
+
+std::vector<std::string> BootReportLines(const BootReport& report) {
+  std::vector<std::string> out;
+  for (const BootFinding& f : report.findings) {
+    if (f.verdict == BootVerdict::kNothingToDo && f.reason.empty() && f.follow_up.empty()) {
+      continue;
+    }
+    std::string line = f.partition == 0 ? "disk: " : fmt::format("partition {}: ", f.partition);
+    line += f.description;
+    if (f.verdict == BootVerdict::kRefuse) {
+      line += "; apply refuses: " + f.reason;
+    } else if (!f.reason.empty()) {
+      line += " (" + f.reason + ")";
+    }
+    if (!f.follow_up.empty()) line += "; afterwards run: " + f.follow_up;
+    out.push_back(std::move(line));
   }
   return out;
 }

@@ -171,8 +171,8 @@ void HiddenSectorsFinding(ScanContext& c, const BootPartition& p, HiddenSectorsR
       c.report.findings.push_back(std::move(f));
       return;
     }
-    f.edits.push_back(
-        {p.number, at + kHiddenSectorsOffset, LeBytes(r.value, 4), LeBytes(value, 4)});
+    f.edits.push_back({p.number, at + kHiddenSectorsOffset, LeBytes(r.value, 4), LeBytes(value, 4),
+                       c.MoveOf(p.number) ? p.number : 0});
   }
   f.verdict = BootVerdict::kUpdate;
   f.reason = warning;
@@ -330,10 +330,12 @@ Status ExfatRecord(ScanContext& c, const BootPartition& p, uint64_t base,
     for (uint64_t at = 0; at < bps; at += 4) {
       for (int i = 0; i < 4; ++i) sums[at + i] = static_cast<uint8_t>(sum >> (8 * i));
     }
+    const uint32_t cause = c.MoveOf(p.number) ? p.number : 0;
     f.edits.push_back({p.number, first + kExfatPartitionOffsetOffset,
-                       LeBytes(exfat.partition_offset, 8), offset});
+                       LeBytes(exfat.partition_offset, 8), offset, cause});
     f.edits.push_back({p.number, first + 11 * bps,
-                       std::vector<uint8_t>(old_sums.begin(), old_sums.end()), std::move(sums)});
+                       std::vector<uint8_t>(old_sums.begin(), old_sums.end()), std::move(sums),
+                       cause});
     copies = region == 0 ? "main" : "main and backup";
   }
   f.verdict = BootVerdict::kUpdate;
@@ -517,7 +519,7 @@ Status GrubRecords(ScanContext& c, uint32_t where, const GrubBootImage& boot) {
   f.verdict = BootVerdict::kUpdate;
   f.description = fmt::format("{} {}: core.img pointer {} -> {} (BIOS boot {} moves)", boot_name,
                               place, k, shifted(k), PartitionName(container));
-  f.edits.push_back({where, pointer_at, LeBytes(k, 8), LeBytes(shifted(k), 8)});
+  f.edits.push_back({where, pointer_at, LeBytes(k, 8), LeBytes(shifted(k), 8), container});
   c.report.findings.push_back(std::move(f));
 
   BootFinding core;
@@ -528,7 +530,7 @@ Status GrubRecords(ScanContext& c, uint32_t where, const GrubBootImage& boot) {
   std::string entries;
   for (const GrubBlock& b : diskboot->blocks) {
     core.edits.push_back({container, diskboot_at + b.offset_in_sector, LeBytes(b.start_sector, 8),
-                          LeBytes(shifted(b.start_sector), 8)});
+                          LeBytes(shifted(b.start_sector), 8), container});
     entries += fmt::format("{}{} -> {}", entries.empty() ? "" : ", ", b.start_sector,
                            shifted(b.start_sector));
   }
@@ -576,7 +578,7 @@ Status BsdRecord(ScanContext& c, const BootPartition& p, std::span<const uint8_t
       "BSD disklabel in DOS slice {}: partition offsets {} -> {}, "
       "checksum recomputed",
       p.number, m->old_start_sector, m->new_start_sector);
-  f.edits.push_back({p.number, at, std::move(old), std::move(*shifted)});
+  f.edits.push_back({p.number, at, std::move(old), std::move(*shifted), p.number});
   c.report.findings.push_back(std::move(f));
   return {};
 }

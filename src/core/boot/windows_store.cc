@@ -258,7 +258,9 @@ std::vector<BootFinding> WindowsStoreFindings(const DiskReader& disk, const Boot
             r->value->path, *disk_at);
         break;
       }
-      edits.push_back({store.partition, *at, expected, Le64Bytes(new_offset)});
+      edits.push_back(
+          {store.partition, *at, expected, Le64Bytes(new_offset),
+           static_cast<uint32_t>(starts.count(r->offset_bytes) ? starts[r->offset_bytes] : 0)});
       shown[r->offset_bytes] = new_offset;
     }
     if (!problem.empty()) {

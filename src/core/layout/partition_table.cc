@@ -42,6 +42,10 @@ std::optional<ContentProof> ContentProofFromString(std::string_view text) {
   return std::nullopt;
 }
 
+bool IsBiosBootPartition(std::string_view type_code) {
+  return Lower(std::string(type_code)) == Lower(std::string(kBiosBootPartitionType));
+}
+
 std::string MayHoldDataText(const PartitionContents& c) {
   if (!c.fs_type.empty()) return fmt::format("holds data ({})", c.fs_type);
   switch (c.proof) {

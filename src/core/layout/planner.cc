@@ -47,6 +47,8 @@ struct SearchItem {
   uint64_t keep = 0;  // protected sectors
   bool data = false;
   bool anchored = false;
+  /// Stays exactly where it is (a GPT BIOS boot partition: kBiosBootPartitionReason).
+  bool pinned = false;
   // Where the next data partition starts today, minus the gap it needs in front of it: ends
   // that stop there leave it in place.
   std::optional<uint64_t> next_limit;
@@ -138,18 +140,23 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
   const uint64_t lower = std::max(st.next_free + gap, cx.lo);
   std::vector<uint64_t> starts;
   if (it.start >= lower) AddCandidate(&starts, it.start);
-  if (std::optional<uint64_t> down = cx.grid.Down(it.start);
-      down && *down < it.start && *down >= lower) {
-    AddCandidate(&starts, *down);
+  if (!it.pinned) {
+    if (std::optional<uint64_t> down = cx.grid.Down(it.start);
+        down && *down < it.start && *down >= lower) {
+      AddCandidate(&starts, *down);
+    }
+    if (uint64_t up = cx.grid.Up(std::max(it.start, lower)); up <= cx.hi) {
+      AddCandidate(&starts, up);
+    }
   }
-  if (uint64_t up = cx.grid.Up(std::max(it.start, lower)); up <= cx.hi) AddCandidate(&starts, up);
 
   for (uint64_t s : starts) {
     const bool moved = s != it.start;
-    const bool aligned = cx.grid.IsAligned(s);
+    // A pinned partition is where it must be: misaligned, but nothing the plan can fix.
+    const bool aligned = it.pinned || cx.grid.IsAligned(s);
     std::vector<uint64_t> ends;
     const uint64_t same_size = s + it.size - 1;
-    if (!moved && !aligned) {
+    if (it.pinned || (!moved && !aligned)) {
       ends.push_back(it.end);  // left where it is: nothing about it changes
     } else {
       ends.push_back(same_size);
@@ -396,6 +403,7 @@ SearchItem DataItem(const Context& cx, size_t i, bool logical, bool first_logica
   it.keep = KeepOf(cx, i);
   it.data = !cx.empty[i];
   it.anchored = IsEndAnchored(p.contents);
+  it.pinned = cx.table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code);
   return it;
 }
 
@@ -686,6 +694,12 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
                                    "extended partition: {}, to hold its logical partitions (it "
                                    "holds only the EBR chain)",
                                    fmt::join(parts, ", "));
+    return a;
+  }
+  if (p.kind != PartitionKind::kExtended && cx.table.label == LabelType::kGpt &&
+      IsBiosBootPartition(p.type_code)) {
+    a.kind = ActionKind::kNone;  // the search never moves it (SearchItem::pinned)
+    a.reason = fmt::format("{}; left where it is", kBiosBootPartitionReason);
     return a;
   }
   const bool aligned = cx.grid.IsAligned(a.new_start_sector);

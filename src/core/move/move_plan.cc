@@ -92,7 +92,24 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                                    update.offset_bytes, length));
     }
     const ByteInterval range{update.offset_bytes, update.offset_bytes + length};
-    if (Overlaps(range, written)) {
+    if (update.in_data) {
+      // Inside the destination, in chunks the move copies: the data's own bytes are there
+      // when the table is written.
+      if (range.begin < written.begin || range.end > written.end) {
+        return MakeError(
+            fmt::format("record update at byte {} (+{}) lies outside the destination {}..{}",
+                        update.offset_bytes, length, written.begin, written.end));
+      }
+      const uint64_t first = (range.begin - written.begin) / move.chunk_bytes;
+      const uint64_t last = (range.end - 1 - written.begin) / move.chunk_bytes;
+      for (uint64_t c = first; c <= last && !move.copy.all(); ++c) {
+        if (move.copy.OrdinalsBelow(c + 1) == move.copy.OrdinalsBelow(c)) {
+          return MakeError(
+              fmt::format("record update at byte {} lies in chunk {}, which the move does not copy",
+                          update.offset_bytes, c));
+        }
+      }
+    } else if (Overlaps(range, written)) {
       return MakeError(fmt::format(
           "table update at byte {} (+{}) overlaps the destination {}..{}: table sectors must lie "
           "outside the partition's new place",

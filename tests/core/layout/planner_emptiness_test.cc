@@ -195,3 +195,40 @@ TEST(PlannerEmptinessTest, ShrinkingDataOfUnknownSizeIsRefused) {
 
 }  // namespace
 }  // namespace partalign
+
+namespace partalign {
+namespace {
+
+TEST(PlannerBootTest, ABiosBootPartitionStaysWhereItIs) {
+  // GRUB's core.img in a BIOS boot partition at 34 (as gdisk made them), /boot after it off the
+  // grain: only /boot moves; the BIOS boot partition is left with the reason.
+  PartitionTable t;
+  t.label = LabelType::kGpt;
+  t.sector_size = 512;
+  t.disk_size_sectors = kDiskSectors;
+  t.first_usable_lba = 34;
+  t.last_usable_lba = kDiskSectors - 34;
+  Partition bios;
+  bios.number = 1;
+  bios.start_sector = 34;
+  bios.size_sectors = 2014;
+  bios.type_code = std::string(kBiosBootPartitionType);
+  bios.contents.proof = ContentProof::kData;
+  Partition boot;
+  boot.number = 2;
+  boot.start_sector = 2081;
+  boot.size_sectors = 40000;
+  boot.type_code = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
+  boot.contents.proof = ContentProof::kSignature;
+  boot.contents.fs_type = "ext2";
+  t.partitions = {bios, boot};
+  Result<std::vector<PlanAction>> actions = PlanPartitions(t, kMiBGrain);
+  ASSERT_TRUE(actions) << actions.error().message;
+  EXPECT_EQ((*actions)[0].kind, ActionKind::kNone);
+  EXPECT_EQ((*actions)[0].reason, std::string(kBiosBootPartitionReason) + "; left where it is");
+  EXPECT_EQ((*actions)[1].kind, ActionKind::kMoveData);
+  EXPECT_EQ((*actions)[1].new_start_sector, 2048u);
+}
+
+}  // namespace
+}  // namespace partalign

@@ -29,6 +29,9 @@
 
 namespace partalign {
 
+/// The first 8 bytes of every journal file: what tells a journal from a disk image.
+inline constexpr std::string_view kJournalMagic = "PAJOURNL";
+
 /// Version 2: the copy map (only the used chunks are copied) and the digest table filled by the
 /// copy pass (no pre-scan). Version 1 journals (every chunk, pre-scan) are still resumed, with
 /// version 1 state blocks and records (docs/mover.md §3).
@@ -71,6 +74,7 @@ struct TableUpdateInfo {
   uint64_t length_bytes = 0;
   uint64_t old_checksum = 0;  ///< Hash64 of the old bytes
   uint64_t new_checksum = 0;
+  bool in_data = false;  ///< TableUpdate::in_data (header key "in_data", absent = false)
   bool operator==(const TableUpdateInfo&) const = default;
 };
 

@@ -1,10 +1,12 @@
 #include "cli/apply/table_write.h"
 
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <ostream>
@@ -100,7 +102,61 @@ bool Confirm(Streams io, const std::string& question, bool yes) {
   return false;
 }
 
-std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code) {
+Status CheckDirectoryFor(const std::string& dir, const std::string& what, uint64_t bytes,
+                         bool create) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path at = fs::absolute(dir, ec).lexically_normal();
+  if (create) {
+    fs::create_directories(at, ec);
+    if (ec) return ErrnoError(ec.value(), fmt::format("{} '{}' cannot be made", what, dir));
+  }
+  // The directory, or where it would be made.
+  while (!fs::exists(at, ec) && at.has_parent_path() && at != at.parent_path()) {
+    at = at.parent_path();
+  }
+  if (!fs::is_directory(at, ec)) {
+    return MakeError(fmt::format("{} '{}': '{}' is not a directory", what, dir, at.string()));
+  }
+  struct statvfs fs_info {};
+  if (::statvfs(at.c_str(), &fs_info) != 0) {
+    return ErrnoError(errno, fmt::format("{} '{}': cannot read its file system", what, dir));
+  }
+  if ((fs_info.f_flag & ST_RDONLY) != 0 || ::access(at.c_str(), W_OK | X_OK) != 0) {
+    return MakeError(fmt::format(
+        "{} '{}' is not writable ({})", what, dir,
+        (fs_info.f_flag & ST_RDONLY) != 0 ? "a read-only file system" : std::strerror(errno)));
+  }
+  const uint64_t free_bytes = static_cast<uint64_t>(fs_info.f_bavail) * fs_info.f_frsize;
+  if (free_bytes < bytes) {
+    return MakeError(fmt::format("{} '{}' has {} free, {} are needed", what, dir,
+                                 FormatSize(free_bytes), FormatSize(bytes)));
+  }
+  return {};
+}
+
+bool NoUnfinishedMove(Streams io, const std::string& path,
+                      const std::vector<std::string>& journal_dirs, ExitCode* code) {
+  Result<Target> target = OpenTarget(path);
+  Result<JournalDevice> device =
+      target ? DescribeMoveDevice(*target) : Result<JournalDevice>(target.error());
+  Result<std::vector<RegisteredJournal>> unfinished =
+      device ? FindUnfinishedJournals(*device, journal_dirs)
+             : Result<std::vector<RegisteredJournal>>(device.error());
+  if (!unfinished) {
+    PrintError(io.err, unfinished.error().message + "; nothing was written");
+    *code = ExitCode::kFailure;
+    return false;
+  }
+  if (unfinished->empty()) return true;
+  PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front().entry.journal_path) +
+                         "; nothing was written");
+  *code = ExitCode::kRefused;
+  return false;
+}
+
+std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code,
+                                      const std::vector<std::string>& journal_dirs) {
   // False after printing why nobody may write now.
   auto nobody_uses_it = [&] {
     Result<std::vector<DiskUser>> users = FindDiskUsers(path);
@@ -131,7 +187,7 @@ std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitC
   // writes data and table sectors that a table written now would contradict.
   Result<JournalDevice> device = DescribeMoveDevice(*target);
   Result<std::vector<RegisteredJournal>> unfinished =
-      device ? FindUnfinishedJournals(*device)
+      device ? FindUnfinishedJournals(*device, journal_dirs)
              : Result<std::vector<RegisteredJournal>>(device.error());
   if (!unfinished) {
     PrintError(io.err, unfinished.error().message + "; nothing was written");
@@ -204,8 +260,8 @@ TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, con
   return b;
 }
 
-std::optional<std::string> SaveBackup(Streams io, const std::string& dir,
-                                      const TableBackup& backup) {
+std::optional<std::string> SaveBackup(Streams io, const std::string& dir, const TableBackup& backup,
+                                      const std::string& then) {
   std::string name = backup.device.kernel_name;
   if (name.empty()) name = backup.device.disk.path.substr(backup.device.disk.path.rfind('/') + 1);
   const std::string stamp = UtcTime("%Y%m%dT%H%M%SZ");
@@ -225,7 +281,7 @@ std::optional<std::string> SaveBackup(Streams io, const std::string& dir,
         BackupFileName(name, fmt::format("{}-{}", stamp, n), backup.table_fingerprint), backup);
   }
   if (!path) {
-    PrintError(io.err, path.error().message + "; nothing was written");
+    PrintError(io.err, path.error().message + "; " + then);
     return std::nullopt;
   }
   // Flushed now: the path must be visible before the first write, whatever happens next.

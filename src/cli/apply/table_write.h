@@ -51,7 +51,26 @@ bool Confirm(Streams io, const std::string& question, bool yes);
 /// The disk, checked and held for writing: nobody uses it or its partitions (each user is
 /// printed), then opened with O_EXCL and flock'ed. nullopt after printing the refusal
 /// (`*code` = kRefused) or the error (`*code` = kFailure).
-std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code);
+/// Unfinished moves are looked for in the registry, the journal directory and `journal_dirs`.
+std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code,
+                                      const std::vector<std::string>& journal_dirs = {});
+
+/// What a backup file needs at most: the table sectors (base64), their context digests and the
+/// sfdisk dump of a 128-partition GPT fit in far less.
+inline constexpr uint64_t kBackupFileBytes = 1024 * 1024;
+
+/// Before the confirmation: `dir` (`what`: "the backup directory") can take `bytes` of files
+/// now - it is a directory, or can be made (its nearest existing ancestor is one), on a file
+/// system mounted read-write and writable, with that much space free. With `create`, it is
+/// made. The error names the directory and what is wrong.
+Status CheckDirectoryFor(const std::string& dir, const std::string& what, uint64_t bytes,
+                         bool create);
+
+/// Refuses (false, after printing why; `*code` kRefused) a disk with an unfinished move: the
+/// registry's, or a journal for it in the journal directory or `journal_dirs`. Read-only: for
+/// the checks before the confirmation.
+bool NoUnfinishedMove(Streams io, const std::string& path,
+                      const std::vector<std::string>& journal_dirs, ExitCode* code);
 
 /// The test-only hooks (PARTALIGN_TEST_KILL_AFTER_SECTORS, PARTALIGN_TEST_SLOW_WRITES_US).
 TableWriteHooks HooksFromEnvironment();
@@ -67,9 +86,10 @@ TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, con
                        const std::string& applied_table_fingerprint, const std::string& sfdisk_dump,
                        const std::vector<const PartitionTable*>& tables);
 
-/// Writes `backup` durably into `dir` and prints its path. nullopt after printing the error.
-std::optional<std::string> SaveBackup(Streams io, const std::string& dir,
-                                      const TableBackup& backup);
+/// Writes `backup` durably into `dir` and prints its path. nullopt after printing the error,
+/// followed by `then` (what the disk is left with).
+std::optional<std::string> SaveBackup(Streams io, const std::string& dir, const TableBackup& backup,
+                                      const std::string& then = "nothing was written");
 
 /// Prints the ranges of `transition` (changed ones, or all with `all`) as a table: step, area,
 /// first sector, sectors, byte offset, bytes.

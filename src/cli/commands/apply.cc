@@ -17,6 +17,7 @@
 #include "cli/commands.h"
 #include "cli/content_proof.h"
 #include "io/device/device_probe.h"
+#include "io/move/journal_registry.h"
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"
 #include "io/table/table_writer.h"
@@ -36,9 +37,10 @@ struct ApplyCommand {
   std::string plan_path;
   TableWriteOptions write;
   bool json = false;
-  std::string journal_dir = kDefaultJournalDir;
+  std::string journal_dir = DefaultJournalDir();
   bool progress = false;
   bool copy_all = false;
+  BootScanOptions boot;     // --allow-reinstall-bootloader (docs/boot-records.md)
   ApplyBenchOptions bench;  // --bench (apply_bench.h)
 };
 
@@ -143,6 +145,10 @@ std::optional<ApplyInputs> LoadInputs(const ApplyCommand& c, Streams io, ExitCod
     *code = ExitCode::kRefused;
     return std::nullopt;
   }
+  // A move left unfinished owns the disk (its journal in the registry, or in the journal
+  // directory when the registry was lost): refused before anything is asked.
+  if (!NoUnfinishedMove(io, in.path, {c.journal_dir}, code)) return std::nullopt;
+  *code = ExitCode::kFailure;
   if (!c.write.target.empty() && c.write.target != in.plan().disk.path) {
     PrintWarning(io.err, fmt::format("the plan names '{}'; writing '{}' (--target), whose "
                                      "identity and table match the plan",
@@ -171,6 +177,16 @@ bool ProveLeftBehind(const ApplyCommand& c, Streams io, ApplyInputs& in, ExitCod
                            c.plan_path, in.path, bad.front(),
                            bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
     return false;
+  }
+  if (in.loaded.fresh_layout && in.table.label == LabelType::kNone) {
+    // No table: what the new table's sectors overwrite must not be data written on the whole
+    // disk (ComputeTableWrite checks the bytes too).
+    if (Status s = CheckNothingOnTheWholeDisk(in.path, in.sector_size()); !s) {
+      PrintError(io.err, fmt::format("refusing to apply '{}': {}; nothing was written", c.plan_path,
+                                     s.error().message));
+      *code = ExitCode::kRefused;
+      return false;
+    }
   }
   if (in.loaded.fresh_layout) {
     // A fresh table replaces what the disk holds, which may go only where no partition may
@@ -216,6 +232,23 @@ std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInput
   }
   // libfdisk's reading of the old table knows only what the probe proves; apply knows more.
   CopyContentProofs(in.table, &computed->old_table);
+  if (in.loaded.fresh_layout && in.table.label == LabelType::kNone) {
+    // A disk without a table: every byte the new table overwrites must be zero (data without
+    // a signature is still data).
+    for (const TableRange& r : ChangedRanges(computed->transition)) {
+      auto it =
+          std::find_if(r.old_bytes.begin(), r.old_bytes.end(), [](uint8_t b) { return b != 0; });
+      if (it == r.old_bytes.end()) continue;
+      PrintError(io.err,
+                 fmt::format("refusing to write a fresh table on '{}': byte {}, where it writes "
+                             "its {}, is not zero (data on a disk without a table); nothing was "
+                             "written",
+                             in.path, r.offset_bytes + (it - r.old_bytes.begin()),
+                             AreaName(computed->transition.label, r)));
+      *code = ExitCode::kRefused;
+      return std::nullopt;
+    }
+  }
   std::vector<std::string> wrong =
       TableVersusPlan(in.plan(), computed->old_table, computed->new_table);
   if (!wrong.empty()) {
@@ -265,7 +298,7 @@ ExitCode WriteTable(const ApplyCommand& c, Streams io, const ApplyInputs& in,
   const TableTransition& t = computed.transition;
   const std::vector<TableRange> changed = ChangedRanges(t);
   ExitCode code = ExitCode::kOk;
-  std::optional<Target> disk = AcquireForWrite(io, in.path, &code);
+  std::optional<Target> disk = AcquireForWrite(io, in.path, &code, {c.journal_dir});
   if (!disk) return code;
   // Held now: the sectors must still be the ones the transition (and the backup) start from.
   Result<std::vector<size_t>> moved = DifferingRanges(
@@ -364,6 +397,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
                              .progress = c.progress,
                              .json = c.json,
                              .copy_all = c.copy_all,
+                             .boot = c.boot,
                              .before_first_write = bench_before,
                              .after_success = bench_after};
     return ApplyWithMoves(io, request);
@@ -373,6 +407,12 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
   if (!computed) return code;
   ShowTableWrite(c, io, *in, *computed);
   if (c.json) return ExitCode::kOk;
+  if (Status usable =
+          CheckDirectoryFor(c.write.backup_dir, "the backup directory", kBackupFileBytes, false);
+      !usable) {
+    PrintError(io.err, usable.error().message + "; nothing was written");
+    return ExitCode::kRefused;
+  }
   if (c.write.dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;
@@ -407,11 +447,14 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
                 "print the changes and every range to be written as JSON");
   sub->add_option("--journal-dir", command->journal_dir,
                   "where the journals of data moves go, on another disk (default: " +
-                      std::string(kDefaultJournalDir) + ")");
+                      DefaultJournalDir() + ")");
   sub->add_flag("--progress", command->progress,
                 "print the progress of data moves even when stderr is not a terminal");
   sub->add_flag("--copy-all", command->copy_all,
                 "move every byte of a partition, not only what its filesystem uses");
+  sub->add_flag("--allow-reinstall-bootloader", command->boot.allow_reinstall_bootloader,
+                "move a partition holding GRUB's core.img as a file (blocklists) all the same; "
+                "GRUB must be reinstalled afterwards (the command is printed)");
   AddApplyBenchOptions(sub, &command->bench);
   runners[sub] = [command](Streams io) { return RunApply(*command, io); };
 }

@@ -1,45 +1,188 @@
-// partalign resume JOURNAL [--rollback]: completes an interrupted move (data and partition
-// table) or rolls it back to the old layout, from whatever instant the interruption hit.
+// partalign resume [JOURNAL | DEVICE] [--rollback | --forget]: completes an interrupted move
+// (data and partition table) or rolls it back to the old layout, from whatever instant the
+// interruption hit - after proving that the disk holds the state the journal describes
+// (docs/mover.md §7). DEVICE finds the journal through the registry and the journal directory;
+// without an argument, every unfinished move is listed. Then the kernel is told, as apply does.
+#include <sys/stat.h>
+
 #include <filesystem>
+#include <fstream>
 #include <ostream>
+#include <sstream>
 #include <string>
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/apply/move_ui.h"
+#include "cli/apply/table_write.h"
 #include "cli/commands.h"
 #include "io/device/target.h"
+#include "io/move/journal_file.h"
+#include "io/move/journal_registry.h"
 #include "io/move/mover.h"
+#include "io/table/fdisk_table.h"
+#include "partalign/move/journal_format.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
 
 struct ResumeCommand {
-  std::string journal;
+  std::string what;  ///< a journal or a disk; empty: list every unfinished move
   std::string device;
   bool rollback = false;
+  bool forget = false;
   bool yes = false;
   bool progress = false;
 };
 
+// The start of what the mover refuses a disk with when it does not hold the journal's state.
+constexpr std::string_view kNotTheJournalsState = "the disk no longer holds the interrupted move";
+
+// Whether `path` is a journal file (its magic), as opposed to a disk or an image.
+bool IsJournalFile(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  std::ifstream in(path, std::ios::binary);
+  std::string magic(kJournalMagic.size(), '\0');
+  in.read(magic.data(), static_cast<std::streamsize>(magic.size()));
+  return in && magic == kJournalMagic;
+}
+
+// "J (device D, state moving)" for a list.
+std::string Line(const RegisteredJournal& j) {
+  Result<JournalSummary> summary = InspectJournal(j.entry.journal_path);
+  std::string state = "unreadable";
+  if (summary) state = summary->state ? ToString(summary->state->phase) : "not started";
+  return fmt::format("'{}' (disk '{}', journal state: {}{})", j.entry.journal_path,
+                     j.entry.device.path, state, j.entry_path.empty() ? ", not registered" : "");
+}
+
+// `resume` alone: every unfinished move, and how to go on with each.
+ExitCode ListMoves(Streams io) {
+  Result<std::vector<RegisteredJournal>> moves = ListUnfinishedMoves();
+  if (!moves) return Fail(io, moves.error().message);
+  if (moves->empty()) {
+    io.out << "No unfinished move (registry and journals in '" << DefaultJournalDir() << "').\n";
+    return ExitCode::kOk;
+  }
+  io.out << fmt::format("{} unfinished move(s):\n", moves->size());
+  for (const RegisteredJournal& j : *moves) {
+    io.out << "  " << Line(j) << "\n    partalign resume '" << j.entry.journal_path << "'\n";
+  }
+  return ExitCode::kUnfinished;
+}
+
+// DEVICE: its journal, or why there is none to resume (nullopt after printing; `*code`).
+std::optional<std::string> JournalOfDevice(Streams io, const std::string& path, ExitCode* code) {
+  *code = ExitCode::kFailure;
+  Result<Target> target = OpenTarget(path);
+  if (!target) {
+    PrintError(io.err, target.error().message);
+    return std::nullopt;
+  }
+  Result<JournalDevice> device = DescribeMoveDevice(*target);
+  Result<std::vector<RegisteredJournal>> moves =
+      device ? FindUnfinishedJournals(*device)
+             : Result<std::vector<RegisteredJournal>>(device.error());
+  if (!moves) {
+    PrintError(io.err, moves.error().message);
+    return std::nullopt;
+  }
+  if (moves->empty()) {
+    io.out << fmt::format("'{}' has no unfinished move.\n", path);
+    *code = ExitCode::kOk;
+    return std::nullopt;
+  }
+  if (moves->size() > 1) {
+    PrintError(io.err, fmt::format("'{}' has {} unfinished moves; name the journal to resume:",
+                                   path, moves->size()));
+    for (const RegisteredJournal& j : *moves) PrintError(io.err, "  " + Line(j));
+    return std::nullopt;
+  }
+  return moves->front().entry.journal_path;
+}
+
+// A journal whose header cannot be read: whether it may be removed, said only when nothing
+// holds it and the registry does not know it (then its move never wrote the device: I8).
+void ExplainUnreadable(Streams io, const std::string& journal) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(journal, ec)) return;
+  Result<bool> locked = IsJournalLocked(journal);
+  if (locked && *locked) {
+    PrintError(io.err, fmt::format("'{}' is held by a running partalign (a move is being started "
+                                   "or run with it): wait for it to end, then look again",
+                                   journal));
+    return;
+  }
+  Result<bool> registered = IsJournalRegistered(journal);
+  if (locked && registered && !*registered) {
+    PrintError(io.err,
+               fmt::format("'{}' is not a registered journal and no process holds it: if it is "
+                           "the journal of a move that was interrupted while starting, that move "
+                           "never wrote to its device and the file can be removed",
+                           journal));
+  }
+}
+
+ExitCode Forget(const ResumeCommand& c, const std::string& journal, const std::string& device,
+                Streams io) {
+  if (!Confirm(io, c.yes,
+               fmt::format("this forgets the journal '{}' of '{}' (nothing is written to the "
+                           "disk)",
+                           journal, device))) {
+    return ExitCode::kRefused;
+  }
+  Result<Target> target = MakeError("not opened");
+  (void)RetryWhileBusy([&]() -> Status {
+    target = OpenTarget(device, {.write = true, .exclusive = true});
+    return target ? Status{} : Status(target.error());
+  });
+  if (!target) return Fail(io, target.error().message);
+  Result<std::string> found = ForgetJournal(*target, journal);
+  if (!found) {
+    PrintError(io.err, found.error().message);
+    return ExitCode::kRefused;
+  }
+  io.out << fmt::format("Forgot the journal '{}' ({}); nothing was written to '{}'.\n", journal,
+                        *found, device);
+  return ExitCode::kOk;
+}
+
+// After the move is over either way: the kernel's partitions as the table says (BLKPG).
+bool TellTheKernel(Streams io, const Target& target, uint64_t sector_size) {
+  Result<TableRead> table =
+      ReadPartitionTable(target.path, {.sector_size = sector_size, .probe_contents = false});
+  if (!table) {
+    PrintError(io.err, table.error().message +
+                           "; the kernel was not told (run 'partx -u' or "
+                           "reboot)");
+    return false;
+  }
+  return UpdateKernel(io, target, table->table);
+}
+
 ExitCode RunResume(const ResumeCommand& command, Streams io) {
-  Result<JournalSummary> summary = InspectJournal(command.journal);
+  if (command.what.empty()) return ListMoves(io);
+  if (command.rollback && command.forget)
+    return Fail(io, "--rollback and --forget exclude each other");
+  std::string journal = command.what;
+  if (!IsJournalFile(command.what)) {
+    struct stat st {};
+    const bool disk = ::stat(command.what.c_str(), &st) == 0 &&
+                      (S_ISBLK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size > 0));
+    if (disk) {
+      ExitCode code = ExitCode::kOk;
+      std::optional<std::string> found = JournalOfDevice(io, command.what, &code);
+      if (!found) return code;
+      journal = *found;
+    }
+  }
+  Result<JournalSummary> summary = InspectJournal(journal);
   if (!summary) {
     PrintError(io.err, summary.error().message);
-    // The hint is about a journal file a killed start left behind, not about a path that is no
-    // journal file at all (a FIFO, a device: refused before anything was read).
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(command.journal, ec)) return ExitCode::kFailure;
-    Result<bool> registered = IsJournalRegistered(command.journal);
-    if (registered && !*registered) {
-      PrintError(io.err,
-                 fmt::format("'{}' is not a registered journal: if it is the journal of a move "
-                             "that was interrupted while starting, that move never wrote to its "
-                             "device and the file can be removed",
-                             command.journal));
-    }
+    ExplainUnreadable(io, journal);
     return ExitCode::kFailure;
   }
   const JournalHeader& header = summary->header;
@@ -61,6 +204,9 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
     PrintError(io.err, "refusing to resume: " + *mismatch);
     return ExitCode::kRefused;
   }
+  probe = MakeError("closed");
+  if (command.forget) return Forget(command, journal, device_path, io);
+
   const char* state = summary->state ? ToString(summary->state->phase) : "not started";
   const std::string copies =
       header.move.copy.all()
@@ -74,16 +220,44 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
       header.move.source_bytes, header.move.dest_bytes, copies, state);
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
 
+  // Held from here to the kernel's update: O_EXCL and (in the mover) the flock.
+  Result<Target> target = MakeError("not opened");
+  (void)RetryWhileBusy([&]() -> Status {
+    target = OpenTarget(device_path, {.write = true, .exclusive = true});
+    return target ? Status{} : Status(target.error());
+  });
+  if (!target) {
+    PrintError(io.err, target.error().message);
+    return ExitCode::kRefused;
+  }
+  StopOnSignal stop;
   std::optional<MoveStatus> status;
-  const ExitCode code = RunMoveOperation(
-      io, device_path, command.progress,
-      [&](const Target& target, const MoverHooks& hooks) {
-        return ResumeMove(target, command.journal,
-                          command.rollback ? ResumeMode::kRollback : ResumeMode::kComplete, hooks);
+  std::ostringstream refused;
+  const ExitCode code = RunMoveOn(
+      io, *target, command.progress,
+      [&](const Target& t, const MoverHooks& hooks) {
+        Result<MoveOutcome> outcome = ResumeMove(
+            t, journal, command.rollback ? ResumeMode::kRollback : ResumeMode::kComplete, hooks);
+        if (!outcome && outcome.error().message.rfind(kNotTheJournalsState, 0) == 0) {
+          refused << outcome.error().message;
+        }
+        return outcome;
       },
-      header.move, header.table.size(), command.journal, &status);
+      header.move, header.table.size(), journal, &status);
+  if (!refused.str().empty()) {
+    PrintError(io.err,
+               fmt::format("if the disk was restored from a copy, or the move finished by other "
+                           "means, forget the journal: partalign resume --forget '{}'",
+                           journal));
+    return ExitCode::kRefused;
+  }
   // Asked to roll back a move that had completed: nothing was undone, which is not success.
   if (command.rollback && status == MoveStatus::kCompleted) return ExitCode::kFailure;
+  if (status == MoveStatus::kCompleted || status == MoveStatus::kRolledBack) {
+    if (!TellTheKernel(io, *target, header.device.logical_sector_size)) {
+      return ExitCode::kFailure;
+    }
+  }
   return code;
 }
 
@@ -92,10 +266,17 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
 void AddResumeCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ResumeCommand>();
   CLI::App* sub = app.add_subcommand(
-      "resume", "complete an interrupted data move, or roll it back with --rollback");
-  sub->add_option("JOURNAL", command->journal, "the journal of the move")->required();
+      "resume",
+      "complete an interrupted data move, or roll it back with --rollback; without an argument, "
+      "list every unfinished move");
+  sub->add_option("JOURNAL", command->what,
+                  "the journal of the move, or the disk (its journal is found through the "
+                  "registry and the journal directory)");
   sub->add_flag("--rollback", command->rollback,
                 "put the data and the old partition table back instead");
+  sub->add_flag("--forget", command->forget,
+                "remove the journal of a move the disk no longer holds (restored from a copy); "
+                "refused while the disk holds it");
   sub->add_option("--device", command->device,
                   "the disk, when its name changed since the move began (it is checked)");
   AddMoveWriteOptions(sub, &command->yes, &command->progress);

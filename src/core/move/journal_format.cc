@@ -11,7 +11,6 @@
 namespace partalign {
 namespace {
 
-constexpr char kHeaderMagic[8] = {'P', 'A', 'J', 'O', 'U', 'R', 'N', 'L'};
 constexpr char kStateMagic[8] = {'P', 'A', 'J', 'S', 'T', 'A', 'T', 'E'};
 constexpr char kRecordMagic[8] = {'P', 'A', 'J', 'R', 'E', 'C', 'R', 'D'};
 constexpr const char* kFormatName = "partalign-move-journal";
@@ -124,10 +123,12 @@ Result<JournalDevice> DeviceFromJson(const nlohmann::json& d) {
 nlohmann::json HeaderJson(const JournalHeader& h, const Hasher& hasher) {
   nlohmann::json table = nlohmann::json::array();
   for (const TableUpdateInfo& t : h.table) {
-    table.push_back({{"offset_bytes", t.offset_bytes},
-                     {"length_bytes", t.length_bytes},
-                     {"old_checksum", Hex64(t.old_checksum)},
-                     {"new_checksum", Hex64(t.new_checksum)}});
+    nlohmann::json update = {{"offset_bytes", t.offset_bytes},
+                             {"length_bytes", t.length_bytes},
+                             {"old_checksum", Hex64(t.old_checksum)},
+                             {"new_checksum", Hex64(t.new_checksum)}};
+    if (t.in_data) update["in_data"] = true;
+    table.push_back(std::move(update));
   }
   const JournalLayout& l = h.layout;
   return {{"format", kFormatName},
@@ -223,6 +224,7 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
       if (!new_sum) return new_sum.error();
       info.old_checksum = *old_sum;
       info.new_checksum = *new_sum;
+      if (t.contains("in_data")) info.in_data = t.at("in_data").get<bool>();
       h.table.push_back(info);
     }
     const nlohmann::json& l = j.at("layout");
@@ -353,7 +355,7 @@ Result<std::vector<uint8_t>> EncodeJournalHeader(const JournalHeader& header,
                                  kHeaderJsonAt + json.size(), kJournalHeaderBytes));
   }
   std::vector<uint8_t> bytes(kJournalHeaderBytes, 0);
-  std::memcpy(bytes.data(), kHeaderMagic, sizeof(kHeaderMagic));
+  std::memcpy(bytes.data(), kJournalMagic.data(), kJournalMagic.size());
   Put32(&bytes[8], header.version);
   Put64(&bytes[16], json.size());
   std::memcpy(&bytes[kHeaderJsonAt], json.data(), json.size());
@@ -367,7 +369,7 @@ Result<JournalHeader> DecodeJournalHeader(std::span<const uint8_t> bytes, const 
   if (bytes.size() < kHeaderJsonAt) {
     return MakeError(fmt::format("the journal is truncated ({} bytes)", bytes.size()));
   }
-  if (std::memcmp(bytes.data(), kHeaderMagic, sizeof(kHeaderMagic)) != 0) {
+  if (std::memcmp(bytes.data(), kJournalMagic.data(), kJournalMagic.size()) != 0) {
     return MakeError("not a partalign move journal (bad magic)");
   }
   const uint32_t version = Get32(&bytes[8]);

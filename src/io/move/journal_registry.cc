@@ -34,6 +34,8 @@ std::string JournalRegistryDir() {
   return std::string(dir != nullptr && *dir != '\0' ? dir : kDefaultStateDir) + "/journals";
 }
 
+std::string DefaultJournalDir() { return JournalRegistryDir(); }
+
 Status RegisterJournal(const RegistryEntry& entry) {
   const std::string dir = JournalRegistryDir();
   std::error_code ec;

@@ -3,8 +3,8 @@
 // its device. `move` and `apply` look there to refuse a new change to a disk whose last move
 // is unfinished, even when the journal itself lives elsewhere or is lost.
 //
-// The registry is never on the disk being moved: that disk has no mounted partition during a
-// move, so /var/lib cannot be on it.
+// The registry follows the journal's placement rules (mover.h, CheckRegistryPlacement): never
+// on storage the move writes, never on a volatile file system.
 #pragma once
 
 #include <string>
@@ -17,6 +17,11 @@ namespace partalign {
 
 /// $PARTALIGN_STATE_DIR/journals, or /var/lib/partalign/journals.
 std::string JournalRegistryDir();
+
+/// Where apply puts the journals of its moves unless --journal-dir says otherwise: the
+/// registry's directory ($PARTALIGN_STATE_DIR/journals, or /var/lib/partalign/journals), where
+/// `resume` and every command look for unfinished moves.
+std::string DefaultJournalDir();
 
 /// Writes the entry atomically (temporary file, fsync, rename, fsync of the directory).
 Status RegisterJournal(const RegistryEntry& entry);

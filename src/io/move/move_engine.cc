@@ -18,6 +18,11 @@
 namespace partalign {
 namespace {
 
+// At most this many chunks of each region a resume reads before it writes anything: enough to
+// tell a disk that holds the journal's state from one restored from a copy, without reading a
+// large move again (docs/mover.md §7).
+constexpr uint64_t kProofSamples = 16;
+
 /// Batches in flight in the move pipeline: one per stage (read, journal, write, commit) plus
 /// one being read ahead.
 constexpr uint64_t kMoveDepth = 5;
@@ -49,6 +54,8 @@ class Engine {
         forward_(ForwardSegment(move_)) {}
 
   Result<MoveOutcome> Drive(ResumeMode mode);
+  /// The journal's table updates and digests read, and CheckDiskState: nothing written.
+  Result<std::optional<std::string>> Prove();
 
  private:
   void Phase(const char* name) const {
@@ -86,6 +93,17 @@ class Engine {
   }
 
   Status LoadDigests();
+  /// Before a resume writes anything: whether the disk holds the state the journal describes
+  /// (docs/mover.md §7, "What resume checks first"): sampled chunks where the state says they
+  /// are; no state only when the digest table is empty too. nullopt when it does, else what
+  /// was found; an error when something cannot be read.
+  Result<std::optional<std::string>> CheckDiskState();
+  /// Whether copied chunk `chunk` read at `base` matches its digest.
+  Result<bool> ChunkMatches(uint64_t base, uint64_t chunk);
+  /// Whether a record update (TableUpdate::in_data) lies in `chunk`'s destination.
+  bool HoldsRecord(uint64_t chunk) const;
+  /// Whether any entry of the digest table is written (version 2: the copy pass had begun).
+  Result<bool> DigestTableHasEntries();
   Status CheckOldTable();
   /// Version 1: reads the whole source, stores every digest, then the first state.
   Status ScanAndStart();
@@ -106,6 +124,9 @@ class Engine {
   /// each digest is known) and compares.
   Status VerifyRollback();
   Status WriteTable(bool new_bytes);
+  /// In rollback-table: whether the rollback splits the move after its last chunk (it began
+  /// at data-moved or later), so that records inside the moved data may have been written.
+  bool DataComplete() const;
 
   BlockIo& device_;
   MoveJournal& journal_;
@@ -226,8 +247,126 @@ Status Engine::HashPass(uint64_t base, uint64_t first_chunk, uint64_t end_chunk,
   return {};
 }
 
+std::vector<uint64_t> SampleSteps(uint64_t begin, uint64_t end) {
+  std::vector<uint64_t> out;
+  if (end <= begin) return out;
+  const uint64_t n = end - begin;
+  if (n <= kProofSamples) {
+    for (uint64_t s = begin; s < end; ++s) out.push_back(s);
+    return out;
+  }
+  for (uint64_t i = 0; i < kProofSamples; ++i) {
+    out.push_back(begin + i * (n - 1) / (kProofSamples - 1));
+  }
+  return out;
+}
+
+Result<bool> Engine::ChunkMatches(uint64_t base, uint64_t chunk) {
+  const ChunkExtent e = ChunkExtentOf(move_, chunk);
+  AlignedBuffer buffer(AlignUp(e.length_bytes, AlignedBuffer::kAlignment));
+  IoSpan span{buffer.data(), e.length_bytes, base + e.position_bytes};
+  if (Status read = device_.Read({&span, 1}); !read) return read.error();
+  return hasher_.Hash128({buffer.data(), e.length_bytes}) == digests_[chunk];
+}
+
+bool Engine::HoldsRecord(uint64_t chunk) const {
+  const ChunkExtent e = ChunkExtentOf(move_, chunk);
+  const uint64_t first = move_.dest_bytes + e.position_bytes;
+  return std::any_of(table_.begin(), table_.end(), [&](const TableUpdate& u) {
+    return u.in_data && u.offset_bytes < first + e.length_bytes &&
+           first < u.offset_bytes + u.old_bytes.size();
+  });
+}
+
+Result<bool> Engine::DigestTableHasEntries() {
+  const JournalLayout& layout = journal_.header().layout;
+  AlignedBuffer buffer(layout.digest_table_bytes);
+  IoSpan span{buffer.data(), layout.digest_table_bytes, layout.digest_table_offset};
+  if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
+  return std::any_of(buffer.data(), buffer.data() + layout.digest_table_bytes,
+                     [](uint8_t b) { return b != 0; });
+}
+
+Result<std::optional<std::string>> Engine::CheckDiskState() {
+  const std::optional<JournalState>& state = journal_.state();
+  if (!state) {
+    // No state: the device was never written (I8) - which a version 2 digest table contradicts
+    // once the copy pass has begun (it fills the table only after moving(0) is durable).
+    if (version_ == kJournalVersionV1 || journal_.header().layout.digest_table_bytes == 0) {
+      return std::optional<std::string>();
+    }
+    Result<bool> begun = DigestTableHasEntries();
+    if (!begun) return begun.error();
+    if (!*begun) return std::optional<std::string>();
+    return std::optional<std::string>(
+        "the journal has no valid state block, but its digest table shows that the copy had "
+        "begun: the journal is damaged and cannot say where the move stopped (it is not read as "
+        "'never started', which would copy over half-moved data); nothing was written");
+  }
+  // The regions to check: which steps of which segment, and where their data must be.
+  struct Region {
+    Segment segment;
+    uint64_t begin = 0;
+    uint64_t end = 0;
+    bool at_dest = true;  // in the segment's terms: written at its destination
+    bool skip_records = false;
+  };
+  std::vector<Region> regions;
+  const Segment forward = ForwardSegment(move_);
+  switch (state->phase) {
+    case JournalPhase::kMoving:
+      regions.push_back({forward, 0, state->forward_done, true, false});
+      break;
+    case JournalPhase::kDataMoved:
+      regions.push_back({forward, 0, chunk_count_, true, false});
+      break;
+    case JournalPhase::kTableWriting:
+      regions.push_back({forward, 0, chunk_count_, true, true});
+      break;
+    case JournalPhase::kRollbackTable:
+      regions.push_back({forward, 0, state->rollback_split, true, true});
+      break;
+    case JournalPhase::kRollingBack:
+      regions.push_back(
+          {RollbackSegment(move_, state->rollback_split), 0, state->rollback_done, true, false});
+      break;
+    case JournalPhase::kRolledBack:
+      regions.push_back(
+          {RollbackSegment(move_, state->rollback_split), 0, state->rollback_split, true, false});
+      break;
+    case JournalPhase::kDone:
+      break;  // nothing is left to write but the journal's removal
+  }
+  uint64_t checked = 0, wrong = 0, where_it_came_from = 0;
+  for (const Region& r : regions) {
+    for (uint64_t step : SampleSteps(r.begin, r.end)) {
+      const uint64_t chunk = ChunkAt(r.segment, step);
+      if (ForwardStep(chunk) >= known_at_start_) continue;  // no digest vouched for
+      if (r.skip_records && HoldsRecord(chunk)) continue;   // may hold its new bytes
+      Result<bool> there = ChunkMatches(r.segment.dest_base, chunk);
+      if (!there) return there.error();
+      ++checked;
+      if (*there) continue;
+      ++wrong;
+      Result<bool> back = ChunkMatches(r.segment.source_base, chunk);
+      if (!back) return back.error();
+      where_it_came_from += *back;
+    }
+  }
+  if (wrong == 0) return std::optional<std::string>();
+  return std::optional<std::string>(fmt::format(
+      "the disk no longer holds the interrupted move: {} of {} chunks checked do not hold, where "
+      "the journal (state: {}) says the move put them, what it moved{}; nothing was written",
+      wrong, checked, ToString(state->phase),
+      where_it_came_from == wrong
+          ? " - they hold it where it came from: the disk looks like the state before the move "
+            "began (restored from a copy?)"
+          : ""));
+}
+
 Status Engine::CheckOldTable() {
   for (const TableUpdate& update : table_) {
+    if (update.in_data) continue;  // at the new place, where the data is not yet
     AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
     IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
     if (Status read = device_.Read({&span, 1}); !read) return read;
@@ -580,6 +719,11 @@ Status Engine::VerifyRollback() {
   return VerifyAt(move_.source_bytes, first, first + split, "verifying");
 }
 
+bool Engine::DataComplete() const {
+  const std::optional<JournalState>& state = journal_.state();
+  return state && state->rollback_split >= chunk_count_;
+}
+
 Status Engine::WriteTable(bool new_bytes) {
   // All ranges are checked before any is written: someone else's bytes anywhere stop the write.
   std::vector<AlignedBuffer> on_disk;
@@ -589,6 +733,13 @@ Status Engine::WriteTable(bool new_bytes) {
     AlignedBuffer buffer(AlignUp(length, AlignedBuffer::kAlignment));
     IoSpan span{buffer.data(), length, update.offset_bytes};
     if (Status read = device_.Read({&span, 1}); !read) return read;
+    // A record inside the moved data is written only once every chunk is moved: a rollback
+    // that splits the move earlier finds other data at its place, and has nothing of it to undo.
+    if (update.in_data && !new_bytes && !DataComplete()) {
+      states.push_back(TableBytesState::kOld);
+      on_disk.push_back(std::move(buffer));
+      continue;
+    }
     const TableBytesState now =
         ClassifyTableBytes({buffer.data(), length}, update.old_bytes, update.new_bytes, sector_);
     if (now == TableBytesState::kForeign) {
@@ -616,13 +767,20 @@ Status Engine::WriteTable(bool new_bytes) {
   return {};
 }
 
-Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
+Result<std::optional<std::string>> Engine::Prove() {
   Result<std::vector<TableUpdate>> table = journal_.ReadTableUpdates();
   if (!table) return table.error();
   table_ = std::move(*table);
   if (journal_.state()) {
     if (Status loaded = LoadDigests(); !loaded) return loaded.error();
   }
+  return CheckDiskState();
+}
+
+Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
+  Result<std::optional<std::string>> proven = Prove();
+  if (!proven) return proven.error();
+  if (*proven) return MakeError(**proven);
   MoveOutcome outcome;
   auto stopped = [&](const std::string& message) {
     outcome.status = MoveStatus::kStopped;
@@ -757,6 +915,11 @@ Result<MoveOutcome> DriveJournal(BlockIo& device, MoveJournal& journal, ResumeMo
                                  const MoverHooks& hooks) {
   Engine engine(device, journal, hooks);
   return engine.Drive(mode);
+}
+
+Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJournal& journal) {
+  Engine engine(device, journal, {});
+  return engine.Prove();
 }
 
 }  // namespace partalign

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -73,5 +74,11 @@ struct MoveOutcome {
 /// unusable (digest table corrupt); every other failure is a kStopped outcome.
 Result<MoveOutcome> DriveJournal(BlockIo& device, MoveJournal& journal, ResumeMode mode,
                                  const MoverHooks& hooks);
+
+/// What DriveJournal checks before it writes anything (docs/mover.md §7, "What resume checks
+/// first"): whether the disk holds the state the journal describes - sampled moved chunks where
+/// the state says they are, by their digests; no state only when the digest table is empty
+/// too. nullopt when it does, else what was found (DriveJournal refuses with it). Reads only.
+Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJournal& journal);
 
 }  // namespace partalign

@@ -158,6 +158,7 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
     const TableUpdateInfo& info = header_.table[i];
     TableUpdate update;
     update.offset_bytes = info.offset_bytes;
+    update.in_data = info.in_data;
     for (bool is_new : {false, true}) {
       Result<AlignedBuffer> bytes = ReadRegion(
           *io_, TableDataOffset(header_.layout, header_.table, i, is_new), info.length_bytes);

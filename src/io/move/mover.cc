@@ -5,6 +5,7 @@
 #include <sys/random.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cerrno>
 #include <filesystem>
@@ -17,11 +18,14 @@
 #include "io/move/journal_file.h"
 #include "io/move/kill_switch.h"
 #include "io/move/move_journal.h"
+#include "io/util/unique_fd.h"
 #include "io/util/xxhash_hasher.h"
 #include "partalign/util/version.h"
 
 namespace partalign {
 namespace {
+
+namespace fs = std::filesystem;
 
 const XxHasher kHasher;
 std::atomic<uint64_t> g_kill_points_counted{0};
@@ -172,8 +176,81 @@ std::string UnfinishedMoveMessage(const std::string& device_path, const std::str
       device_path, journal, journal, journal);
 }
 
-Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device) {
-  return FindRegisteredJournals(device);
+namespace {
+
+constexpr std::string_view kJournalFileSuffix = ".partalign-journal";
+
+// The journals in `dirs` (and the journal directory) whose header can be read, not already in
+// `known`, as registry-like entries (entry_path empty: not registered).
+void AddJournalsIn(const std::vector<std::string>& dirs, std::vector<RegisteredJournal>* known) {
+  std::vector<std::string> all = dirs;
+  all.push_back(DefaultJournalDir());
+  std::vector<std::string> seen_dirs;
+  for (const std::string& dir : all) {
+    std::error_code ec;
+    const std::string canonical = fs::weakly_canonical(dir, ec).string();
+    if (ec || std::find(seen_dirs.begin(), seen_dirs.end(), canonical) != seen_dirs.end()) {
+      continue;
+    }
+    seen_dirs.push_back(canonical);
+    for (const fs::directory_entry& e : fs::directory_iterator(canonical, ec)) {
+      const std::string name = e.path().filename().string();
+      if (name.size() <= kJournalFileSuffix.size() ||
+          name.compare(name.size() - kJournalFileSuffix.size(), std::string::npos,
+                       kJournalFileSuffix) != 0) {
+        continue;
+      }
+      const std::string path = e.path().string();
+      if (std::any_of(known->begin(), known->end(),
+                      [&](const RegisteredJournal& j) { return j.entry.journal_path == path; })) {
+        continue;
+      }
+      Result<JournalSummary> summary = InspectJournal(path);
+      if (!summary) continue;  // no valid header: its move never wrote the device (I8)
+      known->push_back({"", {path, summary->header.uuid, summary->header.device}});
+    }
+  }
+}
+
+}  // namespace
+
+Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(
+    const JournalDevice& device, const std::vector<std::string>& journal_dirs) {
+  Result<std::vector<RegisteredJournal>> all = ListUnfinishedMoves(journal_dirs);
+  if (!all) return all;
+  std::vector<RegisteredJournal> matching;
+  for (RegisteredJournal& journal : *all) {
+    if (!DeviceMismatch(journal.entry.device, device)) matching.push_back(std::move(journal));
+  }
+  return matching;
+}
+
+Result<std::vector<RegisteredJournal>> ListUnfinishedMoves(
+    const std::vector<std::string>& journal_dirs) {
+  Result<std::vector<RegisteredJournal>> registered = ListRegisteredJournals();
+  if (!registered) return registered;
+  AddJournalsIn(journal_dirs, &*registered);
+  return registered;
+}
+
+Result<bool> IsJournalLocked(const std::string& journal_path) {
+  UniqueFd fd(::open(journal_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+  if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open '{}'", journal_path));
+  if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return false;  // released with the fd
+  if (errno == EWOULDBLOCK) return true;
+  return ErrnoError(errno, fmt::format("cannot lock '{}'", journal_path));
+}
+
+Status CheckRegistryPlacement(const Target& target) {
+  const std::string dir = JournalRegistryDir();
+  std::error_code ec;
+  fs::create_directories(dir, ec);
+  if (ec) return ErrnoError(ec.value(), fmt::format("cannot create '{}'", dir));
+  if (Status placed = CheckJournalPlacement(dir + "/registry", target); !placed) {
+    return MakeError(
+        fmt::format("the registry of unfinished moves ({}): {}", dir, placed.error().message));
+  }
+  return {};
 }
 
 Status CheckMoveAllowed(const Target& target, const std::string& journal_path) {
@@ -191,7 +268,9 @@ Status CheckMoveAllowed(const Target& target, const std::string& journal_path) {
   Result<JournalDevice> device = DescribeMoveDevice(target);
   if (!device) return device.error();
   if (Status users = RefuseUsers(target); !users) return users;
-  Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device);
+  if (Status registry = CheckRegistryPlacement(target); !registry) return registry;
+  const std::string dir = fs::path(AbsolutePath(journal_path)).parent_path().string();
+  Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device, {dir});
   if (!unfinished) return unfinished.error();
   if (!unfinished->empty()) {
     return MakeError(UnfinishedMoveMessage(target.path, unfinished->front().entry.journal_path));
@@ -223,7 +302,8 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   header.move = request.move;
   for (const TableUpdate& update : request.table) {
     header.table.push_back({update.offset_bytes, update.old_bytes.size(),
-                            kHasher.Hash64(update.old_bytes), kHasher.Hash64(update.new_bytes)});
+                            kHasher.Hash64(update.old_bytes), kHasher.Hash64(update.new_bytes),
+                            update.in_data});
   }
   header.used = request.used;
   CompleteJournalHeader(header, kHasher);
@@ -332,6 +412,53 @@ Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_
   if (!outcome) return outcome;
   if (outcome->status != MoveStatus::kStopped) Finish(absolute, running->header().uuid, *outcome);
   return outcome;
+}
+
+uint64_t JournalFileBytes(const MoveRequest& request) {
+  std::vector<TableUpdateInfo> table;
+  for (const TableUpdate& u : request.table) {
+    table.push_back({u.offset_bytes, u.old_bytes.size(), 0, 0, u.in_data});
+  }
+  return ComputeJournalLayout(request.move, table).file_bytes;
+}
+
+Result<std::string> ForgetJournal(const Target& target, const std::string& journal_path) {
+  if (Status locked = LockTarget(target); !locked) return locked.error();
+  Result<std::unique_ptr<FdBlockIo>> journal_file = OpenJournalFile(journal_path);
+  if (!journal_file) return journal_file.error();
+  Result<MoveJournal> journal = MoveJournal::Load(**journal_file, kHasher);
+  if (!journal) return journal.error();
+  Result<JournalDevice> device = DescribeMoveDevice(target);
+  if (!device) return device.error();
+  if (std::optional<std::string> mismatch = DeviceMismatch(journal->header().device, *device)) {
+    return MakeError(*mismatch);
+  }
+  Result<std::unique_ptr<FdBlockIo>> device_io =
+      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
+  if (!device_io) return device_io.error();
+  Result<std::optional<std::string>> proof = ProveJournalState(**device_io, *journal);
+  if (!proof) return proof.error();
+  const std::optional<JournalState>& state = journal->state();
+  const bool over =
+      !state || state->phase == JournalPhase::kDone || state->phase == JournalPhase::kRolledBack;
+  std::string found;
+  if (*proof) {
+    found = **proof;
+  } else if (over) {
+    found = state ? fmt::format("the move is over (journal state: {})", ToString(state->phase))
+                  : "the move never wrote the disk";
+  } else {
+    return MakeError(fmt::format(
+        "'{}' holds the interrupted move the journal describes (state: {}): forgetting the "
+        "journal would leave it half-moved for good; run 'partalign resume {}' to complete it, "
+        "or add --rollback to undo it",
+        target.path, ToString(state->phase), journal_path));
+  }
+  const std::string absolute = AbsolutePath(journal_path);
+  if (Status s = UnregisterJournal(journal->header().uuid); !s) return s.error();
+  journal_file->reset();
+  if (Status s = RemoveJournalFile(absolute); !s) return s.error();
+  return found;
 }
 
 Status UseOnlyUsedChunks(MoveRequest& request, const UsedMap& map) {

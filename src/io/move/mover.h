@@ -46,6 +46,10 @@ struct MoveRequest {
   UsedSummary used;
 };
 
+/// The size of the journal file a move of `request` makes (its header, table data, copy map,
+/// digest table, state blocks and ring): what its directory must have free.
+uint64_t JournalFileBytes(const MoveRequest& request);
+
 /// Copies only the chunks `map` uses: sets request.move.copy (for its chunk size) and
 /// request.used. The map must be of the moved range (length_bytes).
 Status UseOnlyUsedChunks(MoveRequest& request, const UsedMap& map);
@@ -62,12 +66,31 @@ Result<JournalDevice> DescribeMoveDevice(const Target& target,
 /// an unfinished journal registered for the disk. `target` may be open read-only.
 Status CheckMoveAllowed(const Target& target, const std::string& journal_path);
 
+/// Refuses a registry (JournalRegistryDir) that a move on `target` could overwrite or a power
+/// failure erase: the journal's placement rules (docs/mover.md §9), since a lost registry
+/// makes an unfinished move invisible. Creates the directory.
+Status CheckRegistryPlacement(const Target& target);
+
 /// "'/dev/sdb' has an unfinished move (journal 'J'); run 'partalign resume J' to complete it or
 /// 'partalign resume --rollback J' to undo it first": why nothing else may write the disk.
 std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal);
 
-/// The unfinished moves registered for this device.
-Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(const JournalDevice& device);
+/// The unfinished moves of this device: registered ones, and the journals found in the journal
+/// directory (the registry's, DefaultJournalDir()) and in `journal_dirs` whose header names the
+/// device, registered or not (a registry on storage that was lost, or a journal copied aside).
+/// A journal file whose header cannot be read is not counted: by I8 its move never wrote the
+/// device (docs/mover.md §3).
+Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(
+    const JournalDevice& device, const std::vector<std::string>& journal_dirs = {});
+
+/// Every unfinished move of the machine: the registry's entries and the journals of the
+/// journal directory and `journal_dirs` (the same rules as FindUnfinishedJournals).
+Result<std::vector<RegisteredJournal>> ListUnfinishedMoves(
+    const std::vector<std::string>& journal_dirs = {});
+
+/// Whether another process holds the journal file's lock (a move is running with it, or is
+/// creating it: CreateJournalFile locks it first).
+Result<bool> IsJournalLocked(const std::string& journal_path);
 
 /// Runs a new move to its end. `target` must be open for writing (exclusively for a block
 /// device); the mover takes its flock. An Error means nothing changed and no journal is left:
@@ -96,6 +119,14 @@ Result<JournalSummary> InspectJournal(const std::string& journal_path);
 /// is over either way.
 Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_path,
                                ResumeMode mode, const MoverHooks& hooks = {});
+
+/// `resume --forget`: removes the journal (and its registration) of a move whose disk no
+/// longer holds it - restored from a copy, or finished by other means - after proving that:
+/// `target` (the journal's device, held: O_EXCL and its flock) does not hold the journal's state
+/// (ProveJournalState), or the move never wrote it, or it is over. Refuses when the disk holds an
+/// unfinished move's state, which forgetting would make unrecoverable. Writes nothing to the
+/// device. Returns what it found, for the user.
+Result<std::string> ForgetJournal(const Target& target, const std::string& journal_path);
 
 /// Test builds and scripts: how many kill points the PARTALIGN_TEST_KILL_AFTER switch counted in
 /// this process (0 when it is not set).

@@ -66,6 +66,8 @@ packages=(
   chromium fonts-dejavu-core
   # the .deb test checks the package cpack builds (tests/cli/contrib/deb_package_test.cc)
   lintian
+  # scripts/build-matrix builds with Clang 14 too (Debian's clang)
+  clang
   # runs contrib/ansible/partalign-audit.yml against images (tests/cli/contrib/ansible_playbook_test.cc)
   ansible-core
 )

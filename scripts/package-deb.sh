@@ -34,6 +34,11 @@ if [ -n "$commit" ]; then
 else
   version=$(dpkg-parsechangelog -l debian/changelog -S Version)
 fi
+# Emptied first, so it must be this script's: empty, or holding a previous build (src/).
+if [ -d "$out" ] && [ -n "$(ls -A "$out")" ] && [ ! -d "$out/src" ]; then
+  echo "package-deb: '$out' is not empty and holds no previous package build; not emptying it" >&2
+  exit 1
+fi
 rm -rf "$out"
 mkdir -p "$out"
 out=$(cd "$out" && pwd)

@@ -20,7 +20,7 @@ if [ "$mode" = --demo ]; then
   # not to partalign's own code. The .deb (scripts/package-deb.sh) is built at -O2.
   cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_CXX_FLAGS_RELEASE="-O1 -DNDEBUG" -DPARTALIGN_BUILD_TESTS=OFF \
-    -DPARTALIGN_BUILD_SSD_SIM=OFF -DPARTALIGN_SANITIZE=OFF "$@" >/dev/null
+    -DPARTALIGN_BUILD_SSD_SIM=OFF -DPARTALIGN_SANITIZE=OFF -DPARTALIGN_WERROR=ON "$@" >/dev/null
   cmake --build "$build" --parallel "$(nproc)" --target partalign
   exit
 fi
@@ -34,6 +34,8 @@ else
   set -- -DCMAKE_BUILD_TYPE=RelWithDebInfo -DPARTALIGN_SANITIZE=OFF "$@"
 fi
 # ON explicitly: a build dir first configured by --demo keeps its cached OFF otherwise.
-cmake -S . -B "$build" -G Ninja -DPARTALIGN_BUILD_TESTS=ON -DPARTALIGN_BUILD_SSD_SIM=ON "$@" \
-  >/dev/null
+# Warnings are errors in every mode here (and so in CI); PARTALIGN_WERROR is OFF by default, for
+# packagers' builds.
+cmake -S . -B "$build" -G Ninja -DPARTALIGN_BUILD_TESTS=ON -DPARTALIGN_BUILD_SSD_SIM=ON \
+  -DPARTALIGN_WERROR=ON "$@" >/dev/null
 cmake --build "$build" --parallel "$(nproc)"

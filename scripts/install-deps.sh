@@ -6,6 +6,8 @@
 #        scripts/install-deps.sh --fuzz   every package, and clang-14 and its libFuzzer runtime,
 #                                         for the long fuzz runs of scripts/fuzz (the fuzz
 #                                         harnesses' smoke runs in the tests need only gcc)
+#        scripts/install-deps.sh --package the demo's packages, debhelper and lintian: what
+#                                         scripts/package-deb.sh and checking its .deb need
 set -euo pipefail
 
 set_name=full
@@ -13,7 +15,9 @@ case "${1:-}" in
   "") ;;
   --demo) set_name=demo ;;
   --fuzz) set_name=fuzz ;;
-  *) echo "install-deps: unknown option '$1' (expected --demo, --fuzz or nothing)" >&2; exit 1 ;;
+  --package) set_name=package ;;
+  *) echo "install-deps: unknown option '$1' (expected --demo, --fuzz, --package or nothing)" >&2
+     exit 1 ;;
 esac
 
 if [ "$(id -u)" != 0 ]; then
@@ -42,6 +46,10 @@ demo_packages=(
   util-linux fdisk parted gdisk
 )
 
+# The package set: what scripts/package-deb.sh (dpkg-buildpackage from debian/, without the
+# tests) needs beyond the demo's build packages, and lintian to check the .deb.
+package_packages=(debhelper lintian)
+
 # The full set adds the tests, their oracles and fixtures, and the benches.
 packages=(
   "${demo_packages[@]}"
@@ -67,8 +75,10 @@ packages=(
   # the report test renders the HTML page in a headless browser (screenshot, CSP log) and needs a
   # font for its text (tests/cli/commands/report_test.cc)
   chromium fonts-dejavu-core
-  # the .deb test checks the package cpack builds (tests/cli/contrib/deb_package_test.cc)
-  lintian
+  # the .deb test builds it from debian/ and checks it (tests/cli/contrib/deb_package_test.cc)
+  "${package_packages[@]}"
+  # scripts/build-matrix builds with Clang 14 too (Debian's clang)
+  clang
   # runs contrib/ansible/partalign-audit.yml against images (tests/cli/contrib/ansible_playbook_test.cc)
   ansible-core
   # the boot records' tests (tests/io/boot): the filesystems that record their start, made and
@@ -84,6 +94,8 @@ if [ "$set_name" = fuzz ]; then
   packages+=(clang-14 libclang-rt-14-dev)
 elif [ "$set_name" = demo ]; then
   packages=("${demo_packages[@]}")
+elif [ "$set_name" = package ]; then
+  packages=("${demo_packages[@]}" "${package_packages[@]}")
 fi
 
 export DEBIAN_FRONTEND=noninteractive
@@ -99,8 +111,8 @@ else
   apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
 
-# The demo needs nothing below (test oracles only).
-if [ "$set_name" = demo ]; then
+# The demo and the package need nothing below (test oracles only).
+if [ "$set_name" = demo ] || [ "$set_name" = package ]; then
   exit 0
 fi
 

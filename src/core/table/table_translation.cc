@@ -410,7 +410,11 @@ Result<TableTransition> TranslationTransition(LabelType label, uint64_t from_sec
   }
   const std::vector<TableRange> new_ranges = t.ranges;
   for (const Span& o : *olds) {
-    for (const auto& [begin, end] : Subtract(o, new_ranges)) {
+    for (const std::pair<uint64_t, uint64_t>& piece : Subtract(o, new_ranges)) {
+      // Plain variables, not a structured binding: the lambdas below capture them, which
+      // Clang accepts only from version 16 (C++20's P1091).
+      const uint64_t begin = piece.first;
+      const uint64_t end = piece.second;
       // What is left of an old area: part of the new range it touches (written with it, so
       // that nothing of the old table stays behind in the new one's sectors), else a range of
       // its own that only the old table uses.

@@ -1,7 +1,9 @@
-// The Debian package: `cpack -G DEB` in the test build dir (its objects, no second build) makes
-// partalign_VERSION_ARCH.deb with the control fields and files Debian policy asks for and no
-// test tool; lintian reports no error on it. As root, it installs with dpkg, runs, its man page
-// and bash completion are found, and it is removed again (also when a check fails).
+// The Debian package: scripts/package-deb.sh builds it from debian/ with dpkg-buildpackage (in a
+// copy of the source tree, without the tests: the same binary) into a scratch directory. It has
+// the control fields and files Debian policy asks for and no test tool; lintian reports no
+// error and no warning on it. As root, it installs with dpkg, runs, its man page and bash
+// completion are found, and dpkg -r removes it leaving nothing behind (also when a check
+// fails).
 #include <fcntl.h>
 #include <sys/file.h>
 #include <unistd.h>
@@ -82,18 +84,24 @@ class InstalledPackage {
   CommandResult install_;
 };
 
-TEST(DebPackageTest, CpackBuildsALintianCleanPackageThatInstallsAndRuns) {
+TEST(DebPackageTest, DebianPackageIsLintianCleanInstallsRunsAndRemovesWithoutTrace) {
   test::TempDir dir;
-  const fs::path build = fs::path(PARTALIGN_BINARY).parent_path();
-  const std::vector<std::string> cpack{
-      "cpack", "-G", "DEB", "--config", (build / "CPackConfig.cmake").string(), "-B", dir.path()};
-  CommandResult packed = test::RunCommand(cpack);
-  ASSERT_EQ(packed.exit_code, 0) << test::Describe(cpack, packed);
+  // One compile at a time, as every other test takes one core.
+  const std::vector<std::string> build{
+      std::string(PARTALIGN_SOURCE_DIR) + "/scripts/package-deb.sh", "--out", dir.File("out"),
+      "--jobs", "1"};
+  CommandResult built = test::RunCommand(build);
+  ASSERT_EQ(built.exit_code, 0) << test::Describe(build, built);
+  // The first line is partalign's package, then its -dbgsym.
+  const std::vector<std::string> debs = Lines(built.out);
+  ASSERT_EQ(debs.size(), 2u) << built.out;
+  const std::string& deb = debs[0];
   CommandResult arch = test::RunCommand({"dpkg", "--print-architecture"});
   ASSERT_EQ(arch.exit_code, 0);
-  const std::string deb =
-      dir.File(std::string("partalign_") + kVersion + "_" + Lines(arch.out).at(0) + ".deb");
-  ASSERT_TRUE(fs::is_regular_file(deb)) << packed.out;
+  EXPECT_EQ(fs::path(deb).filename(),
+            std::string("partalign_") + kVersion + "_" + Lines(arch.out).at(0) + ".deb");
+  EXPECT_EQ(fs::path(debs[1]).filename(),
+            std::string("partalign-dbgsym_") + kVersion + "_" + Lines(arch.out).at(0) + ".deb");
 
   // Control fields: Depends from dpkg-shlibdeps (the C libraries partalign links).
   auto field = [&](const std::string& name) {
@@ -143,11 +151,14 @@ TEST(DebPackageTest, CpackBuildsALintianCleanPackageThatInstallsAndRuns) {
   EXPECT_EQ(sections.out.find(".symtab"), std::string::npos);
   EXPECT_EQ(sections.out.find(".debug_info"), std::string::npos);
 
-  // lintian: no error (E:) at all; its warnings are listed in the README's install section.
-  const std::vector<std::string> lintian{"lintian", "--no-cfg", deb};
+  // lintian on both packages: no error (E:) and no warning (W:); the info tags left are
+  // explained in docs/packaging.md.
+  std::vector<std::string> lintian{"lintian", "--no-cfg", "--fail-on", "error,warning"};
+  lintian.insert(lintian.end(), debs.begin(), debs.end());
   CommandResult lint = test::RunCommand(lintian);
   for (const std::string& line : Lines(lint.out)) {
     EXPECT_NE(line.rfind("E: ", 0), 0u) << line;
+    EXPECT_NE(line.rfind("W: ", 0), 0u) << line;
   }
   EXPECT_EQ(lint.exit_code, 0) << test::Describe(lintian, lint);
 
@@ -155,6 +166,15 @@ TEST(DebPackageTest, CpackBuildsALintianCleanPackageThatInstallsAndRuns) {
     const std::string why = "package install skipped: dpkg -i needs root";
     if (test::DeviceTestsRequired()) FAIL() << why << " (PARTALIGN_REQUIRE_DEVICE_TESTS=1)";
     GTEST_SKIP() << why;
+  }
+  // What of the package's paths exists before it is installed (directories it shares with
+  // other packages): after dpkg -r, exactly that must exist again.
+  std::vector<std::pair<std::string, bool>> existed;
+  for (const std::string& path : paths) {
+    if (path == "./") continue;
+    std::string absolute = path.substr(1);
+    if (absolute.size() > 1 && absolute.back() == '/') absolute.pop_back();
+    existed.emplace_back(absolute, fs::exists(fs::symlink_status(absolute)));
   }
   InstalledPackage installed(deb);
   ASSERT_FALSE(installed.preexisting())
@@ -171,19 +191,30 @@ TEST(DebPackageTest, CpackBuildsALintianCleanPackageThatInstallsAndRuns) {
   EXPECT_NE(std::find(pages.begin(), pages.end(), "/usr/share/man/man8/partalign.8.gz"),
             pages.end())
       << man.out;
-  // bash-completion loads the file on demand from where the package put it.
+  // bash-completion loads the file on demand from where the package put it, and it completes
+  // `partalign au<TAB>`.
   CommandResult bash = test::RunCommand(
       {"bash", "-c",
        "source /usr/share/bash-completion/bash_completion && _completion_loader partalign; "
-       "complete -p partalign"});
+       "complete -p partalign && COMP_WORDS=(partalign au) COMP_CWORD=1 COMP_LINE='partalign au' "
+       "COMP_POINT=12 && _partalign && printf 'reply %s\\n' \"${COMPREPLY[@]}\""});
   EXPECT_EQ(bash.exit_code, 0) << bash.out << bash.err;
-  EXPECT_NE(bash.out.find(" partalign"), std::string::npos) << bash.out;
+  EXPECT_NE(bash.out.find("-F _partalign partalign"), std::string::npos) << bash.out;
+  EXPECT_NE(bash.out.find("reply audit\n"), std::string::npos) << bash.out;
   EXPECT_TRUE(fs::is_regular_file("/usr/share/zsh/vendor-completions/_partalign"));
 
+  // dpkg -r leaves nothing behind: the package is gone from dpkg's database (no conffiles,
+  // so not even "config-files"), and each of its paths is back to what it was before.
   CommandResult removed = installed.Remove();
   EXPECT_EQ(removed.exit_code, 0) << removed.out << removed.err;
-  EXPECT_FALSE(fs::exists("/usr/sbin/partalign"));
-  EXPECT_FALSE(fs::exists("/usr/share/man/man8/partalign.8.gz"));
+  CommandResult status =
+      test::RunCommand({"dpkg-query", "-W", "-f=${db:Status-Abbrev}", "partalign"});
+  EXPECT_TRUE(status.out.empty() || status.out.rfind("un", 0) == 0) << status.out;
+  for (const auto& [path, before] : existed) {
+    EXPECT_EQ(fs::exists(fs::symlink_status(path)), before)
+        << path
+        << (before ? " was there before the package and is gone" : " is left behind by dpkg -r");
+  }
 }
 
 }  // namespace

@@ -194,12 +194,17 @@ Status DosRun::AddPartition(size_t n, const SfdiskLine& line, SfdiskLayout* out)
     uint64_t dflt = *first;
     start = dflt;
     uint64_t aligned;
+    uint64_t before;
     do {
+      before = dflt;
       aligned = FdiskAlignLbaInRange(c_, dflt, dflt, limit);
       if (Result<uint64_t> f = FirstFreeInRange(logical, aligned, Ranges(logical).second)) {
         dflt = *f;
       }
-    } while (dflt != aligned && dflt > aligned && dflt < limit);
+      // An alignment that falls back inside the partition before it gives the same default
+      // again: stop instead of spinning (found by layout_preview_property_test on a 1.6 MB
+      // disk with an alignment offset; what libfdisk itself does there is not checked).
+    } while (dflt != aligned && dflt > aligned && dflt < limit && dflt != before);
     if (dflt >= limit) dflt = start;
     if (start > limit) break;
     if (start >= temp + 1 && read) {

@@ -14,6 +14,14 @@ constexpr uint64_t kSectorAlignment = 2048;
 constexpr uint64_t kSectorsPerTrack = 63;
 constexpr uint64_t kCylinderSectors = 255 * kSectorsPerTrack;
 
+// doAutopartition(): "last usable sector possibly allowing for secondary GPT using 66 sectors
+// (256 entries)": totalLogical() - 67 is the last sector it gives the layout.
+constexpr uint64_t kCalamaresGptBackSectors = 67;
+// A DOS table holds four primary partitions.
+constexpr size_t kCalamaresDosPrimaries = 4;
+// An msdos entry holds 32-bit sector numbers.
+constexpr int64_t kCalamaresDosMaxSector = 0xFFFFFFFFll;
+
 const ToolVersion kScaledSince{25, 11, 80, 3};
 const ToolVersion kNoCylindersSince{24, 7, 80, 3};
 
@@ -82,7 +90,16 @@ uint64_t CalamaresFirstSector(CalamaresFirmware firmware, uint64_t lbs) {
   return gap / lbs;
 }
 
-uint64_t CalamaresSizeSectors(uint64_t size_bytes, uint64_t lbs) { return size_bytes / lbs; }
+uint64_t CalamaresSizeSectors(uint64_t size_bytes, uint64_t lbs) {
+  // alignBytesToBlockSize(alignBytesToBlockSize(bytes, lbs), 1 MiB) / lbs.
+  const uint64_t sector_bytes = (size_bytes + lbs - 1) / lbs * lbs;
+  return (sector_bytes + kMiB - 1) / kMiB * kMiB / lbs;
+}
+
+uint64_t CalamaresLastSector(LabelType label, uint64_t disk_sectors) {
+  const uint64_t back = label == LabelType::kGpt ? kCalamaresGptBackSectors : 1;
+  return disk_sectors >= back ? disk_sectors - back : 0;
+}
 
 Result<KpmcorePrediction> PredictKpmcore(const Topology& t, const ToolVersion& version,
                                          uint64_t first_size) {
@@ -121,6 +138,84 @@ Result<KpmcorePrediction> PredictKpmcore(const Topology& t, const ToolVersion& v
   if (check.first_delta != 0) {
     p.warning_at_1mib = check.messages.front();
     p.reasons.push_back("KPMcore logs for a partition at 1 MiB: " + *p.warning_at_1mib);
+  }
+  return p;
+}
+
+LayoutPrediction CalamaresLayoutPrediction(const Topology& t, const ToolVersion& version,
+                                           const LayoutRequest& r) {
+  LayoutPrediction p = NewInstallerLayoutPrediction(Installer::kKpmcore, version);
+  if (!p.error.empty()) return p;
+  const uint64_t lbs = t.logical_sector_size;
+  const bool gpt = r.label == LabelType::kGpt;
+  const uint64_t first =
+      CalamaresFirstSector(gpt ? CalamaresFirmware::kEfi : CalamaresFirmware::kBios, lbs);
+  const uint64_t last = CalamaresLastSector(r.label, t.size_bytes / lbs);
+  p.reasons.push_back(fmt::format(
+      "{}: the layout goes from sector {} to {} (doAutopartition: {} MiB, then the disk's last "
+      "sector{})",
+      gpt ? "UEFI, GPT" : "BIOS, msdos", first, last, gpt ? 2 : 1,
+      gpt ? " minus 66 for the backup GPT" : ""));
+  if (last < first) {
+    p.error = fmt::format("the disk ends before Calamares' first free sector {}", first);
+    return p;
+  }
+  const auto total = static_cast<int64_t>(last - first + 1);
+  const size_t count = r.sizes_bytes.size();
+  const size_t modelled = !gpt && count > kCalamaresDosPrimaries ? kCalamaresDosPrimaries : count;
+  // createPartitions(): the fixed sizes first, then "100%" of what they leave.
+  std::vector<int64_t> sectors(modelled, 0);
+  int64_t available = total;
+  for (size_t i = 0; i < modelled; ++i) {
+    if (r.sizes_bytes[i]) {
+      sectors[i] = static_cast<int64_t>(CalamaresSizeSectors(*r.sizes_bytes[i], lbs));
+    }
+    available -= sectors[i];
+  }
+  for (size_t i = 0; i < modelled; ++i) {
+    // PartitionSize::toSectors() of a percentage of less than one sector is -1.
+    if (!r.sizes_bytes[i]) sectors[i] = available < 1 ? -1 : available;
+  }
+  int64_t current = static_cast<int64_t>(first);
+  available = total;
+  uint32_t number = 0;
+  for (size_t i = 0; i < modelled; ++i) {
+    const auto asked = static_cast<uint32_t>(i + 1);
+    const int64_t n = std::min(sectors[i], available);
+    if (n == 0) {
+      p.omitted.push_back({asked, true,
+                           "no sector is left for it: Calamares skips a partition of 0 sectors "
+                           "(PartitionLayout::createPartitions)"});
+      continue;
+    }
+    if (n < 0) {
+      p.error = fmt::format(
+          "partition {}: \"100%\" of no space left is -1 sectors (PartitionSize::toSectors), and "
+          "Calamares asks KPMcore for a partition that ends before it starts",
+          asked);
+      break;
+    }
+    if (!gpt && current + n - 1 > kCalamaresDosMaxSector) {
+      p.error = fmt::format(
+          "partition {}: {}-{} passes sector 2^32-1, which msdos cannot hold: KPMcore's sfdisk "
+          "backend fails to write it",
+          asked, current, current + n - 1);
+      break;
+    }
+    p.partitions.push_back({++number, PlacedKind::kPrimary, static_cast<uint64_t>(current),
+                            static_cast<uint64_t>(current + n - 1)});
+    if (n < sectors[i]) {
+      p.reasons.push_back(fmt::format(
+          "partition {}: cut to the {} sectors left (createPartitions takes the smaller)", asked,
+          n));
+    }
+    current += n;
+    available -= n;
+  }
+  for (size_t i = modelled; i < count; ++i) {
+    p.omitted.push_back({static_cast<uint32_t>(i + 1), false,
+                         "Calamares' layout makes every partition primary, and msdos holds four; "
+                         "what it does with a fifth is not modelled"});
   }
   return p;
 }

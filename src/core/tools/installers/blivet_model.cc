@@ -281,16 +281,22 @@ LayoutPrediction BlivetLayoutPrediction(const Topology& t, const ToolVersion& ve
   const bool grows = std::any_of(parts.begin(), parts.end(),
                                  [](const BlivetAllocated& q) { return q.request.grow; });
   if (p.error.empty() && grows) {
-    // grow_partitions(): the chunk is the free region as it was before allocation, aligned.
+    // grow_partitions(): the chunk is the free region as it was before allocation, aligned;
+    // do_partitioning() lists only free regions of at least the optimal grain
+    // (get_free_regions()), so on a disk smaller than that nothing grows.
     const uint64_t area_bytes = static_cast<uint64_t>(area.last - area.first + 1) * ss;
+    const bool listed = area.last - area.first + 1 >= a.optimal.grain_sectors;
     Result<SectorAlignment> align = BlivetGetAlignment(a, version, area_bytes);
     std::optional<int64_t> first, last;
-    if (align) {
+    if (listed && align) {
       first = PedAlignUp(*align, area.first, area.last, area.first);
       last = PedAlignDown(BlivetEndAlignment(*align), area.first, area.last, area.last);
     }
     if (!first || !last || *first >= *last || *last - *first + 1 < align->grain_sectors) {
-      p.reasons.push_back("the free region holds no aligned chunk: nothing grows");
+      p.reasons.push_back(
+          listed ? "the free region holds no aligned chunk: nothing grows"
+                 : "the free region is smaller than the optimal grain, so do_partitioning() does "
+                   "not list it (get_free_regions()): nothing grows");
     } else {
       const int64_t chunk_last = dos ? std::min(*last, kBlivetDosMaxSector) : *last;
       int64_t pool = chunk_last - *first + 1;

@@ -58,11 +58,10 @@ struct LayoutGap {
 std::vector<LayoutGap> GapsOf(const LayoutPrediction& prediction, const LayoutRequest& request,
                               const Topology& topology);
 
-/// What is wrong with the layout a tool makes: one line per partition that overlaps another of
-/// its level, lies outside the label's usable area, or (logical) outside the extended one. A
-/// model never makes such a layout; a real tool can (sfdisk 2.38.1 on a tiny disk with an
-/// alignment offset and a minimum I/O above the grain moves a default start back into the
-/// partition before it, and writes both): the views show it with these lines, never silently.
+/// What is wrong with a layout a prediction shows: one line per partition that overlaps another
+/// of its level, lies outside the label's usable area, or (logical) outside the extended one.
+/// No model makes such a layout (layout_preview_property_test.cc); should one ever, the views
+/// say so under the table ("makes a broken table: ...") instead of showing it silently.
 std::vector<std::string> LayoutFaults(const LayoutPrediction& prediction,
                                       const LayoutRequest& request, const Topology& topology);
 

@@ -331,6 +331,26 @@ SfdiskLayout PredictSfdiskLayout(const LibfdiskLabel& label, const std::vector<S
       return out;
     }
   }
+  // gpt_write_disklabel() refuses entries that overlap (check_overlap_partitions): sfdisk shows
+  // the new situation, then exits 1 and writes nothing. Seen on tiny disks with an alignment
+  // offset, where an aligned-up start falls back into the partition before it (docs/explain.md).
+  if (label.label == LabelType::kGpt) {
+    for (size_t i = 0; i < out.partitions.size(); ++i) {
+      for (size_t j = i + 1; j < out.partitions.size(); ++j) {
+        const SfdiskPartition& a = out.partitions[i];
+        const SfdiskPartition& b = out.partitions[j];
+        if (b.start_sector <= a.end_sector && a.start_sector <= b.end_sector) {
+          out.error = fmt::format(
+              "partitions {} ({}-{}) and {} ({}-{}) overlap: writing the GPT fails, nothing is "
+              "written",
+              a.number, a.start_sector, a.end_sector, b.number, b.start_sector, b.end_sector);
+          out.reasons.push_back(out.error);
+          out.partitions.clear();
+          return out;
+        }
+      }
+    }
+  }
   for (const SfdiskPartition& p : out.partitions) {
     if (!FdiskLbaIsPhyAligned(label.cxt, p.start_sector)) {
       out.warnings.push_back(FdiskPhysBoundaryWarning(p.number));

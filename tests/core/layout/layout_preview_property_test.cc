@@ -5,10 +5,10 @@
 // screen (PreviewLayout: the partitioners, the installers and partalign's own placement) keeps
 // each partition inside the label's usable area, no two partitions of one level overlap, a
 // logical partition lies inside the extended one, and every partition of the request is placed,
-// omitted with a reason, or after the one where the tool fails. The one exception is a real
-// tool that writes such a table itself (sfdisk on a few tiny disks): its row shows what it does,
-// and the page says the table is broken (LayoutFaults). The plans the report draws are checked
-// by planner_property_test.cc.
+// omitted with a reason, or after the one where the tool fails; and LayoutFaults(), which the
+// page would print for such a layout, agrees. It found the sfdisk model showing overlapping GPT
+// entries on tiny disks with an alignment offset, which sfdisk refuses to write (and the DOS
+// model looping there). The plans the report draws are checked by planner_property_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -114,7 +114,7 @@ std::string Check(const LayoutPrediction& p, const LayoutRequest& r, const Topol
 TEST(LayoutPreviewPropertyTest, NoShownLayoutOverlapsOrLeavesTheDisk) {
   test::Draw d(20261127);
   const ToolVersions versions = NewestKnownVersions();
-  int checked = 0, tiny = 0, faults_of_real_tools = 0;
+  int checked = 0, tiny = 0;
   for (int i = 0; i < kCases; ++i) {
     // A quarter of the disks are tiny (1 to 16 MiB), where the tools' edges are.
     Topology t =
@@ -128,25 +128,16 @@ TEST(LayoutPreviewPropertyTest, NoShownLayoutOverlapsOrLeavesTheDisk) {
     LayoutSpec spec = DrawSpec(d, t);
     LayoutPreview preview = PreviewLayout(spec, t, versions);
     ASSERT_EQ(preview.predictions.size(), ToolViews().size() + 2) << "one per way of asking";
-    const std::vector<std::string> lines = LayoutPreviewLines(preview);
     for (const LayoutPrediction& p : preview.predictions) {
       std::string wrong = Check(p, preview.request, t);
       const std::vector<std::string> faults = LayoutFaults(p, preview.request, t);
-      // A broken table is one LayoutFaults names, and the page says so. Only a real tool's
-      // model may make one (it does what the tool does); an installer's model or partalign never.
+      // LayoutFaults (what the page would say) sees what this independent check sees.
       const bool broken = wrong.find("overlap") != std::string::npos ||
                           wrong.find("leaves") != std::string::npos ||
                           wrong.find("inside the extended") != std::string::npos ||
                           wrong.find("ends before") != std::string::npos;
       EXPECT_EQ(broken, !faults.empty()) << p.tool << ": " << wrong;
-      bool said = faults.empty();
-      for (const std::string& l : lines) said |= l.find("makes a broken table: ") != std::string::npos;
-      EXPECT_TRUE(said) << p.tool;
-      const bool real_tool = p.tool == "parted-mib" || p.tool == "parted-percent" ||
-                             p.tool == "sfdisk" || p.tool == "sgdisk" ||
-                             p.tool == "systemd-repart";
-      if (wrong.empty() || (broken && real_tool)) {
-        faults_of_real_tools += !faults.empty();
+      if (wrong.empty()) {
         ++checked;
         continue;
       }
@@ -162,14 +153,11 @@ TEST(LayoutPreviewPropertyTest, NoShownLayoutOverlapsOrLeavesTheDisk) {
                     << ",phys=" << t.physical_sector_size << ",min-io=" << t.minimum_io_size
                     << ",opt-io=" << t.optimal_io_size << ",align-offset=" << t.alignment_offset
                     << ",size=" << t.size_bytes << " "
-                    << (preview.request.label == LabelType::kGpt ? "gpt" : "dos") << sizes
-                    << " ->" << parts << " (case " << i << ")";
+                    << (preview.request.label == LabelType::kGpt ? "gpt" : "dos") << sizes << " ->"
+                    << parts << " (case " << i << ")";
       ++checked;
     }
   }
-  // sfdisk 2.38.1 itself writes overlapping GPT entries on a few tiny disks with an alignment
-  // offset (checked with the real sfdisk): the sweep's seed has two; the page names them.
-  EXPECT_LE(faults_of_real_tools, kCases / 50);
   EXPECT_GT(tiny, kCases / 8);
   EXPECT_EQ(checked, kCases * static_cast<int>(ToolViews().size() + 2));
 }

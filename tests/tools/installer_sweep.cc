@@ -6,7 +6,9 @@
 // what `partalign explain --layout --json` predicts:
 //   calamares  Calamares' PartitionLayout::createPartitions() on KPMcore's DiskDevice and
 //              PartitionTable (partalign_calamares_layout, Debian's calamares 3.2.61 module and
-//              libkpmcore 22.12), on the loop device;
+//              libkpmcore 22.12), then the sfdisk commands KPMcore's sfdisk backend runs for
+//              them (`sfdisk --wipe=always` with the label, `sfdisk --force --append` with
+//              start= size= for each partition), on the loop device, read back with sfdisk -J;
 //   anaconda   blivet's do_partitioning() (blivet_layout.py, blivet from PyPI on Debian's
 //              libblockdev and pyparted) on the loop device under the LD_PRELOAD topology
 //              simulator, so that libparted sees the case's topology.
@@ -139,17 +141,25 @@ Real RunCalamares(const Options& o, const Case& c, const std::string& device) {
     real.error = "oracle failed: " + r.err;
     return real;
   }
-  uint32_t number = 0;
+  // What KPMcore's sfdisk backend runs for Calamares' jobs (SfdiskDevice::createPartitionTable,
+  // SfdiskPartitionTable::createPartition); on an installer it goes through KPMcore's D-Bus
+  // helper, here it is run directly.
+  const std::map<std::string, std::string> c_locale{{"LC_ALL", "C"}};
+  test::RunCommand(
+      {"sfdisk", "--wipe=always", device},
+      c.request.label == LabelType::kGpt ? "label: gpt\nwrite\n" : "label: dos\nwrite\n", c_locale);
   for (const nlohmann::json& p : j["partitions"]) {
     const int64_t first = p["first"].get<int64_t>(), last = p["last"].get<int64_t>();
-    if (last < first) {  // a partition of -1 sectors: nothing real can be made of it
+    test::CommandResult a = test::RunCommand(
+        {"sfdisk", "--force", "--append", device},
+        fmt::format("start={} size={}\nwrite\n", first, last - first + 1), c_locale);
+    if (a.out.find("Created a new partition") == std::string::npos) {
       real.ok = false;
-      real.error = fmt::format("a partition {}-{}", first, last);
+      real.error = fmt::format("sfdisk --append start={} size={} fails", first, last - first + 1);
       break;
     }
-    real.partitions.push_back({++number, PlacedKind::kPrimary, static_cast<uint64_t>(first),
-                               static_cast<uint64_t>(last)});
   }
+  real.partitions = test::ReadPlacedPartitions(device);
   return real;
 }
 

@@ -21,6 +21,8 @@ constexpr uint64_t kCalamaresGptBackSectors = 67;
 constexpr size_t kCalamaresDosPrimaries = 4;
 // An msdos entry holds 32-bit sector numbers.
 constexpr int64_t kCalamaresDosMaxSector = 0xFFFFFFFFll;
+// The GPT sfdisk writes: 128 entries of 128 bytes and a header at the end.
+constexpr uint64_t kCalamaresGptArrayBytes = 128 * 128;
 
 const ToolVersion kScaledSince{25, 11, 80, 3};
 const ToolVersion kNoCylindersSince{24, 7, 80, 3};
@@ -188,22 +190,36 @@ LayoutPrediction CalamaresLayoutPrediction(const Topology& t, const ToolVersion&
                            "(PartitionLayout::createPartitions)"});
       continue;
     }
+    int64_t length = n;
     if (n < 0) {
-      p.error = fmt::format(
-          "partition {}: \"100%\" of no space left is -1 sectors (PartitionSize::toSectors), and "
-          "Calamares asks KPMcore for a partition that ends before it starts",
-          asked);
-      break;
+      // "100%" of nothing is -1 sectors (PartitionSize::toSectors); KPMcore's sfdisk backend
+      // writes `start=S size=-1`, which sfdisk 2.38.1 takes as one sector, or refuses when S
+      // is not free.
+      const uint64_t sfdisk_last =
+          gpt ? t.size_bytes / lbs - 1 - (1 + (kCalamaresGptArrayBytes + lbs - 1) / lbs)
+              : std::min<uint64_t>(t.size_bytes / lbs - 1, kCalamaresDosMaxSector);
+      if (static_cast<uint64_t>(current) > sfdisk_last) {
+        p.error = fmt::format(
+            "partition {}: \"100%\" of no space left is -1 sectors (PartitionSize::toSectors); "
+            "KPMcore's sfdisk backend writes start={} size=-1, and sfdisk refuses it",
+            asked, current);
+        break;
+      }
+      p.reasons.push_back(fmt::format(
+          "partition {}: \"100%\" of no space left is -1 sectors (PartitionSize::toSectors); "
+          "KPMcore's sfdisk backend writes start={} size=-1, which sfdisk takes as one sector",
+          asked, current));
+      length = 1;
     }
-    if (!gpt && current + n - 1 > kCalamaresDosMaxSector) {
+    if (!gpt && current + length - 1 > kCalamaresDosMaxSector) {
       p.error = fmt::format(
           "partition {}: {}-{} passes sector 2^32-1, which msdos cannot hold: KPMcore's sfdisk "
           "backend fails to write it",
-          asked, current, current + n - 1);
+          asked, current, current + length - 1);
       break;
     }
     p.partitions.push_back({++number, PlacedKind::kPrimary, static_cast<uint64_t>(current),
-                            static_cast<uint64_t>(current + n - 1)});
+                            static_cast<uint64_t>(current + length - 1)});
     if (n < sectors[i]) {
       p.reasons.push_back(fmt::format(
           "partition {}: cut to the {} sectors left (createPartitions takes the smaller)", asked,

@@ -127,6 +127,20 @@ TEST(InstallerLayoutTest, CalamaresRoundsSizesUpToMibAndKeepsTheBackupGpt) {
   EXPECT_TRUE(big.omitted[0].modelled);
 }
 
+// When the fixed sizes fill the disk, "100%" of what is left is -1 sectors; KPMcore's sfdisk
+// backend writes `size=-1`, which sfdisk takes as one sector (the installer sweep: Calamares'
+// module, then the sfdisk commands KPMcore runs, on an 8 MiB loop device).
+TEST(InstallerLayoutTest, CalamaresRestOfNothingIsOneSector) {
+  Topology t = test::kRowA.topology();
+  t.size_bytes = 8 * kMiB;
+  LayoutPrediction p =
+      InstallerLayout(Installer::kKpmcore, t, NewestKnownVersions(),
+                      {LabelType::kGpt, {1943040, kMiB, kMiB, kMiB, kMiB, std::nullopt}});
+  ASSERT_EQ(p.partitions.size(), 6u) << p.error;
+  EXPECT_EQ(p.partitions[4], (PlacedPartition{5, PlacedKind::kPrimary, 14336, 16317}));
+  EXPECT_EQ(p.partitions[5], (PlacedPartition{6, PlacedKind::kPrimary, 16318, 16318}));
+}
+
 // Anaconda's do_partitioning() allocates the larger request first: partition 1 is the 300 MiB
 // one, then the 100 MiB one, then the growing rest up to the last aligned end (blivet 3.7.1
 // run on a 1 GiB loop device gave 2048-616447, 616448-821247, 821248-2095103).

@@ -143,8 +143,10 @@ Real RunCalamares(const Options& o, const Case& c, const std::string& device) {
   }
   // What KPMcore's sfdisk backend runs for Calamares' jobs (SfdiskDevice::createPartitionTable,
   // SfdiskPartitionTable::createPartition); on an installer it goes through KPMcore's D-Bus
-  // helper, here it is run directly.
-  const std::map<std::string, std::string> c_locale{{"LC_ALL", "C"}};
+  // helper, here it is run directly, under the topology simulator.
+  // sfdisk sees the case's topology, as on the disk Calamares would partition.
+  std::map<std::string, std::string> c_locale = test::ShimEnvironment(device, c.topology);
+  c_locale["LC_ALL"] = "C";
   test::RunCommand(
       {"sfdisk", "--wipe=always", device},
       c.request.label == LabelType::kGpt ? "label: gpt\nwrite\n" : "label: dos\nwrite\n", c_locale);

@@ -44,7 +44,7 @@ LayoutPrediction InstallerLayout(Installer installer, const Topology& t, const T
       p = BlivetLayoutPrediction(t, version, v.parted.version, r);
       break;
     case Installer::kKpmcore:
-      p = CalamaresLayoutPrediction(t, version, r);
+      p = CalamaresLayoutPrediction(t, version, v.util_linux.version, r);
       break;
     case Installer::kCurtin:
       p = CurtinLayoutPrediction(t, version, r);

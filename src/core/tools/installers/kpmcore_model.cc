@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "partalign/tools/installers/installer_version.h"
+#include "partalign/tools/libfdisk_model.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -28,6 +29,21 @@ const ToolVersion kScaledSince{25, 11, 80, 3};
 const ToolVersion kNoCylindersSince{24, 7, 80, 3};
 
 int64_t Mod(int64_t a, int64_t b) { return a % b; }  // C++ %, as KPMcore's qint64 arithmetic
+
+// dos_add_partition()'s test before a new primary: a gap of at least a grain before, between
+// or after the primaries (libfdisk as sfdisk discovers it on this disk).
+bool DosPrimaryRoom(const Topology& t, const ToolVersion& util_linux,
+                    const std::vector<PlacedPartition>& primaries) {
+  Result<LibfdiskContext> c = DiscoverLibfdisk(t, util_linux);
+  if (!c) return true;
+  const uint64_t g = c->grain_bytes > c->sector_size ? c->grain_bytes / c->sector_size : 1;
+  uint64_t first = c->first_lba;
+  for (const PlacedPartition& q : primaries) {
+    if (first + g <= q.start_sector) return true;
+    first = q.end_sector + 1;
+  }
+  return first + g - 1 <= c->total_sectors - 1;
+}
 
 }  // namespace
 
@@ -145,6 +161,7 @@ Result<KpmcorePrediction> PredictKpmcore(const Topology& t, const ToolVersion& v
 }
 
 LayoutPrediction CalamaresLayoutPrediction(const Topology& t, const ToolVersion& version,
+                                           const ToolVersion& util_linux_version,
                                            const LayoutRequest& r) {
   LayoutPrediction p = NewInstallerLayoutPrediction(Installer::kKpmcore, version);
   if (!p.error.empty()) return p;
@@ -210,6 +227,14 @@ LayoutPrediction CalamaresLayoutPrediction(const Topology& t, const ToolVersion&
           "KPMcore's sfdisk backend writes start={} size=-1, which sfdisk takes as one sector",
           asked, current));
       length = 1;
+    }
+    if (!gpt && !DosPrimaryRoom(t, util_linux_version, p.partitions)) {
+      p.error = fmt::format(
+          "partition {}: no gap of a libfdisk grain is left around the primary partitions, so "
+          "the `sfdisk --append` KPMcore runs refuses another primary (\"Impossible to create "
+          "another primary partition\")",
+          asked);
+      break;
     }
     if (!gpt && current + length - 1 > kCalamaresDosMaxSector) {
       p.error = fmt::format(

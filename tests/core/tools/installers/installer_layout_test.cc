@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "core/tools/section6_cases.h"
+#include "support/test_topology.h"
 #include "partalign/tools/explain_report.h"
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/util/units.h"
@@ -139,6 +140,18 @@ TEST(InstallerLayoutTest, CalamaresRestOfNothingIsOneSector) {
   ASSERT_EQ(p.partitions.size(), 6u) << p.error;
   EXPECT_EQ(p.partitions[4], (PlacedPartition{5, PlacedKind::kPrimary, 14336, 16317}));
   EXPECT_EQ(p.partitions[5], (PlacedPartition{6, PlacedKind::kPrimary, 16318, 16318}));
+}
+
+// On msdos the sfdisk KPMcore runs refuses a primary when no gap of a grain is left (installer
+// sweep, seed 1, case 42: Calamares' module, then KPMcore's sfdisk commands: 2048-4095,
+// 4096-8191, and the third fails).
+TEST(InstallerLayoutTest, CalamaresThirdPrimaryFailsWithoutAGrainOfRoom) {
+  Topology t = test::MakeTopology(512, 4096, 4096, 24576, 0, TopologyOrigin::kAssumed, 4618240);
+  LayoutPrediction p = InstallerLayout(Installer::kKpmcore, t, NewestKnownVersions(),
+                                       {LabelType::kDos, {kMiB, 1364992, std::nullopt}});
+  ASSERT_EQ(p.partitions.size(), 2u) << p.error;
+  EXPECT_EQ(p.partitions[1], (PlacedPartition{2, PlacedKind::kPrimary, 4096, 8191}));
+  EXPECT_NE(p.error.find("partition 3: no gap of a libfdisk grain"), std::string::npos) << p.error;
 }
 
 // Anaconda's do_partitioning() allocates the larger request first: partition 1 is the 300 MiB

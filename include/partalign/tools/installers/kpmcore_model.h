@@ -80,6 +80,8 @@ uint64_t CalamaresLastSector(LabelType label, uint64_t disk_sectors);
 /// Calamares puts its own EFI system partition first: it is partition 1 of such a layout. A DOS
 /// layout of more than four partitions: every layout partition is primary in Calamares, so
 /// partitions 5 and up are not modelled.
+/// On GPT the label KPMcore's sfdisk writes has libfdisk's usable area for this topology (its
+/// first LBA follows a large optimal I/O), and `sfdisk --append` refuses a partition outside it.
 /// On msdos the sfdisk KPMcore runs (`sfdisk --append`, util-linux `util_linux_version`) refuses a
 /// new primary partition when no gap of a libfdisk grain is left before, between or after the
 /// primaries (dos_add_partition(): "Impossible to create another primary partition"), whatever

@@ -195,6 +195,15 @@ LayoutPrediction CalamaresLayoutPrediction(const Topology& t, const ToolVersion&
     // PartitionSize::toSectors() of a percentage of less than one sector is -1.
     if (!r.sizes_bytes[i]) sectors[i] = available < 1 ? -1 : available;
   }
+  // The GPT KPMcore's sfdisk backend makes (`label: gpt`): libfdisk puts FirstUsableLBA at its
+  // topology's first LBA (8192 with a 4 MiB optimal I/O), and `sfdisk --append` takes no start
+  // outside the usable area.
+  std::optional<LibfdiskLabel> gpt_area;
+  if (gpt) {
+    if (Result<LibfdiskContext> cxt = DiscoverLibfdisk(t, util_linux_version)) {
+      if (Result<LibfdiskLabel> l = CreateLibfdiskLabel(*cxt, LabelType::kGpt)) gpt_area = *l;
+    }
+  }
   int64_t current = static_cast<int64_t>(first);
   available = total;
   uint32_t number = 0;
@@ -227,6 +236,17 @@ LayoutPrediction CalamaresLayoutPrediction(const Topology& t, const ToolVersion&
           "KPMcore's sfdisk backend writes start={} size=-1, which sfdisk takes as one sector",
           asked, current));
       length = 1;
+    }
+    if (gpt && gpt_area &&
+        (static_cast<uint64_t>(current) < gpt_area->first_usable_lba ||
+         static_cast<uint64_t>(current + length - 1) > gpt_area->last_usable_lba)) {
+      p.error = fmt::format(
+          "partition {}: {}-{} is outside the usable area {}-{} of the GPT KPMcore's sfdisk "
+          "writes on this disk (libfdisk's first LBA follows the topology), so `sfdisk --append` "
+          "refuses it (\"Numerical result out of range\")",
+          asked, current, current + length - 1, gpt_area->first_usable_lba,
+          gpt_area->last_usable_lba);
+      break;
     }
     if (!gpt && !DosPrimaryRoom(t, util_linux_version, p.partitions)) {
       p.error = fmt::format(

@@ -5,10 +5,10 @@
 #include <algorithm>
 
 #include "core/tools/section6_cases.h"
-#include "support/test_topology.h"
 #include "partalign/tools/explain_report.h"
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/util/units.h"
+#include "support/test_topology.h"
 
 namespace partalign {
 namespace {
@@ -152,6 +152,24 @@ TEST(InstallerLayoutTest, CalamaresThirdPrimaryFailsWithoutAGrainOfRoom) {
   ASSERT_EQ(p.partitions.size(), 2u) << p.error;
   EXPECT_EQ(p.partitions[1], (PlacedPartition{2, PlacedKind::kPrimary, 4096, 8191}));
   EXPECT_NE(p.error.find("partition 3: no gap of a libfdisk grain"), std::string::npos) << p.error;
+}
+
+// With a 4 MiB optimal I/O the GPT KPMcore's sfdisk writes begins its usable area at 8192, and
+// `sfdisk --append start=4096` is refused (checked with sfdisk 2.38.1 under the simulator): an
+// erase-disk install fails on its first partition there.
+TEST(InstallerLayoutTest, CalamaresFirstGptPartitionBelowLibfdisksFirstLbaFails) {
+  Topology t =
+      test::MakeTopology(512, 4096, 4096, 4 * kMiB, 0, TopologyOrigin::kAssumed, 8ull << 30);
+  LayoutPrediction p = InstallerLayout(Installer::kKpmcore, t, NewestKnownVersions(),
+                                       {LabelType::kGpt, {512 * kMiB, std::nullopt}});
+  EXPECT_TRUE(p.partitions.empty());
+  EXPECT_NE(p.error.find("partition 1: 4096-1052671 is outside the usable area 8192-"),
+            std::string::npos)
+      << p.error;
+  // msdos takes a start below libfdisk's first LBA.
+  LayoutPrediction dos = InstallerLayout(Installer::kKpmcore, t, NewestKnownVersions(),
+                                         {LabelType::kDos, {512 * kMiB, std::nullopt}});
+  EXPECT_EQ(dos.partitions.size(), 2u) << dos.error;
 }
 
 // Anaconda's do_partitioning() allocates the larger request first: partition 1 is the 300 MiB

@@ -170,9 +170,13 @@ Real RunBlivet(const Options& o, const Case& c, const std::string& device) {
   for (const std::optional<uint64_t>& s : c.request.sizes_bytes) {
     sizes += (sizes.empty() ? "" : ",") + (s ? std::to_string(*s) : std::string("rest"));
   }
-  test::CommandResult r = test::RunCommand(
-      {o.python, o.blivet, device, c.request.label == LabelType::kGpt ? "gpt" : "msdos", sizes}, "",
-      test::ShimEnvironment(device, c.topology));
+  // A fresh disk, as the Calamares oracle of the case before may have left a table; and a bound
+  // on blivet's time (a run that does not end is an error of the case, not an agreement).
+  test::WipeDevice(device);
+  test::CommandResult r =
+      test::RunCommand({"timeout", "300", o.python, o.blivet, device,
+                        c.request.label == LabelType::kGpt ? "gpt" : "msdos", sizes},
+                       "", test::ShimEnvironment(device, c.topology));
   nlohmann::json j = nlohmann::json::parse(r.out, nullptr, /*allow_exceptions=*/false);
   Real real;
   if (r.exit_code != 0 || j.is_discarded()) {

@@ -88,6 +88,12 @@ packages=(
   # scripts/apply-invariant-sweep fills partitions with exFAT and NTFS holding files the same way
   ntfs-3g exfatprogs exfat-fuse libhivex-bin
   qemu-system-x86 grub-pc-bin grub-common extlinux syslinux-common
+  # the installer sweep's oracles (tests/tools/installer_sweep.cc, docs/explain.md): Calamares'
+  # partition module and KPMcore with Qt to build partalign_calamares_layout against (calamares
+  # only without its recommends, which would add udev: see mdadm below); Debian's libblockdev,
+  # pyparted and bytesize under blivet, which comes from PyPI into a venv (below)
+  libkpmcore-dev qtbase5-dev calamares
+  python3-venv python3-blockdev gir1.2-blockdev-2.0 python3-parted python3-bytesize
 )
 
 if [ "$set_name" = fuzz ]; then
@@ -128,6 +134,16 @@ if [ ! -x "$mdadm_bin" ]; then
   dpkg-deb -x "$work"/mdadm_*.deb "$work/root"
   install -D -m 0755 "$work/root/sbin/mdadm" "$mdadm_bin"
   rm -rf "$work"
+fi
+
+# blivet (Anaconda's partitioning library) is not packaged for Debian 12: the installer sweep
+# runs the PyPI release that still uses libblockdev 2 (blivet 3.8 moved to libblockdev 3), in a
+# venv of Debian's python3 that sees the Debian packages above (CMake's PARTALIGN_BLIVET_PYTHON).
+blivet_venv=/usr/local/lib/partalign/blivet-venv
+if [ ! -x "$blivet_venv/bin/python" ] || ! "$blivet_venv/bin/python" -c 'import blivet' 2>/dev/null; then
+  echo "install-deps: installing blivet 3.7.1 into $blivet_venv"
+  /usr/bin/python3 -m venv --system-site-packages "$blivet_venv"
+  "$blivet_venv/bin/pip" install -q 'blivet==3.7.1'
 fi
 
 # `promtool check metrics` checks the node_exporter textfile `audit --format prometheus` writes

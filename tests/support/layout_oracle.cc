@@ -75,7 +75,20 @@ LayoutPrediction LayoutPredictionFromJson(const nlohmann::json& j) {
             });
   p.warnings = j["warnings"].get<std::vector<std::string>>();
   if (!j["error"].is_null()) p.error = j["error"].get<std::string>();
+  if (j.contains("omitted")) {
+    for (const nlohmann::json& o : j["omitted"]) {
+      p.omitted.push_back(
+          {o["number"].get<uint32_t>(), o["modelled"].get<bool>(), o["reason"].get<std::string>()});
+    }
+  }
   return p;
+}
+
+bool IsInstallerTool(const std::string& tool) {
+  for (const ToolView& v : ToolViews()) {
+    if (v.installer && v.id == tool) return true;
+  }
+  return false;
 }
 
 std::vector<PlacedPartition> ReadPlacedPartitions(const std::string& device) {

@@ -35,6 +35,10 @@ ToolLayout RunToolLayout(const std::string& device, const Topology& topology,
 /// order of their starts.
 LayoutPrediction LayoutPredictionFromJson(const nlohmann::json& j);
 
+/// An installer's row (yast, anaconda, calamares, ubuntu): no real tool of the layout sweep
+/// runs it (the installer sweep checks the ones whose libraries run here).
+bool IsInstallerTool(const std::string& tool);
+
 /// The partitions of `device` as sfdisk -J lists them (GPT: all primary; DOS: number 4 with an
 /// extended type is the extended partition, 5 and up are logical).
 std::vector<PlacedPartition> ReadPlacedPartitions(const std::string& device);

@@ -23,6 +23,35 @@ void PrintSweepTally(const std::string& name, uint64_t seed, int cases, bool int
   }
 }
 
+std::pair<int, int> RunSweepCases(int cases, bool verbose, const volatile sig_atomic_t& stop,
+                                  std::map<std::string, SweepTally>* tally,
+                                  const std::function<void(int, SweepCase*)>& run) {
+  int ran = 0, failures = 0;
+  for (int n = 1; n <= cases && !stop; ++n) {
+    SweepCase c;
+    try {
+      run(n, &c);
+      ++ran;
+      bool all = true;
+      for (const auto& [tool, agreed] : c.agreed) {
+        ++(*tally)[tool].cases;
+        if (agreed) ++(*tally)[tool].agree;
+        all &= agreed;
+      }
+      if (!all) ++failures;
+      if (verbose || !all) {
+        std::printf("case %d: %s -> %s\n", n, c.header.c_str(), all ? "agree" : "DISAGREE");
+      }
+      for (const std::string& line : c.lines) std::printf("%s\n", line.c_str());
+      std::fflush(stdout);
+    } catch (const std::exception& ex) {
+      std::printf("case %d: %s -> ERROR %s\n", n, c.header.c_str(), ex.what());
+      ++failures;
+    }
+  }
+  return {ran, failures};
+}
+
 SweepDisks::~SweepDisks() {
   for (auto& [lbs, loop] : loops_) {
     try {

@@ -39,6 +39,9 @@ constexpr uint64_t kKiB = 1024, kMiB = 1024 * kKiB, kGiB = 1024 * kMiB, kTiB = 1
 // Sizes are drawn log-uniformly between these (the 16 MiB .. 4 TiB).
 constexpr uint64_t kMinDisk = 16 * kMiB;
 constexpr uint64_t kMaxDisk = 4 * kTiB;
+// One case in eight is a tiny disk (1 to 16 MiB), where `1MiB 100%` and the grains meet the
+// label's own structures.
+constexpr uint64_t kTinyMin = 1 * kMiB, kTinyMax = 16 * kMiB;
 
 volatile sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -62,6 +65,7 @@ struct Coverage {
   int offset = 0;
   int four_kn = 0;
   int over_2tib = 0;
+  int tiny = 0;  // disks of 16 MiB or less
 };
 
 struct Case {
@@ -77,6 +81,10 @@ struct Case {
 using test::Draw;
 
 Case DrawCase(Draw& d) {
+  if (d.Chance(12)) {
+    return Case{test::DrawTopology(
+        d, {.min_disk_bytes = kTinyMin, .max_disk_bytes = kTinyMax, .threshold_percent = 0})};
+  }
   return Case{test::DrawTopology(d, {.min_disk_bytes = kMinDisk, .max_disk_bytes = kMaxDisk})};
 }
 
@@ -120,6 +128,7 @@ void Count(const Case& c, const nlohmann::json& j, Coverage* cov) {
   if (c.topology.alignment_offset != 0) ++cov->offset;
   if (c.topology.logical_sector_size == 4096) ++cov->four_kn;
   if (c.topology.size_bytes > 2 * kTiB) ++cov->over_2tib;
+  if (c.topology.size_bytes <= kTinyMax) ++cov->tiny;
 }
 
 std::map<std::string, bool> RunCase(const Case& c, const std::string& device,
@@ -258,9 +267,9 @@ int Main(int argc, char** argv) {
   std::printf(
       "covered: %d cases where parted and sfdisk start apart, %d where parted warns at 1 MiB, %d "
       "where parted's 0%% falls back unaligned, %d where a tool refuses a fresh layout; %d with "
-      "an alignment offset, %d 4Kn, %d over 2 TiB\n",
+      "an alignment offset, %d 4Kn, %d over 2 TiB, %d of 16 MiB or less\n",
       coverage.tools_disagree, coverage.parted_warns, coverage.parted_fallback, coverage.refused,
-      coverage.offset, coverage.four_kn, coverage.over_2tib);
+      coverage.offset, coverage.four_kn, coverage.over_2tib, coverage.tiny);
   return failures == 0 && !g_stop ? 0 : 1;
 }
 

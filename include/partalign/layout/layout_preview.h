@@ -4,12 +4,14 @@
 // docs/output.md).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
 #include "partalign/layout/layout_spec.h"
+#include "partalign/layout/partition_table.h"
 #include "partalign/tools/layout_prediction.h"
 #include "partalign/topology/topology.h"
 
@@ -17,6 +19,11 @@ namespace partalign {
 
 /// The request the tools are asked: the spec's label and sizes.
 LayoutRequest RequestOf(const LayoutSpec& spec);
+
+/// The request that remakes `table` on a fresh label: its label and each partition's size in
+/// the order of their starts (a DOS extended partition left out: the tools add their own);
+/// nullopt for a table with no partition or a label the tools do not write.
+std::optional<LayoutRequest> RequestOfTable(const PartitionTable& table);
 
 /// partalign's placement of `spec` on `topology` (MakeLayout on RecommendAlignment()), as a
 /// prediction of the tool "partalign".
@@ -32,10 +39,10 @@ struct LayoutPreview {
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,
                             const ToolVersions& versions);
 
-/// The tools of ToolViews() alone, for a request (the planner adds its own placement); the
-/// installers too with `with_installers` (PredictLayouts).
+/// The tools of ToolViews() alone (the partitioners, then the installers), for a request (the
+/// planner adds its own placement).
 LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topology,
-                             const ToolVersions& versions, bool with_installers = false);
+                             const ToolVersions& versions);
 
 /// A free run of sectors a prediction leaves, before a partition or after the last one.
 struct LayoutGap {
@@ -51,17 +58,28 @@ struct LayoutGap {
 std::vector<LayoutGap> GapsOf(const LayoutPrediction& prediction, const LayoutRequest& request,
                               const Topology& topology);
 
+/// What is wrong with a layout a prediction shows: one line per partition that overlaps another
+/// of its level, lies outside the label's usable area, or (logical) outside the extended one.
+/// No model makes such a layout (layout_preview_property_test.cc); should one ever, the views
+/// say so under the table ("makes a broken table: ...") instead of showing it silently.
+std::vector<std::string> LayoutFaults(const LayoutPrediction& prediction,
+                                      const LayoutRequest& request, const Topology& topology);
+
 /// `layout_predictions`: a list of {tool, command, partitions: [{number, kind, start_sector,
-/// end_sector, size_bytes, aligned}], gaps: [{start_sector, end_sector}], warnings, error,
-/// reasons}. `aligned` is partalign's verdict (RecommendAlignment) on the start.
+/// end_sector, size_bytes, aligned}], gaps: [{start_sector, end_sector}], omitted: [{number,
+/// modelled, reason}], faults (LayoutFaults), warnings, error, reasons}. `aligned` is partalign's verdict
+/// (RecommendAlignment) on the start; `omitted` the partitions of the layout an installer skips
+/// or that its model does not place (empty for the partitioners).
 nlohmann::json LayoutPredictionsJson(const LayoutPreview& preview);
 
 /// Rows of the human table: TOOL, NR, KIND, START, END, SIZE, GAP-BEFORE, ALIGNED; a tool that
-/// places nothing gets one row saying why.
+/// places nothing gets one row saying why, an omitted partition a row that says "skipped" or
+/// "not modelled" instead of numbers.
 std::vector<std::string> LayoutPreviewColumns();
 std::vector<std::vector<std::string>> LayoutPreviewRows(const LayoutPreview& preview);
 
-/// The lines under the table: each tool's command and input, warnings and error.
+/// The lines under the table: each tool's command and input, warnings, omitted partitions and
+/// error.
 std::vector<std::string> LayoutPreviewLines(const LayoutPreview& preview);
 
 }  // namespace partalign

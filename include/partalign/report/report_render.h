@@ -15,6 +15,7 @@
 
 #include "partalign/bench/bench_report.h"
 #include "partalign/layout/audit.h"
+#include "partalign/layout/layout_preview.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
 #include "partalign/migrate/snapshot.h"
@@ -91,6 +92,9 @@ struct DiskReport {
   std::string assumed_profile;  ///< --assume's profile name, or empty
   PartitionTable table;
   ExplainReport explain;
+  /// Where every partitioner and installer would put this table's partitions on a fresh label
+  /// (RequestOfTable; explain --layout's table); nullopt for a table without partitions.
+  std::optional<LayoutPreview> layouts;
   AuditReport audit;
   std::optional<Plan> plan;
   std::string plan_error;  ///< why there is no plan

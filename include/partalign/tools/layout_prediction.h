@@ -49,6 +49,17 @@ struct PlacedPartition {
   bool operator==(const PlacedPartition&) const = default;
 };
 
+/// A partition of the request that a prediction does not place, and why: the tool skips it
+/// (`modelled`: the model knows the tool leaves it out), or partalign does not know where the
+/// tool would put it (not modelled). Every partition of a request is either placed, omitted
+/// with a reason, or after the one where the tool fails (`error`).
+struct OmittedPartition {
+  uint32_t number = 0;  ///< the partition's place in the request, 1-based
+  bool modelled = false;
+  std::string reason;
+  bool operator==(const OmittedPartition&) const = default;
+};
+
 /// What one tool does with the layout.
 struct LayoutPrediction {
   std::string tool;  ///< "parted-mib", "parted-percent", "sfdisk", "sgdisk", "systemd-repart"
@@ -64,6 +75,8 @@ struct LayoutPrediction {
   /// Why the tool fails; empty when it does not.
   std::string error;
   std::vector<std::string> reasons;
+  /// Partitions of the request left out, each with its reason (installers only).
+  std::vector<OmittedPartition> omitted;
 };
 
 /// What a verdict is about: one partition among all those of a table.
@@ -88,8 +101,9 @@ struct ToolView {
   std::function<std::vector<LayoutPrediction>(const Topology&, const ToolVersions&,
                                               const LayoutRequest&)>
       place;
-  /// An installer (installer_layout.h): its placement is a model of the first two starts
-  /// only, which no real tool checks here, so explain --layout leaves it out.
+  /// An installer (installer_layout.h): its placement is a model of the installer's
+  /// partitioning library, checked by the installer sweep (KPMcore, blivet) and the upstream
+  /// cases rather than by the layout sweep's real tools.
   bool installer = false;
 };
 
@@ -97,10 +111,10 @@ struct ToolView {
 /// installers.
 const std::vector<ToolView>& ToolViews();
 
-/// The placement predictions of every tool in ToolViews() that has a model; the installers'
-/// only `with_installers` (the planner's `p` screen).
+/// The placement predictions of every tool in ToolViews() that has a model, the installers
+/// included unless `with_installers` is false.
 std::vector<LayoutPrediction> PredictLayouts(const Topology& topology, const ToolVersions& versions,
                                              const LayoutRequest& request,
-                                             bool with_installers = false);
+                                             bool with_installers = true);
 
 }  // namespace partalign

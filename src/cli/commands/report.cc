@@ -23,6 +23,7 @@
 #include "io/tools/tool_versions.h"
 #include "io/util/text_file.h"
 #include "partalign/bench/bench_plan.h"
+#include "partalign/layout/layout_preview.h"
 #include "partalign/layout/planner.h"
 #include "partalign/report/report_render.h"
 #include "partalign/topology/alignment.h"
@@ -104,7 +105,11 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
       existing = *starts;
     }
   }
-  r.explain = BuildExplainReport(r.device, DetectToolVersions(), existing);
+  const ToolVersions tool_versions = DetectToolVersions();
+  r.explain = BuildExplainReport(r.device, tool_versions, existing);
+  if (std::optional<LayoutRequest> request = RequestOfTable(r.table)) {
+    r.layouts = PreviewRequest(*request, r.device.topology, tool_versions);
+  }
 
   if (c.bench) {
     Result<BenchReport> bench = RunShortBench(c, io);

@@ -158,8 +158,8 @@ std::vector<std::string> HelpLines() {
       "  t        set its type",
       "  a        cycle the assumed topology through the profiles (what if this disk sat behind",
       "           the JMicron bridge, on SATA, was 4Kn...): the verdicts follow, the plan does not",
-      "  p        where each partitioner and installer (YaST, Anaconda, Calamares, Ubuntu's:",
-      "           their first two starts) would put this layout; Up/Down scroll long pages",
+      "  p        where each partitioner and installer (YaST, Anaconda, Calamares, Ubuntu's)",
+      "           would put this layout, every partition; Up/Down scroll long pages",
       "  u        undo the last edit",
       "  e        export: a path ending in .json (a plan file for partalign apply), .sfdisk (an",
       "           sfdisk script) or .md (a Markdown report)",
@@ -197,8 +197,7 @@ std::vector<std::string> Columns(const std::vector<std::string>& head,
 
 std::vector<std::string> PlacementLines(const PlannerScreen& s) {
   const PlannerModel& m = s.model();
-  LayoutPreview preview = PreviewRequest(m.Request(), s.shown_topology(), s.versions(),
-                                         /*with_installers=*/true);
+  LayoutPreview preview = PreviewRequest(m.Request(), s.shown_topology(), s.versions());
   LayoutPrediction mine;
   mine.tool = "planner";
   mine.command.push_back("this layout, as partalign would write it");

@@ -69,6 +69,22 @@ LayoutRequest RequestOf(const LayoutSpec& spec) {
   return r;
 }
 
+std::optional<LayoutRequest> RequestOfTable(const PartitionTable& table) {
+  if (table.label != LabelType::kGpt && table.label != LabelType::kDos) return std::nullopt;
+  std::vector<const Partition*> parts;
+  for (const Partition& p : table.partitions) {
+    if (p.kind != PartitionKind::kExtended) parts.push_back(&p);
+  }
+  if (parts.empty()) return std::nullopt;
+  std::sort(parts.begin(), parts.end(), [](const Partition* a, const Partition* b) {
+    return a->start_sector < b->start_sector;
+  });
+  LayoutRequest r;
+  r.label = table.label;
+  for (const Partition* p : parts) r.sizes_bytes.push_back(p->size_sectors * table.sector_size);
+  return r;
+}
+
 LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
   LayoutPrediction p;
   p.tool = "partalign";
@@ -88,8 +104,8 @@ LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
 }
 
 LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topology,
-                             const ToolVersions& versions, bool with_installers) {
-  return {request, topology, PredictLayouts(topology, versions, request, with_installers)};
+                             const ToolVersions& versions) {
+  return {request, topology, PredictLayouts(topology, versions, request)};
 }
 
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,
@@ -118,6 +134,41 @@ std::vector<LayoutGap> GapsOf(const LayoutPrediction& p, const LayoutRequest& r,
   return gaps;
 }
 
+std::vector<std::string> LayoutFaults(const LayoutPrediction& p, const LayoutRequest& r,
+                                      const Topology& t) {
+  const Area area = UsableArea(r.label, t);
+  const PlacedPartition* extended = nullptr;
+  for (const PlacedPartition& q : p.partitions) {
+    if (q.kind == PlacedKind::kExtended) extended = &q;
+  }
+  std::vector<std::string> faults;
+  for (size_t i = 0; i < p.partitions.size(); ++i) {
+    const PlacedPartition& q = p.partitions[i];
+    if (q.end_sector < q.start_sector || q.start_sector < area.first ||
+        q.end_sector > area.last) {
+      faults.push_back(fmt::format("partition {} ({}-{}) is not inside the usable area {}-{}",
+                                   q.number, q.start_sector, q.end_sector, area.first,
+                                   area.last));
+    }
+    if (q.kind == PlacedKind::kLogical &&
+        (!extended || q.start_sector <= extended->start_sector ||
+         q.end_sector > extended->end_sector)) {
+      faults.push_back(
+          fmt::format("logical partition {} is not inside the extended partition", q.number));
+    }
+    for (size_t j = i + 1; j < p.partitions.size(); ++j) {
+      const PlacedPartition& o = p.partitions[j];
+      const bool same_level = (o.kind == PlacedKind::kLogical) == (q.kind == PlacedKind::kLogical);
+      if (same_level && o.start_sector <= q.end_sector && q.start_sector <= o.end_sector) {
+        faults.push_back(fmt::format("partitions {} ({}-{}) and {} ({}-{}) overlap", q.number,
+                                     q.start_sector, q.end_sector, o.number, o.start_sector,
+                                     o.end_sector));
+      }
+    }
+  }
+  return faults;
+}
+
 nlohmann::json LayoutPredictionsJson(const LayoutPreview& preview) {
   const uint64_t lbs = preview.topology.logical_sector_size;
   const Alignment a = RecommendAlignment(preview.topology).alignment;
@@ -136,10 +187,16 @@ nlohmann::json LayoutPredictionsJson(const LayoutPreview& preview) {
     for (const LayoutGap& g : GapsOf(p, preview.request, preview.topology)) {
       gaps.push_back({{"start_sector", g.start_sector}, {"end_sector", g.end_sector}});
     }
+    nlohmann::json omitted = nlohmann::json::array();
+    for (const OmittedPartition& o : p.omitted) {
+      omitted.push_back({{"number", o.number}, {"modelled", o.modelled}, {"reason", o.reason}});
+    }
     list.push_back({{"tool", p.tool},
                     {"command", p.command},
                     {"partitions", parts},
                     {"gaps", gaps},
+                    {"omitted", omitted},
+                    {"faults", LayoutFaults(p, preview.request, preview.topology)},
                     {"warnings", p.warnings},
                     {"error", p.error.empty() ? nlohmann::json(nullptr) : nlohmann::json(p.error)},
                     {"reasons", p.reasons}});
@@ -157,7 +214,7 @@ std::vector<std::vector<std::string>> LayoutPreviewRows(const LayoutPreview& pre
   const Area area = UsableArea(preview.request.label, preview.topology);
   std::vector<std::vector<std::string>> rows;
   for (const LayoutPrediction& p : preview.predictions) {
-    if (p.partitions.empty()) {
+    if (p.partitions.empty() && p.omitted.empty()) {
       rows.push_back({p.tool, "-", "-", "-", "-", "-", "-", p.error.empty() ? "-" : "refuses"});
       continue;
     }
@@ -169,6 +226,10 @@ std::vector<std::vector<std::string>> LayoutPreviewRows(const LayoutPreview& pre
                       gap == 0 ? "0" : std::to_string(gap),
                       a.IsAligned(q.start_sector * lbs) ? "yes" : "no"});
     }
+    for (const OmittedPartition& o : p.omitted) {
+      rows.push_back({p.tool, std::to_string(o.number), "-",
+                      o.modelled ? "skipped" : "not modelled", "-", "-", "-", "-"});
+    }
   }
   return rows;
 }
@@ -179,6 +240,13 @@ std::vector<std::string> LayoutPreviewLines(const LayoutPreview& preview) {
     lines.push_back(fmt::format("{}: {}", p.tool, p.command.empty() ? "" : p.command.front()));
     for (size_t i = 1; i < p.command.size(); ++i) lines.push_back("    " + p.command[i]);
     for (const std::string& w : p.warnings) lines.push_back("  prints: " + w);
+    for (const OmittedPartition& o : p.omitted) {
+      lines.push_back(fmt::format("  partition {} {}: {}", o.number,
+                                  o.modelled ? "skipped" : "not modelled", o.reason));
+    }
+    for (const std::string& f : LayoutFaults(p, preview.request, preview.topology)) {
+      lines.push_back("  makes a broken table: " + f);
+    }
     if (!p.error.empty()) {
       lines.push_back(fmt::format("  fails: {}{}", p.error,
                                   p.partitions.empty() ? "" : " (the partitions above stay)"));

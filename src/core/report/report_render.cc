@@ -608,6 +608,14 @@ std::string ReportHtml(const DiskReport& r) {
   body += "<h3>Installers</h3>\n";
   body += HtmlList(InstallerSummaryLines(r.explain.installer_predictions, r.device.topology));
   body += HtmlTable(PredictionColumns(), PredictionRows(r.explain.installer_predictions));
+  if (r.layouts) {
+    body += "<h3>This layout on a fresh label</h3>\n";
+    body += HtmlParagraph(
+        "Where each partitioner and installer would put partitions of these sizes on a fresh "
+        "label of this disk (explain --layout).");
+    body += HtmlTable(LayoutPreviewColumns(), LayoutPreviewRows(*r.layouts));
+    body += HtmlPre(LayoutPreviewLines(*r.layouts));
+  }
   body += "</section>\n";
 
   body += HtmlHeading(kAudit);
@@ -675,6 +683,15 @@ std::string ReportMarkdown(const DiskReport& r) {
   md += "### Installers\n\n";
   md += MdList(InstallerSummaryLines(r.explain.installer_predictions, r.device.topology));
   md += MdTable(PredictionColumns(), PredictionRows(r.explain.installer_predictions));
+  if (r.layouts) {
+    md += "### This layout on a fresh label\n\n";
+    md += MdText(
+              "Where each partitioner and installer would put partitions of these sizes on a "
+              "fresh label of this disk (explain --layout).") +
+          "\n\n";
+    md += MdTable(LayoutPreviewColumns(), LayoutPreviewRows(*r.layouts));
+    md += MdCode(LayoutPreviewLines(*r.layouts));
+  }
 
   md += std::string("## ") + kAudit.title + "\n\n";
   md += MdText(AuditSummary(r.audit)) + "\n\n";

@@ -2,6 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
 #include "core/interactive/planner_test_disks.h"
 
 namespace partalign {
@@ -98,6 +104,72 @@ TEST(PlannerRenderTest, HelpAndPlacementScreens) {
   EXPECT_NE(Find(h, "cycle the assumed topology"), "");
   EXPECT_NE(Find(h, "isAligned) on the topology shown."), "");
   EXPECT_EQ(h.lines.back().rfind("Any key returns", 0), 0u);
+}
+
+// Issue 30: a 64 MiB disk, partitions of 1 MiB and 60 MiB, the bridge profile: the YaST row
+// showed partition 1 only, with no "fails:" line. Every tool's rows show every partition, or the
+// page says why not (the tool fails, or the partition is skipped or not modelled).
+TEST(PlannerRenderTest, PlacementShowsEveryPartitionOrWhyNot) {
+  PlannerScreen s = Screen(test::EmptyDisk(64ull << 20));
+  for (const char* size : {"1M", "60M"}) {
+    while (s.rows().size() > 1 && s.selected() + 1 < s.rows().size()) {
+      s.Handle(Key::Of(KeyCode::kDown));
+    }
+    s.Handle(Key::Char('n'));
+    for (char c : std::string_view(size)) s.Handle(Key::Char(c));
+    s.Handle(Key::Of(KeyCode::kEnter));
+    s.Handle(Key::Of(KeyCode::kEnter));
+  }
+  ASSERT_EQ(s.model().layout().partitions.size(), 2u) << s.message();
+  while (s.profile_name() != "usb-jmicron-0xffff") s.Handle(Key::Char('a'));
+  s.Handle(Key::Char('p'));
+  PlannerFrame f = DrawPlanner(s, 200, 400);
+  std::string page;
+  for (const std::string& l : f.lines) page += l + "\n";
+  int tools = 0;
+  for (const ToolView& view : ToolViews()) {
+    for (const std::string& tool : view.id == "parted"
+                                       ? std::vector<std::string>{"parted-mib", "parted-percent"}
+                                   : view.id == "fdisk" ? std::vector<std::string>{"sfdisk"}
+                                   : view.id == "gdisk" ? std::vector<std::string>{"sgdisk"}
+                                                        : std::vector<std::string>{view.id}) {
+      ++tools;
+      // The lines under the table: "TOOL: command", then its indented lines.
+      std::string notes;
+      bool in = false;
+      for (const std::string& l : f.lines) {
+        if (l.rfind(tool + ": ", 0) == 0) {
+          in = true;
+        } else if (in && l.rfind("  ", 0) != 0) {
+          in = false;
+        }
+        if (in) notes += l + "\n";
+      }
+      ASSERT_FALSE(notes.empty()) << tool << "\n" << page;
+      const bool fails = notes.find("  fails: ") != std::string::npos;
+      for (int nr : {1, 2}) {
+        bool row = false;
+        for (const std::string& l : f.lines) {
+          std::istringstream in_row(l);
+          std::string name, number;
+          in_row >> name >> number;
+          row |= name == tool && number == std::to_string(nr);
+        }
+        const bool omitted =
+            notes.find(fmt::format("  partition {} skipped: ", nr)) != std::string::npos ||
+            notes.find(fmt::format("  partition {} not modelled: ", nr)) != std::string::npos;
+        EXPECT_TRUE(row || fails || omitted)
+            << tool << " shows no partition " << nr << " and does not say why:\n"
+            << page;
+      }
+    }
+  }
+  EXPECT_EQ(tools, 9);
+  // YaST's Partitioner takes no custom size below its optimal grain (65535 sectors here).
+  EXPECT_NE(page.find("yast: YaST"), std::string::npos) << page;
+  EXPECT_NE(page.find("fails: partition 1: YaST's Partitioner takes a custom size from 32.00 MiB"),
+            std::string::npos)
+      << page;
 }
 
 TEST(PlannerRenderTest, AssumedTopologyShowsItsWarning) {

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 
+#include "partalign/layout/layout_preview.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/layout/planner.h"
 #include "partalign/util/units.h"
@@ -270,6 +271,28 @@ TEST(ReportHtmlTest, NoPlanSaysWhy) {
   std::string html = ReportHtml(r);
   EXPECT_NE(html.find("No plan: the table is &lt;damaged&gt;"), std::string::npos);
   EXPECT_EQ(html.find("<svg "), std::string::npos);
+}
+
+// The installers' placement is on the page too: every partitioner and installer puts the
+// table's partition sizes on a fresh label, each partition or why not.
+TEST(ReportHtmlTest, TheLayoutOnAFreshLabelShowsEveryTool) {
+  DiskReport r = Report();
+  std::optional<LayoutRequest> request = RequestOfTable(r.table);
+  ASSERT_TRUE(request);
+  EXPECT_EQ(request->sizes_bytes.size(), r.table.partitions.size());
+  r.layouts = PreviewRequest(*request, r.device.topology, NewestKnownVersions());
+  const std::string html = ReportHtml(r);
+  EXPECT_NE(html.find("<h3>This layout on a fresh label</h3>"), std::string::npos);
+  for (const ToolView& v : ToolViews()) {
+    if (!v.installer) continue;
+    EXPECT_NE(html.find("<td>" + v.id + "</td>"), std::string::npos) << v.id;
+  }
+  test::ExpectSelfContainedHtml(html);
+  const std::string md = ReportMarkdown(r);
+  EXPECT_NE(md.find("### This layout on a fresh label"), std::string::npos);
+  EXPECT_NE(md.find("| calamares |"), std::string::npos);
+  // Without a table to remake there is no such section.
+  EXPECT_EQ(ReportHtml(Report()).find("This layout on a fresh label"), std::string::npos);
 }
 
 TEST(ReportMarkdownTest, SameSectionsTextMapAndEscapedNames) {

@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "partalign/tools/layout_prediction.h"
 #include "partalign/tools/parted_model.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/topology/device.h"
@@ -86,5 +87,23 @@ struct BlivetPrediction {
 Result<BlivetPrediction> PredictBlivet(const Topology& topology, const ToolVersion& version,
                                        const ToolVersion& parted_version, LabelType label,
                                        uint64_t first_size_bytes);
+
+/// The size a growing request ("the rest") starts from: Anaconda's and blivet-gui's new
+/// partition with grow=True and a size of 1 MiB.
+inline constexpr uint64_t kBlivetGrowBaseBytes = 1024 * 1024;
+
+/// blivet's do_partitioning() for these requests on a fresh label (Anaconda's custom
+/// partitioning): the fixed-size requests sorted larger first, a growing one ("the rest", base
+/// kBlivetGrowBaseBytes) last (partition_compare); each size rounded up to the grain taken as
+/// bytes (align_size_for_disklabel), put in the smallest free region that holds it (a growing
+/// request: the largest) by add_partition(); then grow_partitions() lays the free region's
+/// partitions out again back to back from its aligned start, each end aligned down, the
+/// growing one taking what is left up to the region's aligned end. Partitions are numbered as
+/// parted numbers them: in the order they are added (by start when a request grows). A DOS
+/// layout of four or more partitions: blivet makes the fourth an extended partition
+/// (get_next_partition_type), which is not modelled.
+LayoutPrediction BlivetLayoutPrediction(const Topology& topology, const ToolVersion& version,
+                                        const ToolVersion& parted_version,
+                                        const LayoutRequest& request);
 
 }  // namespace partalign

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "partalign/tools/layout_prediction.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology.h"
@@ -60,5 +61,16 @@ struct CurtinPrediction {
 
 Result<CurtinPrediction> PredictCurtin(const Topology& topology, const ToolVersion& version,
                                        uint64_t first_size_bytes);
+
+/// Ubuntu's installer with these sizes on a fresh disk: subiquity's storage config v1, placed by
+/// PlaceCurtin() (partition 1 at 1 MiB, each next one right after the previous one, sizes exact
+/// in whole sectors). "The rest" is subiquity's v1 gap (gaps.py find_disk_gaps_v1): from
+/// 1 MiB plus each earlier size rounded up to 1 MiB, to the disk's end less 1 MiB on GPT, rounded
+/// down to 1 MiB. curtin never checks a size against the disk: a partition past the last usable
+/// sector makes `sgdisk --new` (GPT) or `parted mkpart` (msdos) fail, and the partitions before it
+/// stay. A DOS layout of four or more partitions: subiquity makes logical ones from the fourth,
+/// which is not modelled.
+LayoutPrediction CurtinLayoutPrediction(const Topology& topology, const ToolVersion& version,
+                                        const LayoutRequest& request);
 
 }  // namespace partalign

@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "partalign/tools/layout_prediction.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/util/result.h"
 
@@ -49,6 +50,10 @@ struct InstallerVersions {
 };
 
 InstallerVersions NewestKnownInstallerVersions();
+
+/// An empty layout prediction for `installer` (its row name as the tool), with the error when
+/// `version` lies in no modelled era: what each installer's whole-layout model starts from.
+LayoutPrediction NewInstallerLayoutPrediction(Installer installer, const ToolVersion& version);
 
 /// Parses one `--installer-version NAME=X.Y` item. NAME is a project or its installer:
 /// libstorage-ng, yast; blivet, anaconda; kpmcore, calamares; curtin, ubuntu, subiquity. The

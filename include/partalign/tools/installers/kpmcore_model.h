@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "partalign/tools/layout_prediction.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology.h"
@@ -61,9 +62,33 @@ enum class CalamaresFirmware { kBios, kEfi, kArm };
 /// logical sectors); the partitions follow one another with sizes in bytes / logical sector.
 uint64_t CalamaresFirstSector(CalamaresFirmware firmware, uint64_t logical_sector_size);
 
-/// A partition size as Calamares' PartitionLayout gives it: bytes / logical sector, no rounding
-/// to any grain (CreateLayoutsTests::testFixedSizePartition).
+/// A partition size as Calamares' PartitionLayout gives it (PartitionSize::toSectors through
+/// Calamares::bytesToSectors, utils/Units.h): the bytes rounded up to whole sectors, then up to
+/// whole MiB, in sectors; no other grain (CreateLayoutsTests::testFixedSizePartition: 5 MiB
+/// stays 5 MiB).
 uint64_t CalamaresSizeSectors(uint64_t size_bytes, uint64_t logical_sector_size);
+
+/// doAutopartition()'s last sector for the layout: the disk's last sector minus 66 on GPT
+/// ("allowing for secondary GPT using 66 sectors"), the last sector on msdos; no swap.
+uint64_t CalamaresLastSector(LabelType label, uint64_t disk_sectors);
+
+/// Calamares' erase-disk install with a `partitionLayout` of these sizes (the rest as "100%"):
+/// PartitionLayout::createPartitions() from the firmware's first free sector (UEFI for GPT, BIOS
+/// for msdos) to CalamaresLastSector(), each partition right after the previous one, sizes as
+/// CalamaresSizeSectors(), cut to what is left, a partition of no sectors skipped; KPMcore
+/// creates each with exactly those sectors (its sfdisk backend writes `start= size=`). On UEFI
+/// Calamares puts its own EFI system partition first: it is partition 1 of such a layout. A DOS
+/// layout of more than four partitions: every layout partition is primary in Calamares, so
+/// partitions 5 and up are not modelled.
+/// On GPT the label KPMcore's sfdisk writes has libfdisk's usable area for this topology (its
+/// first LBA follows a large optimal I/O), and `sfdisk --append` refuses a partition outside it.
+/// On msdos the sfdisk KPMcore runs (`sfdisk --append`, util-linux `util_linux_version`) refuses a
+/// new primary partition when no gap of a libfdisk grain is left before, between or after the
+/// primaries (dos_add_partition(): "Impossible to create another primary partition"), whatever
+/// start it is given: the row fails there.
+LayoutPrediction CalamaresLayoutPrediction(const Topology& topology, const ToolVersion& version,
+                                           const ToolVersion& util_linux_version,
+                                           const LayoutRequest& request);
 
 /// Calamares with KPMcore on a fresh disk: GPT on UEFI, msdos on BIOS (its defaults).
 struct KpmcorePrediction {

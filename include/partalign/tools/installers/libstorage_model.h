@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "partalign/tools/layout_prediction.h"
 #include "partalign/tools/tool_version.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology.h"
@@ -132,5 +133,19 @@ LibstorageTopology LibstorageTopologyOf(const Topology& topology);
 Result<LibstoragePrediction> PredictLibstorage(const Topology& topology, const ToolVersion& version,
                                                LabelType label,
                                                std::optional<uint64_t> first_size_bytes = {});
+
+/// YaST's Partitioner asked for every partition of `request` in turn on a fresh label ("Add
+/// Partition", then "Custom Size", or "Maximum Size" for the rest), as yast-storage-ng's
+/// add_partition controller and partition_size dialog do it on libstorage-ng's slots: a custom
+/// size must lie between the optimal grain and the largest optimal slot; it goes to the start of
+/// the smallest optimal slot that holds it, its length rounded up to whole sectors, its end
+/// aligned down unless it ends the slot (PartitionTables::Base#align_end); the rest is the whole
+/// largest slot. At commit libstorage-ng runs `parted mkpart` with those sectors, and parted's
+/// warnings are the prediction's. A DOS layout of more than four partitions needs an extended
+/// partition, which the Partitioner makes only when asked: partitions 4 and up are not
+/// modelled then.
+LayoutPrediction LibstorageLayoutPrediction(const Topology& topology, const ToolVersion& version,
+                                            const ToolVersion& parted_version,
+                                            const LayoutRequest& request);
 
 }  // namespace partalign

@@ -13,6 +13,14 @@ constexpr uint64_t kOneMib = kMiB;
 // GPTPartTable._headers(): a start below this is written as first-lba.
 constexpr uint64_t kDefaultFirstLba = 2048;
 const ToolVersion kV2Since{22, 1, 0, 2};
+// subiquity's _partition_alignment_data: min_end_offset = GPT_OVERHEAD / 2 = 1 MiB on GPT, 0 on
+// msdos; primary_part_limit 4 on msdos.
+constexpr uint64_t kSubiquityGptEndOffset = kMiB;
+constexpr size_t kSubiquityDosPrimaries = 4;
+// The GPT a fresh `sgdisk` writes: a header and 128 entries of 128 bytes at each end.
+constexpr uint64_t kCurtinGptArrayBytes = 128 * 128;
+// An msdos entry holds 32-bit sector numbers.
+constexpr uint64_t kCurtinDosMaxSector = 0xFFFFFFFFull;
 
 uint64_t CurtinAlignUp(uint64_t value, uint64_t grain) {
   return (value + grain - 1) / grain * grain;
@@ -174,6 +182,77 @@ Result<CurtinPrediction> PredictCurtin(const Topology& t, const ToolVersion& ver
   }
   p.key_reason = fmt::format(
       "curtin starts at a fixed 1 MiB (sector {}) and never reads the topology", p.first_start);
+  return p;
+}
+
+LayoutPrediction CurtinLayoutPrediction(const Topology& t, const ToolVersion& version,
+                                        const LayoutRequest& r) {
+  LayoutPrediction p = NewInstallerLayoutPrediction(Installer::kCurtin, version);
+  if (!p.error.empty()) return p;
+  const uint64_t lbs = t.logical_sector_size;
+  const uint64_t sectors = t.size_bytes / lbs;
+  const bool gpt = r.label == LabelType::kGpt;
+  const uint64_t array = (kCurtinGptArrayBytes + lbs - 1) / lbs;
+  const uint64_t last_usable =
+      gpt ? (sectors > array + 2 ? sectors - array - 2 : 0)
+          : std::min<uint64_t>(sectors > 0 ? sectors - 1 : 0, kCurtinDosMaxSector);
+  const size_t count = r.sizes_bytes.size();
+  const size_t modelled =
+      !gpt && count >= kSubiquityDosPrimaries ? kSubiquityDosPrimaries - 1 : count;
+  std::vector<CurtinPartitionAction> actions;
+  uint64_t used = kOneMib;  // find_disk_gaps_v1: min_start_offset, then each size rounded up
+  for (size_t i = 0; i < modelled; ++i) {
+    const auto asked = static_cast<uint32_t>(i + 1);
+    uint64_t size = 0;
+    if (r.sizes_bytes[i]) {
+      size = *r.sizes_bytes[i];
+    } else {
+      const uint64_t end_offset = gpt ? kSubiquityGptEndOffset : 0;
+      const uint64_t end =
+          t.size_bytes > end_offset ? (t.size_bytes - end_offset) / kOneMib * kOneMib : 0;
+      if (end < used || end - used < kOneMib) {
+        p.error = fmt::format(
+            "partition {}: subiquity lists no gap of at least 1 MiB for the rest (its v1 gap "
+            "would run from {} to {})",
+            asked, used, end);
+        break;
+      }
+      size = end - used;
+      p.reasons.push_back(fmt::format(
+          "partition {}: the rest is subiquity's v1 gap: {} bytes, from {} to {} (1 MiB plus "
+          "each earlier size rounded up to 1 MiB, to the disk's end{} rounded down to 1 MiB)",
+          asked, size, used, end, gpt ? " less 1 MiB" : ""));
+    }
+    if (size < lbs) {
+      p.error = fmt::format("partition {}: {} bytes is less than a sector", asked, size);
+      break;
+    }
+    used = CurtinAlignUp(used + size, kOneMib);
+    actions.push_back({asked, size, {}, false, false});
+  }
+  Result<CurtinLayout> v1 = PlaceCurtin(1, r.label, lbs, actions);
+  if (!v1) {
+    p.error = v1.error().message;
+    return p;
+  }
+  p.command = v1->commands;
+  for (const CurtinPlaced& q : v1->partitions) {
+    const uint64_t end = q.start_sector + q.size_sectors - 1;
+    if (end > last_usable) {
+      p.error = fmt::format("partition {}: {}s-{}s ends past the last usable sector {}: {} fails",
+                            q.number, q.start_sector, end, last_usable,
+                            gpt ? "sgdisk --new" : "parted mkpart");
+      break;
+    }
+    p.partitions.push_back({q.number, PlacedKind::kPrimary, q.start_sector, end});
+  }
+  if (p.error.empty()) {
+    for (size_t i = modelled; i < count; ++i) {
+      p.omitted.push_back({static_cast<uint32_t>(i + 1), false,
+                           "subiquity makes the fourth and later partitions of an msdos disk "
+                           "logical ones in an extended partition, which is not modelled"});
+    }
+  }
   return p;
 }
 

@@ -173,4 +173,11 @@ Result<std::pair<Installer, ToolVersion>> ParseInstallerVersionOverride(std::str
   return std::make_pair(installer, o->second);
 }
 
+LayoutPrediction NewInstallerLayoutPrediction(Installer installer, const ToolVersion& version) {
+  LayoutPrediction p;
+  p.tool = std::string(InstallerRowName(installer));
+  if (Result<ToolEra> era = InstallerEraOf(installer, version); !era) p.error = era.error().message;
+  return p;
+}
+
 }  // namespace partalign

@@ -7,6 +7,8 @@
 #include <fmt/format.h>
 
 #include "partalign/tools/installers/installer_version.h"
+#include "partalign/tools/parted_disk.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -285,6 +287,131 @@ Result<LibstoragePrediction> PredictLibstorage(const Topology& t, const ToolVers
       }
     }
   }
+  return p;
+}
+
+namespace {
+
+// More partitions than a DOS table holds as primaries: the fourth and later ones need an
+// extended partition.
+constexpr size_t kLayoutDosPrimaries = 4;
+
+// The optimal slots a new primary partition can use (AddPartition#unused_optimal_slots,
+// filtered by PartitionSlot#possible?).
+std::vector<LibstorageSlot> PrimarySlots(const LibstorageTable& table,
+                                         const LibstorageAlignment& a) {
+  std::vector<LibstorageSlot> out;
+  for (const LibstorageSlot& s : LibstorageUnusedSlots(table, a)) {
+    if (s.primary_slot && s.primary_possible) out.push_back(s);
+  }
+  return out;
+}
+
+}  // namespace
+
+LayoutPrediction LibstorageLayoutPrediction(const Topology& t, const ToolVersion& version,
+                                            const ToolVersion& parted_version,
+                                            const LayoutRequest& r) {
+  LayoutPrediction p = NewInstallerLayoutPrediction(Installer::kLibstorageNg, version);
+  if (!p.error.empty()) return p;
+  const uint64_t lbs = t.logical_sector_size;
+  const LibstorageAlignment a{LibstorageTopologyOf(t), LibstorageAlignType::kOptimal, 0};
+  const uint64_t grain = std::max(LibstorageGrain(a), lbs);
+  LibstorageTable table;
+  table.label = r.label;
+  table.block_size = lbs;
+  table.disk_blocks = t.size_bytes / lbs;
+  p.reasons.push_back(fmt::format(
+      "optimal grain {} bytes ({} sectors{}): the smallest custom size the Partitioner takes "
+      "(AddPartition#optimal_grain)",
+      grain, grain / lbs,
+      a.topology.alignment_offset != 0
+          ? fmt::format(", shifted by the alignment offset {}", a.topology.alignment_offset)
+          : ""));
+  Result<PartedModel> parted = MakePartedModel(t, parted_version);
+  std::optional<PartedDisk> disk;
+  if (parted) disk.emplace(*parted, r.label);
+  const size_t count = r.sizes_bytes.size();
+  const bool needs_extended = r.label == LabelType::kDos && count > kLayoutDosPrimaries;
+  for (size_t i = 0; i < count; ++i) {
+    const auto asked = static_cast<uint32_t>(i + 1);
+    if (needs_extended && i + 1 >= kLayoutDosPrimaries) {
+      p.omitted.push_back(
+          {asked, false,
+           "a DOS layout of more than four partitions needs an extended partition, which YaST's "
+           "Partitioner makes only when asked; its size and its logical partitions are not "
+           "modelled"});
+      continue;
+    }
+    std::vector<LibstorageSlot> slots = PrimarySlots(table, a);
+    if (slots.empty()) {
+      p.error = fmt::format("partition {}: no free optimally aligned slot is left", asked);
+      break;
+    }
+    // Ruby's max_by and min_by keep the first of equals.
+    const LibstorageSlot* largest = &slots.front();
+    for (const LibstorageSlot& s : slots) {
+      if (s.region.length > largest->region.length) largest = &s;
+    }
+    const std::optional<uint64_t>& size = r.sizes_bytes[i];
+    const LibstorageSlot* slot = largest;
+    LibstorageRegion region = largest->region;
+    if (size) {
+      const uint64_t max = largest->region.length * lbs;
+      if (*size < grain || *size > max) {
+        p.error = fmt::format(
+            "partition {}: YaST's Partitioner takes a custom size from {} (the optimal grain) to "
+            "{} (the largest free slot) only, not {}",
+            asked, FormatSize(grain), FormatSize(max), FormatSize(*size));
+        break;
+      }
+      slot = nullptr;
+      for (const LibstorageSlot& s : slots) {
+        if (s.region.length * lbs >= *size && (!slot || s.region.length < slot->region.length)) {
+          slot = &s;
+        }
+      }
+      region = {slot->region.start, (*size + lbs - 1) / lbs, lbs};
+      if (region.end() != slot->region.end()) {
+        std::optional<LibstorageRegion> aligned =
+            LibstorageAlignRegion(a, region, LibstorageAlignPolicy::kKeepStartAlignEnd);
+        // AddPartition#align's rescue: the smallest region REQUIRED alignment allows.
+        region = aligned ? *aligned : LibstorageRegion{slot->region.start, 1, lbs};
+      }
+      p.reasons.push_back(fmt::format(
+          "partition {}: custom size {}: the smallest slot that holds it starts at {}; {} "
+          "sectors{}",
+          asked, FormatSize(*size), slot->region.start, region.length,
+          region.end() == slot->region.end()
+              ? ", which end the slot: the end is kept"
+              : fmt::format(", the end aligned down to {} (align_end, KEEP_START_ALIGN_END)",
+                            region.end())));
+    } else {
+      p.reasons.push_back(fmt::format("partition {}: maximum size: the whole largest slot, {}-{}",
+                                      asked, region.start, region.end()));
+    }
+    const uint32_t number = slot->number;
+    table.partitions.push_back(
+        {number, LibstoragePartitionType::kPrimary, region.start, region.length});
+    p.partitions.push_back({number, PlacedKind::kPrimary, region.start, region.end()});
+    if (disk) {
+      // What libstorage-ng runs at commit (PartitionImpl.cc): the exact sectors.
+      MkpartOutcome o =
+          disk->Mkpart(PartedMode::kOptimal, PartedPartType::kPrimary,
+                       fmt::format("{}s", region.start), fmt::format("{}s", region.end()));
+      if (o.warning) p.warnings.push_back(*o.warning);
+      if (!o.created) {
+        p.partitions.pop_back();
+        p.error = fmt::format("partition {}: at commit parted refuses {}s-{}s: {}", asked,
+                              region.start, region.end(), o.error);
+        break;
+      }
+    }
+  }
+  std::sort(p.partitions.begin(), p.partitions.end(),
+            [](const PlacedPartition& x, const PlacedPartition& y) {
+              return x.start_sector < y.start_sector;
+            });
   return p;
 }
 

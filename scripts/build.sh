@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Configures and builds partalign into build/ (or $PARTALIGN_BUILD_DIR).
 # Usage: scripts/build.sh [extra cmake -D options]            partalign, its tests and tools
 #        scripts/build.sh --sanitize [extra cmake -D options] the same under ASan and UBSan (CI)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Cleans up after a test run that was killed before its destructors ran: unmounts, deletes the
 # partition nodes of, and detaches every loop device whose backing file lies in a
 # partalign-test.<pid>.* directory whose process <pid> is gone, then unmounts what is mounted

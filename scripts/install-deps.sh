@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Installs the Debian 12 packages partalign needs, as root.
 # Usage: scripts/install-deps.sh          every package: build, test and benchmark (CI)
 #        scripts/install-deps.sh --demo   only what `scripts/build.sh --demo` and

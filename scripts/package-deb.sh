@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Builds the Debian packages partalign_VERSION_ARCH.deb and its -dbgsym from debian/ with
 # dpkg-buildpackage, in a copy of the source tree under OUT (default build-deb/, or
 # $PARTALIGN_DEB_BUILD_DIR), so that nothing is written into the tree or next to it; prints the

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # bash completion for partalign(8); cmake --install puts it in
 # share/bash-completion/completions/partalign.
 # Hand-written, one case branch per subcommand: `opts` lists every option exactly as

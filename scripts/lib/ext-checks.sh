@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Checks of an ext2/3/4 filesystem after a used-only move, for the kill scripts (sourced).
 # A used-only move copies what the filesystem uses, so the whole partition no longer compares
 # equal: these compare what partclone.extfs calls used (its domain file, an oracle independent of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by scripts/bench-apply-kill and scripts/bench-translate-kill (sourced, not run): runs
 # one KillBench gtest of partalign_device_tests with many seeded kill points and sums its
 # "kill-bench:" lines.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by the scripts that measure speed (bench-precision, bench-detect, bench-move,
 # bench-vs-fio; sourced, not run). They refuse a partalign built with the sanitizers
 # (scripts/build.sh --sanitize, the README's second command and CI's build): its timings would

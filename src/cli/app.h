@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The partalign command line: parse argv, run the chosen command, map errors to exit codes.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The human output and the report files of a benchmark, shared by `bench` (one run, or
 // --compare) and `apply --bench` (a before/after comparison per partition): the tables with
 // their legends and summary sentences, and the SVG heatmap and HTML report.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The commands of the partalign CLI, one file each (src/cli/command_<name>.cc). Each Add*
 // function registers its subcommand and the function that runs it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What audit and plan both read after the table: the storage stack inside every partition that
 // holds something (and inside a whole disk without a partition table), through the walker of
 // src/io/stack, plus the installed lvm2 version when a PV was found (audit compares pe_start with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Exit statuses, documented in docs/partalign.8 (EXIT STATUS). Never reuse kFailure for a
 // finding: scripts must tell "the disk is misaligned" from "partalign could not look".
 #pragma once

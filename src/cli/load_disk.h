@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What audit and plan both start from: the target probed (topology with --assume applied,
 // identity, findings) and its partition table read through libfdisk with the contents of
 // every partition, plus the shared --grain option.

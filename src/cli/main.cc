@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign: parse, run one command, flush. Everything else lives in app.cc and command_*.cc.
 #include <cstdio>
 #include <iostream>

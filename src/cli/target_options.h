@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Options every command that reads a TARGET shares: the target itself, --assume,
 // --sector-size and --json.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/verify_target.h"
 
 #include "io/migrate/snapshot_capture.h"

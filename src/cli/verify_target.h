@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What `verify` and `report --against` both compute: the disk now against a snapshot taken
 // before (docs/migration.md). Never writes.
 #pragma once

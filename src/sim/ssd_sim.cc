@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign-ssd-sim: a FUSE file system with one writable file, /disk.img, over a backing file,
 // that charges time per flash page each I/O touches (partalign/sim/flash_model.h): a device
 // where alignment matters, to attach as a loop device with direct I/O (scripts/ssd-sim) and

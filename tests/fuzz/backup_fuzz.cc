@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness: the table backup reader (restore BACKUP). Any input: no crash, no
 // sanitizer report; an accepted backup survives a round trip through its own file format, and
 // the transition restore would write from it is computed without a crash.

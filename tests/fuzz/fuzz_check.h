@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a libFuzzer harness treats as a finding besides a crash or a sanitizer report: a broken
 // invariant of the code under test, printed with the condition and aborted on.
 #pragma once

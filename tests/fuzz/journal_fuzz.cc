@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness: the move journal reader (resume JOURNAL, partalign's own registry). The
 // input is a journal file, held in a memfd and read by MoveJournal::Load as resume reads it,
 // then its digest table and table updates; and the registry entry format. Any input: no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness: the plan file reader (apply PLAN). Any input: no crash, no sanitizer
 // report, and a plan that is accepted survives a round trip through its own file format and
 // can be rendered (tests/fuzz/, scripts/fuzz, docs/safety.md).

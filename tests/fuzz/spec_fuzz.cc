@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness: the user-number parsers (--assume SPEC, --layout SPEC, sizes) and what is
 // computed from what they accept. Any input: no crash, no sanitizer report, and no wrapped
 // arithmetic where it can be seen: an accepted topology is one ValidateTopology accepts, a

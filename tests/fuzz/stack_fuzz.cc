@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness: the stack's pure parsers (docs/stack.md) on any bytes - the LVM2 PV label
 // and metadata area header, the VG metadata text, MD version-1 superblocks, ext4/XFS
 // superblocks. Any input: no crash, no sanitizer report, and what a parser accepts keeps its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A driver for the libFuzzer harnesses (tests/fuzz/*_fuzz.cc) in the ordinary build, without
 // clang: runs the harness on every file named (directories: every file in them), and on
 // `--mutations N` seeded mutations of each (bits flipped, bytes set to 0x00/0xff/0x7f/0x80,

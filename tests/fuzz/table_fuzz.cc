@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libFuzzer harness: the validation gate's table scanner (partalign/label/table_scan.h), which
 // reads every partition table before libfdisk does, on any bytes. The input is a disk: its
 // first byte picks the sector size, the next eight its size, the rest is written at byte 0 and,

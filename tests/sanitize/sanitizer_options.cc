@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The options every program of a sanitized build (-DPARTALIGN_SANITIZE=ON: the CI build) runs
 // with, however it is started: by ctest, by a test as a subprocess, or by hand. ASan and UBSan
 // read these hooks before the environment's ASAN_OPTIONS and UBSAN_OPTIONS, which can still

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The partition layouts apply and restore are tested on: GPT and DOS (with logical
 // partitions), 512- and 4096-byte sectors. In each, partitions 1 and 2 (DOS: 1, 5 and 6) start
 // off the 1 MiB grain and hold no data, so a plan moves their starts up by editing the table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the crash tests of table writes (apply's, translate's) share: killing partalign at a
 // random time, and reading where a table puts its partitions with libfdisk and with sfdisk.
 #pragma once

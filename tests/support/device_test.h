@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Gate for tests that need root and loop devices. They skip with a visible reason when not
 // root; under PARTALIGN_REQUIRE_DEVICE_TESTS=1 (CI) a skip is a failure.
 #pragma once

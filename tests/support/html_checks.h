@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What every HTML page partalign writes must be (the report, the bench pages): one file that
 // loads nothing - the CSP meta tag; no script, link, iframe, img or other loading element; no
 // src= or url() in any tag, links only within the page, http:// only as the SVG namespace (a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "support/in_use_guards.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Ways of using a disk that apply and restore must refuse, each undone by its destructor (also
 // when the test fails): a mounted filesystem, active swap, an exclusive open, a flock, a loop
 // device on top of a partition (use LoopDevice for that).

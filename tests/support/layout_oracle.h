@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The real partitioners on a whole layout: runs what a LayoutPrediction says each tool is asked
 // (parted's and sgdisk's command lines, sfdisk's script, systemd-repart's definitions) on a loop
 // device under the topology simulator (topology_shim.c) and reads back every partition (sfdisk

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A loop device attached to an image file for the duration of a test. The destructor deletes
 // every partition node the test created (BLKPG; they outlive the loop device otherwise, see
 // environment.md) and detaches the device by its own name, also when the test fails.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes an MD version-1 superblock (struct mdp_superblock_1, include/uapi/linux/raid/md_p.h)
 // the way mdadm --create would, for tests: this machine's kernel has no md driver, so mdadm
 // cannot create arrays, but `mdadm --examine` reads (and checks the checksum of) a superblock

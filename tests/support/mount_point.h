@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A file system mounted for the duration of a test; unmounted by the destructor, also when the
 // test fails.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A disk that moves between controllers of different logical sector sizes (docs/migration.md):
 // one image file, attached to a loop device with one sector size, later detached and attached
 // again with another (`losetup --sector-size`), as a disk moves between a 4K-translating USB

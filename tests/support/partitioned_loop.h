@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A disk for apply/restore tests: an image file partitioned by the real sfdisk, attached to a
 // loop device with the given logical sector size, its partitions known to the kernel (partx -a,
 // as a normal system would have them), everything removed by the destructors, also on failure.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Plans for apply's tests, until `partalign plan` writes them: built from the real table
 // (ReadPartitionTable) and bound to the disk the way plan files are (identity, topology,
 // table fingerprint).

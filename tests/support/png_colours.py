@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: GPL-3.0-or-later
 """Counts the pixels of given colours in a PNG, with the standard library only (zlib and the
 five PNG filters); the report test reads a headless browser's screenshot with it.
 

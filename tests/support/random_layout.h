@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Seeded random partition tables for the planner's property tests: GPT and DOS (with extended
 // and logical partitions), 512 and 4096-byte sectors, the start patterns real disks carry
 // (63-sector DOS era, 65535-sector JMicron-era parted, 2055 from an offset disk, 1 MiB,

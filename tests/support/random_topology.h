@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Seeded random topologies from values that occur in practice (alignment-heuristics.md §1):
 // 512e/4Kn sectors, RAID chunks and stripes, the 0xFFFF bridge value, alignment offsets, disks
 // from a few MiB to 4 TiB with an extra share near libfdisk's small-device thresholds (4

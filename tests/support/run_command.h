@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Runs a program (partalign itself or a real tool used as an oracle) and captures its exit
 // status, stdout and stderr. No shell is involved: arguments are passed as they are.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writing a partition table with the real sfdisk (the oracle) to an image or a loop device,
 // without asking the kernel to re-read it. Header-only.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A disk in memory with a volatile write cache, for testing the mover's recovery from a power
 // failure at any instant. Writes land in the cache (reads see them); Flush() makes every cached
 // write durable. A shared CrashClock counts writes and flushes across the device and the journal

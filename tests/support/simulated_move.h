@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A move set up on simulated disks (simulated_disk.h): a random device image, optional table
 // updates at both ends of the device (and in the vacated source), the journal header - and a check
 // of the device afterwards against what a completed or rolled-back move must leave. Shared by the

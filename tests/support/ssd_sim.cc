@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "support/ssd_sim.h"
 
 #include <unistd.h>

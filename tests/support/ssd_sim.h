@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign-ssd-sim (src/sim/ssd_sim.cc) mounted for the duration of a test: /disk.img over a
 // backing file in the test's directory, its I/Os charged per flash page. The destructor
 // unmounts it, also when the test fails; attach the image to a LoopDevice (destroyed first) for

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "support/stack_tools.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The real lvm2, cryptsetup and mdadm as fixtures and oracles of the stack tests, run so that
 // they work on this machine and never touch anything but the test's own devices: lvm2 with
 // activation off (no device-mapper here), no metadata backups in /etc/lvm, and only the given

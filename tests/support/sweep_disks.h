@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The disks of a randomised sweep (tests/tools/): one image and one loop device per logical
 // sector size, resized for every case (truncate + losetup --set-capacity) instead of attached
 // anew, and wiped and detached at the end, by name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The corpus of damaged, unusual and hostile partition tables (issue 11): every kind of damage
 // the validation gate names, the tables libfdisk aborts on or truncates, tiny images, and
 // tables written for the other sector size - built byte by byte (tests/support/

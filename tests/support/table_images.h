@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Partition-table images built byte by byte for the validation gate's tests (and the table
 // corpus): valid MBRs, EBR chains and GPTs with correct CRCs, and the damage real disks show
 // (bad CRCs, wrong header fields, entries past the end or overlapping, EBR loops and long

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A scratch directory removed with everything in it when the test ends, even on failure.
 // Its name carries the owning PID (partalign-test.<pid>.XXXXXX) so that
 // scripts/cleanup-test-loops.sh can tell leftovers of a killed run from a live run's files.

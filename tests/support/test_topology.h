@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A topology in one line for table-driven tests: lbs/pbs/min_io/opt_io/align_off, the way
 // alignment-heuristics.md writes them. Header-only and pure (tests/core and tests/cli).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A full-screen program under tmux, for end-to-end tests of `plan --interactive`: a private tmux
 // server (its own socket name, no user configuration) with one detached session of a given
 // size running a command; keys go in with send-keys, the screen comes out with capture-pane.

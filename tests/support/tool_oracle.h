@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The real partitioners as oracles: run parted, sfdisk/fdisk, sgdisk and systemd-repart on a
 // loop device under the LD_PRELOAD topology simulator (topology_shim.c), so that they see any
 // physical sector / minimum I/O / optimal I/O / alignment offset, and read back what they did.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 /*
  * topology_shim.c - LD_PRELOAD library that makes real partitioning tools
  * (parted 3.5, fdisk/sfdisk 2.38.1 via libfdisk, sgdisk 1.0.9, systemd-repart

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The disk of the audit/plan acceptance tests: a 4 GiB GPT (FirstUsableLBA 34) with the
 // classic 63-sector first partition (ext4) and partitions parted placed on multiples of 65535
 // sectors behind a JMicron bridge: 65535 (vfat), 589815 (ext4), 2686935 (empty, to the end of

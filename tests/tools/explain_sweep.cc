@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The randomised explain sweep: draws seeded random topologies from values that occur in
 // practice, runs the real parted, sfdisk, sgdisk (and systemd-repart) on a loop device under
 // the LD_PRELOAD topology simulator, compares what they did with `partalign explain --json`,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The randomised layout sweep: seeded random layouts (GPT and DOS, one to seven partitions,
 // sizes in MiB, in odd KiB and in plain bytes, with and without a last partition taking the
 // rest, some too large for the disk) on seeded random topologies (tests/support/

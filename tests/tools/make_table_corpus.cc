@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writes the table corpus (tests/support/table_corpus.h) as files.
 //   partalign_make_table_corpus DIR              one sparse image per case: DIR/NAME.img
 //   partalign_make_table_corpus --seeds DIR MAX  table_fuzz inputs: DIR/NAME, each the harness's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The small interface between the benchmark's pure core and the I/O engines of the edge
 // (src/io/bench/uring_engine.h, src/io/bench/psync_engine.h) or a fake one in tests. The engine
 // owns the clock; the core only sees the numbers an engine reports.

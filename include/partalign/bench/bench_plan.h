@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the benchmark measures and in which order: the cells (pattern, block size, offset
 // alignment, queue depth), the groups of cells measured together with their I/Os interleaved
 // (the two sides of every comparison), and the schedule of rounds that measures every group

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Seeded pseudo-random numbers and I/O offsets for the benchmark. Plain values: the same seed
 // always gives the same sequence, on every machine, so a run can be repeated offset for offset.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Pictures and documents of the benchmark as pure string builders: the SVG heatmap of the
 // block size x offset alignment grid (like the seeds' Rebench figure) and the HTML reports
 // that embed it next to the tables.

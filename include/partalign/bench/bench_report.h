@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The benchmark report model: per-cell summaries (median IOPS with its interval, latency
 // percentiles), the aligned-vs-misaligned comparisons inside one run, the comparison of two
 // runs (--compare), the one-sentence summaries, the JSON documents and the table rows. Pure:

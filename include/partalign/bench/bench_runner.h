@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Runs a BenchPlan on an engine: round after round, each group once per round in the round's
 // order, the I/Os of a group's cells interleaved one by one in each of its windows. Windows take
 // longer than planned (a deadline is noticed at the next completion, queues drain, the machine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Statistics of the benchmark: the median of a cell's trials with a distribution-free 95%
 // interval, and the comparison of two cells as a percent change with a distribution-free
 // interval, corrected for multiple comparisons (Bonferroni): paired when the two cells were

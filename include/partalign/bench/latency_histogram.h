@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Per-I/O latency in a fixed log-linear histogram: recording is an index computation and an
 // increment (no allocation in the I/O loop), and histograms of many trials merge by addition.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The layout the interactive planner (`plan --interactive`) edits, and every rule of an edit:
 // new partitions go into free space, every start and size snaps to partalign's grain,
 // partitions never overlap and never shrink below the filesystem they hold, an existing

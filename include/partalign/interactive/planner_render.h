@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The lines the interactive planner draws, for a terminal of a given size: the disk headline
 // and topology warnings, a map of the whole disk, the selected start against 1 MiB ticks, the
 // partition list with sizes, the change each partition needs and every tool's verdict, the

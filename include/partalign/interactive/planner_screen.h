@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The interactive planner's state machine: the keys of `plan --interactive` (docs/interactive.md),
 // the prompts they open, undo, the assumed topology `a` cycles through, and the effects the
 // terminal adapter carries out (write an exported file, apply a plan, quit). Pure: it never

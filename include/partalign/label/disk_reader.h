@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bytes of a disk as the table scanner (partalign/label/table_scan.h) reads them: an
 // interface, so that the scanner stays pure. The I/O edge reads a file descriptor
 // (src/io/label/table_gate.h); tests, the fuzzer and restore's check of a backup use SparseDisk,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the validation gate (partalign/label/table_scan.h) found in a partition table, and how
 // serious it is: what partalign still does with the table. Audit and plan report the findings
 // (docs/output.md: table_status, table_findings); plan and apply refuse read-only tables, every

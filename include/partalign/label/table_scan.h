@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The validation gate for every partition table partalign reads: a pure scanner that parses the
 // MBR, the GPT (both copies) and the EBR chain from the disk's bytes, checks every field a later
 // step relies on, and says what it found - before libfdisk reads anything (libfdisk 2.38 aborts

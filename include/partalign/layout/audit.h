@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign audit: for every partition, each alignment criterion met or not with its
 // arithmetic, what parted, fdisk and gdisk would say about it (docs/audit-plan.md), and the
 // storage stack inside it, layer by layer (docs/stack.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // audit --format prometheus: what audit found on each disk as node_exporter textfile metrics
 // (docs/output.md, "Prometheus metrics"). The `device` label is the kernel's name of the disk
 // ("sda", "nvme0n1"), the label node_exporter's disk metrics carry, so the two join.

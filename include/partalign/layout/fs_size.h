@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The size of a filesystem, read from its superblock. libblkid 2.38 (Debian 12) reports a
 // filesystem's type, label, UUID and block size, but not its size: the FSSIZE value arrived in
 // util-linux 2.39. The planner needs the size to know how far a partition's end may move

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `explain --layout SPEC`: where every tool of ToolViews() would put each partition of a layout,
 // beside partalign's own placement (what `plan --layout SPEC` makes), with the gaps each leaves
 // and what each prints. The JSON key `layout_predictions` and the human table (docs/explain.md,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `plan --layout SPEC`: an sfdisk-like description of a fresh partition table, turned into an
 // aligned layout for an empty disk.
 //

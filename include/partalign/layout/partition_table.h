@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A partition table as plain values: what libfdisk read from the disk
 // (src/io/table/fdisk_table.cc), what libblkid found inside each partition, the free regions, where
 // on disk the table's own bytes live and a fingerprint of those bytes. audit, plan and apply all

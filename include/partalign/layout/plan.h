@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A plan: what to change on one disk so that every partition is aligned, bound to that disk's
 // identity, topology and table fingerprint. `plan` computes it, `apply` executes it; the plan
 // file is its JSON form (format "partalign-plan", docs/output.md).

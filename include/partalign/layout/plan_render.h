@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Renderings of a plan, all from the same model: rows for the human table, the disk map
 // (partitions drawn against 1 MiB boundaries, before and after), Markdown, and the new table
 // as an sfdisk script that sfdisk accepts as it is. The JSON rendering is the plan file

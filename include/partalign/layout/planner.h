@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign plan: the smallest change to a partition table that puts every partition's start
 // on the alignment (and its end so that the next aligned start follows), without shrinking or
 // overlapping any filesystem. Rules and their reasons: docs/audit-plan.md.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A snapshot of a disk (format "partalign-snapshot", docs/output.md): what `partalign verify`
 // compares against after the disk moved to another controller (docs/migration.md). It records
 // the identity (serial/WWN, model, transport, USB bridge), the topology, the partition table as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign verify: the disk now against a snapshot taken before it moved (docs/migration.md).
 // Is it the same disk (serial or WWN; else the table's GUIDs; else what the partitions hold),
 // what changed (every topology field with what it means for each partitioner, a table now read

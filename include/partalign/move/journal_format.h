@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The on-disk format of a move journal (docs/mover.md, "Journal format"): encode and decode
 // every part, with checksums, so that a torn or corrupt part is detected and never trusted.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where a move journal may live (docs/mover.md, "Where the journal may live"). The rule: the
 // journal's file system must not be stored, at any depth, on the bytes the move changes, and it
 // must survive a power failure. The I/O edge describes both sides as chains of storage (block

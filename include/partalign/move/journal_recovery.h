@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What `partalign resume` does next, given the durable state of a move journal. The I/O edge
 // (src/io/move/mover.cc) reads the state, asks NextRecoveryStep(), performs the step - which always
 // ends with a durable state change or the removal of the journal - and asks again. The proof that

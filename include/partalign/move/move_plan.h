@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The geometry of a journaled data move: which chunks exist, in which order they are copied,
 // which batch and journal slot each one uses, and which ones need a saved copy in the journal
 // before their write. Pure arithmetic; docs/mover.md explains why each rule keeps every byte

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Progress lines of long operations (the data mover): bytes done, rate, time left. The caller
 // reads the clock and decides how often to print; this only formats.
 #pragma once

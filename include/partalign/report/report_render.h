@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `partalign report`: one self-contained page about one disk - probe and its warnings, what each
 // partitioner will do there and why (explain), every partition's verdicts (audit), the plan
 // with an SVG disk map before and after (partitions against the grain and physical-sector

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The cost model of scripts/ssd-sim (src/sim/ssd_sim.cc): a flash device without a write cache,
 // whose I/Os cost time per flash page they touch. A read costs one page read per page it
 // touches; a write programs every page it touches, and a page it covers only in part is read

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A filesystem's own idea of the storage under it: its block size and the RAID stripe geometry
 // mkfs recorded (ext4 `-E stride=,stripe_width=`, XFS `-d su=,sw=`), read from the superblock.
 // libblkid reports the block size but not the stripe values, so partalign reads them itself.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The binary part of an LVM2 physical volume, parsed from bytes read elsewhere: the label in
 // one of the first four sectors with its pv_header (where the data area starts: pe_start, and
 // where the metadata areas are), and the header of a metadata area (where the committed VG

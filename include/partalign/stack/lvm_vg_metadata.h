@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The text part of an LVM2 volume group: the metadata written into every PV's metadata area
 // ("vg0 { id = ... extent_size = 8192 physical_volumes { pv0 { ... pe_start = 2048 } }
 // logical_volumes { lv { segment1 { start_extent = 0 extent_count = 10 type = "striped"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Linux MD (software RAID) version-1 superblocks, parsed from bytes read elsewhere: where the
 // array's data starts on this member (data_offset), the chunk size, the level, the number of
 // devices and this member's role. Layout restated from the kernel's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What `plan` says about the layers inside a partition: a misaligned layer is either fixed by
 // the plan's move of the partition (its data offset inside the partition is a multiple of what
 // alignment needs, so an aligned start fixes it too), or cannot be fixed by any partition start

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The alignment checks of every layer of a stack (docs/stack.md): its data offset on the disk
 // against 4 KiB, the physical sector (after the alignment offset), the minimum and a sane
 // optimal I/O size - these decide `aligned` - and, for information, the grain (1 MiB), the

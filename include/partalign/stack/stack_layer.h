@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The storage stack above a partition (or a whole disk without a partition table) as plain
 // values: each layer found inside it - LUKS, an LVM2 PV and the segments of its logical
 // volumes, an MD member, a filesystem - with the absolute byte offset on the disk where the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // explain's section on the tools that place data inside a partition: where `pvcreate` puts a
 // PV's data area and `cryptsetup luksFormat` a LUKS payload (LUKS2 and LUKS1) on this topology,
 // on the whole disk and inside a partition at partalign's first aligned start, and whether that

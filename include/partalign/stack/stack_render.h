@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The stack as JSON (audit's partitions[].stack, docs/output.md) and as an indented tree for
 // the human report.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The order in which apply executes a plan that moves data (docs/apply.md, "Plans that move
 // data"): one step per partition whose data moves, each a journaled move with the table change
 // from the table before it to the table after it, so that after a crash at any instant the

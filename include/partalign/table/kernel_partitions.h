@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The partitions the kernel should know for a table, and the BLKPG operations that bring the
 // kernel's view there. The kernel here parses no tables (environment.md) and BLKRRPART fails
 // while any partition is in use; BLKPG works partition by partition (what partx -u and

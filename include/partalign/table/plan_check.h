@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What binds a plan (and a table backup) to one disk: apply refuses a plan whose disk changed
 // since the plan was made (a stale plan) or that was made for another disk, and after writing
 // checks entry by entry that the disk holds the table the plan asked for.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The table backup file (format "partalign-table-backup", docs/output.md): every sector that
 // holds partition-table data before a write, and every sector the write will change, with its
 // offset and an xxh64 of its bytes; the device identity; the table fingerprint; an sfdisk

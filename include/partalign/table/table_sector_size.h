@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which logical sector size a partition table was written for, from its on-disk bytes.
 //
 // A 4K-translating USB bridge writes every LBA in 4096-byte units; the same disk on SATA reads

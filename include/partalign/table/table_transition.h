@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A partition-table change as raw sector images: every run of sectors that holds table data
 // before or after the change, with its bytes before and after, in the order in which they must
 // be written so that a crash at any instant leaves the old table, the new one, or (where no

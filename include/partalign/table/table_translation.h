@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Translating a partition table written for one logical sector size into the same table for
 // another: every partition keeps its byte offsets, only the unit of its LBAs changes (a disk
 // moved between a 4K-translating USB bridge and a SATA port, docs/migration.md). Pure: the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The `explain` report: one prediction per tool (parted -a optimal/minimal, sfdisk, sgdisk,
 // systemd-repart, partalign's own rule), the sentence that calls out the tools that disagree,
 // the live cross-check against the linked libparted/libfdisk, and the JSON and human renderings.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What GPT fdisk (gdisk, sgdisk, cgdisk) does: 1 MiB in logical sectors on a new table, the
 // alignment it infers from an existing table's starts, where `sgdisk -o -n 1:0:0` starts, and
 // what `sgdisk -v` says. Restated from gpt.cc (ClearGPTData, ComputeAlignment, Align,

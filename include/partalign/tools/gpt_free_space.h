@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Free space on a GPT the way GPT fdisk finds it (gpt.cc: FindFirstAvailable, FindLastInFree,
 // FindFirstInLargest, IsFree) and libfdisk copied it (gpt.c: find_first_available,
 // find_last_free, find_first_in_largest, "From gdisk"): both sgdisk's `-n 0:0:...` and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where each partitioner would put every partition of a whole layout (`explain --layout`, the
 // planner's `p` view), and the one list of tools the views show (ToolViews()): adding a tool -
 // an installer, another partitioner - is one entry there.

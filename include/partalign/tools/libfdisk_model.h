@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What util-linux's libfdisk (fdisk, sfdisk, cfdisk, and systemd-repart's first LBA) does on a
 // given topology: the I/O size it keeps, its grain and first LBA, the first usable LBA of a
 // fresh GPT or DOS label, where a partition with a default start goes, and its "does not start

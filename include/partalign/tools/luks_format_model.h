@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where `cryptsetup luksFormat` puts a LUKS payload (the encrypted data) on a device with a
 // given topology, per cryptsetup era, without --offset or --align-payload: the required
 // alignment from the minimum/optimal I/O size (1 MiB by default), the header before it and the

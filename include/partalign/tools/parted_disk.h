@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libparted's partition list on one disk as a run of `mkpart` commands grows it (`parted -s -a
 // MODE DEV mklabel LABEL mkpart ... mkpart ...`): where each partition lands, whether parted
 // warns, and why it refuses. Each command is modelled step by step as parted/parted.c

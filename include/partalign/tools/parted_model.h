@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What GNU parted / libparted does on a given topology: its minimum and optimum alignment
 // (`-a minimal|optimal`), where `mkpart` places a partition on a fresh label, whether it
 // prints "not properly aligned for best performance", and what `align-check` answers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where `pvcreate` puts a physical volume's data area (pe_start) on a device with a given
 // topology, per lvm2 era: the alignment (1 MiB, or the minimum/optimal I/O size that replaces
 // it, or --dataalignment), the metadata area before it, and the alignment offset added after

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where `systemd-repart --empty=force` puts the partitions of a set of definitions on an empty
 // disk: each sized definition has SizeMinBytes= = SizeMaxBytes= = its size, the last one may
 // have neither and takes the rest. repart rounds every size up to its grain (4 KiB, at least

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What systemd-repart does on an empty disk (--empty=force): its grain (4 KiB, at least the
 // sector size, or --grain-size), and the first partition start, which is libfdisk's first
 // usable LBA of a new GPT rounded up to the grain. Restated from src/partition/repart.c

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where sfdisk (libfdisk) puts every partition of a script on a fresh label: `label: gpt|dos`
 // then one line per partition with no start (the default start), `size=N<unit>` (a relative
 // size: the end is aligned), a size in plain sectors (exact), or no size (the rest); `type=Ex`

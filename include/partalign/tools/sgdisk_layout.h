@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where `sgdisk -o -n 0:0:+SIZE ... -n 0:0:0 DEV` puts every partition: each `-n` takes the
 // first free partition number, starts at the first sector of the largest free area moved to the
 // alignment (Align(): down when everything in between is free, else up), and ends SIZE sectors

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Versions of the two tools that place data inside a partition, whose placement explain
 // predicts beside the partitioners': lvm2's pvcreate (where a PV's data area starts) and
 // cryptsetup's luksFormat (where a LUKS payload starts). Their eras are separate from the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What parted, fdisk and gdisk say about an existing partition: the verdicts `partalign audit`
 // reports beside its own criteria. A thin adapter over the explain models (parted_model.h,
 // libfdisk_model.h, gdisk_model.h) at the newest version partalign knows of each tool, so that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Versions of the partitioners partalign models, and the eras in which their alignment rules
 // differ (alignment-heuristics.md §2.3, §3.7, §4, §5). An era is a named half-open version
 // range; every model asks "which era is this version in" instead of comparing numbers itself.

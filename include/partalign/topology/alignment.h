@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Alignment arithmetic in bytes, and partalign's own recommendation: the grain and offset at
 // which partitions should start on a given topology, with the reasons.
 #pragma once

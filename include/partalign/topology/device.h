@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What partalign knows about a target besides its topology: identity (where it is attached,
 // what it is) and the partition table found on it. Plain values, filled in by src/io.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The probe report model and its renderings: JSON (stable keys, numbers as numbers, units in
 // key names) and the human key/value rows. Computing is separate from rendering (fio's stat.c).
 #pragma once

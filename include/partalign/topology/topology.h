@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The I/O limits of a block device (or what an image file is assumed to have), in bytes.
 // Semantics follow the kernel's queue limits (Documentation/ABI/stable/sysfs-block) as libblkid
 // returns them; see ../shared/docs/alignment-heuristics.md §1.

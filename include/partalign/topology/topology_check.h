@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Sanity rules for reported topologies: which values are suspicious, each with a one-line
 // reason a person can act on. The rules and their sources are in docs/architecture.md
 // ("Topology sanity rules").

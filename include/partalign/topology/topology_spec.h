@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // --assume SPEC: override any topology value, or start from a named profile.
 //
 //   SPEC     := ITEM[,ITEM]...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // btrfs: the used map from the device extents (the chunks allocated on this device, from the
 // device tree) plus the superblock and its mirrors, parsed here. Coarse - a chunk is copied
 // whole however full it is - but exact about what btrfs may ever read: nothing outside its

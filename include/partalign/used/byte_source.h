@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where the core's on-disk parsers (FAT, XFS, swap) read a partition from: the I/O edge
 // implements it with pread on the disk (src/io/used/used_map_reader.cc), tests and fuzz harnesses
 // with a buffer. The parsers treat every byte as untrusted: each offset and count they derive is

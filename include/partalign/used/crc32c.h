@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CRC-32C (Castagnoli polynomial 0x1EDC6F41, reflected), the metadata checksum of XFS version 5
 // and of btrfs (its default checksum type). Table-driven; metadata blocks are small.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FAT12/16/32 (vfat): the used map from the boot sector and the FATs, parsed here (the format is
 // small and fixed: Microsoft's FAT specification, "FAT: General Overview of On-Disk Format",
 // 2000; dosfstools' boot.c reads the same fields).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Linux swap: only the header page holds anything that outlives the swap area's use (the
 // signature, UUID, label and size; mkswap's format, util-linux disk-utils/mkswap.c) - unless
 // the area holds a hibernation image, which must not be moved at all.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The bytes of a partition that its contents use: sorted, merged byte ranges, each with the
 // reasons it is used (allocated blocks, a backup superblock, the journal, ...), rounded to the
 // mover's chunks. The mover copies only these chunks (docs/mover.md §3, docs/used-map.md);

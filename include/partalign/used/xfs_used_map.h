@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // XFS: the used map from the allocation groups' free-space B+trees (the by-block-number "bnobt"
 // that xfs_db's freesp and partclone.xfs read), parsed here: what is not free is used. And the
 // log must be clean - a dirty log may allocate blocks the trees still call free - so the log's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Base64 (RFC 4648, standard alphabet, with padding): raw sector images inside JSON documents
 // (table backups, apply --dry-run --json).
 #pragma once

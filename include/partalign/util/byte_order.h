@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Fixed-width integers and magic strings at a byte offset of an on-disk structure, read
 // without trusting the buffer's length: every read past the end gives std::nullopt (or false)
 // instead of touching memory. Superblocks, PV labels and MD superblocks are read this way.

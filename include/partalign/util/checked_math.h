@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Overflow-checked arithmetic on byte and sector counts. Every value read from a disk, a file
 // or the command line can be anything a uint64_t holds (a GPT entry may end at LBA 2^64-1); a
 // conversion that wraps turns a partition at LBA 2^63 into one at byte 0. Use these wherever a

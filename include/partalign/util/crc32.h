@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // CRC-32 as GPT uses it (UEFI 2.x Appendix F: the ISO-HDLC CRC, reflected polynomial
 // 0xEDB88320, initial value and final XOR 0xFFFFFFFF), the checksum of a GPT header and of its
 // partition entry array. The core may link no C library (zlib has the same function), and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Checksums for the data mover's journal. The core encodes and checks journal records but may not
 // link a C library, so the hash function comes in through this interface: the I/O edge passes
 // xxHash (src/io/util/xxhash_hasher.h), unit tests pass a small stand-in.

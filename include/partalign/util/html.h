@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The pieces every HTML page partalign writes shares (the bench reports, `partalign report`):
 // escaping, tables, and a self-contained page shell whose Content-Security-Policy forbids
 // every external load - inline CSS and SVG only, no scripts, images only as data: URLs.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Strict reading of the JSON documents partalign reads back (plan files, table backups): typed
 // fields, and the first error remembered with its key path ("actions[1].new_start_sector:
 // missing"), so that a broken file gets a one-line error naming what is wrong.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Small helpers for the JSON documents partalign writes: unknown values are null, never "".
 #pragma once
 

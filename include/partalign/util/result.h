@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Result<T> and Error: explicit, exception-free error handling for the whole project.
 //
 // std::expected is C++23 and GCC 12 guards it behind -std=c++2b, so this is a small stand-in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Byte units, size parsing and formatting. The core counts bytes in uint64_t (mold: "wide
 // integers by default"; systemd: never off_t); sectors appear only where a tool talks in LBAs.
 #pragma once

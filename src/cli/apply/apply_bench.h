@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `apply --bench`: the product's "measure the disk before and after". Each partition whose place
 // a plan changes is benchmarked at its old place before the first write; after the last one its
 // old and new places are measured in one run, every cell's I/Os at the two places interleaved

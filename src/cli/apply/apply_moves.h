@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // apply for a plan that moves data (docs/apply.md, "Plans that move data"): the plan's changes
 // as steps (OrderApplySteps), one journaled move per step, each writing the table that goes
 // with the data's new place through the mover, so that after a crash at any instant the table

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/apply/move_ui.h"
 
 #include <signal.h>

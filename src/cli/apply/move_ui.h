@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What `move`, `resume` and `apply` share on the command line: the confirmation,
 // Ctrl-C as "stop at the next batch", the progress line on stderr, and the report of a
 // MoveOutcome with its exit status.

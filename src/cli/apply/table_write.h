@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the commands that write a partition table (apply, restore) share: their options
 // (--yes, --dry-run, --backup-dir, --target, --assume, --sector-size), the confirmation, the
 // in-use checks and exclusive lock, the backup, the ordered write, and telling the kernel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign apply PLAN: executes a plan with every protection of the safety contract
 // (docs/apply.md): the plan must still fit the disk, nobody may use the disk, the table sectors
 // are backed up before the first write, the write order keeps a readable table, the result is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign audit TARGET... | --all: every partition against each alignment criterion, with the
 // arithmetic, what parted, fdisk and gdisk say about it, and the stack inside it (LUKS, LVM2,
 // MD, filesystem stripes); as text, JSON or node_exporter textfile metrics (docs/output.md).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign bench TARGET: a short O_DIRECT benchmark (the block size x offset alignment grid,
 // sequential 1 MiB, random 4 KiB at QD1 and QD32) with intervals, the aligned-vs-misaligned
 // comparison paired window by window, and an SVG heatmap in an HTML report; --write writes new

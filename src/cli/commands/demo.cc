@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign demo: builds a disk image that reproduces the USB-bridge scenario and runs the
 // whole pipeline on it - probe, explain, audit, plan, apply (dry run, then for real, with a
 // backup, journaled data moves and a before/after benchmark), audit again - printing each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign explain TARGET: what parted, fdisk/sfdisk, gdisk/sgdisk and systemd-repart will do
 // on this disk (grain, offset, first partition on a fresh GPT and DOS label, warnings), why,
 // what the installers (YaST, Anaconda, Calamares, Ubuntu) will do, a live cross-check of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign move TARGET --from B --to B --length B --journal PATH: the low-level, expert command
 // that moves a byte range on a disk or image with the journaled mover (docs/mover.md). It is what
 // apply calls for a plan's data moves; here it is driven by hand, optionally with a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign plan TARGET: the smallest change that aligns every partition (or, with --layout,
 // a fresh aligned table for an empty disk), rendered as text with a disk map, Markdown, JSON
 // (the plan file) or an sfdisk script; -o writes the plan file for `partalign apply`. Never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign probe TARGET: topology and identity, with the values that look wrong flagged.
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

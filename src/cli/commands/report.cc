@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign report TARGET -o FILE: one self-contained page about a disk - probe and its
 // warnings, explain, audit, the plan with an SVG disk map before and after, optionally a short
 // benchmark (--bench) or a saved one (--bench-json) with its heatmap, and the comparison with a

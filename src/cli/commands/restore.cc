@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign restore BACKUP: puts the partition-table sectors saved by apply back, byte for
 // byte, on the disk they were taken from (identity checked), after showing what will change;
 // --check only compares. The sectors it overwrites are backed up first, so a restore can be

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign resume [JOURNAL | DEVICE] [--rollback | --forget]: completes an interrupted move
 // (data and partition table) or rolls it back to the old layout, from whatever instant the
 // interruption hit - after proving that the disk holds the state the journal describes

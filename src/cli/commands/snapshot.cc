@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign snapshot TARGET: records the disk as it is now (identity, topology, the table and
 // what each partition holds, the audit, each partitioner's prediction) in a snapshot file, for
 // `partalign verify` after the disk moved to another controller (docs/migration.md). Never

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign translate TARGET: rewrites a GPT or DOS table (EBR chain included) written for
 // another logical sector size - a disk moved between a 4K-translating USB bridge and a SATA
 // port - so that every partition keeps its byte offsets (docs/migration.md). It keeps apply's

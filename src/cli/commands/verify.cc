@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign verify TARGET --against SNAP: is this the disk of the snapshot, what changed since
 // (topology fields and what they mean for each partitioner, the table's sector size,
 // partitions and filesystems, verdicts), and what to do. Exit 0: nothing to do; 2: an action

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // `plan --interactive TARGET`: the terminal planner's loop. It loads the disk (probe with
 // --assume, the table with each partition's contents), hands the keys to the planner core
 // (include/partalign/interactive/), draws what the core draws through ncursesw

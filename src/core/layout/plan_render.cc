@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/layout/plan_render.h"
 
 #include <algorithm>

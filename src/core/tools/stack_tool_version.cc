@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/tools/stack_tool_version.h"
 
 #include <array>

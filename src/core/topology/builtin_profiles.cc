@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include <string_view>
 
 #include "partalign/topology/topology_spec.h"

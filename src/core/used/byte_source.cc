@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/used/byte_source.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/used/fat_used_map.h"
 #include "partalign/util/units.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/used/xfs_used_map.h"
 
 #include <algorithm>

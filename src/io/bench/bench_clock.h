@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The benchmark's clock: CLOCK_MONOTONIC in nanoseconds (a vDSO call, no syscall). It lives at
 // the edge; the core only sees the durations the engines report.
 #pragma once

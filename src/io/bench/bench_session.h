@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // One benchmark run end to end, as `bench` and `apply --bench` make it: the target (or a window
 // of it) opened with O_DIRECT, the cells its logical sector size allows, an engine, the
 // interleaved rounds within the budget, the per-cell summaries and the aligned-vs-misaligned

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Everything the benchmark needs from the system before the first I/O: the target opened with
 // O_DIRECT, the ranges the I/Os may use, the write and rewrite guards, and an engine (io_uring,
 // or pread/pwrite when io_uring is unavailable).

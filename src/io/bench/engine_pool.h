@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What both benchmark engines keep: the target's descriptor and one page-aligned buffer pool,
 // set up once, plus the checks and messages they share.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The fallback benchmark engine for when io_uring is unavailable: pread()/pwrite() on the
 // O_DIRECT descriptor, one I/O per call (a rewrite: pread, then pwrite of the same buffer),
 // like fio's psync engine. Queue depths above 1 run as that many threads (fio's numjobs), each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The io_uring benchmark engine (liburing): O_DIRECT reads, writes or rewrites (a read, then a
 // write of the same buffer to the same offset once the read has completed) from one registered
 // buffer pool, the target registered as a fixed file, up to 128 I/Os in flight, the I/Os of a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Block I/O for the data mover: batches of reads and writes at byte offsets, and a flush that
 // makes completed writes durable. The real implementation is an O_DIRECT file descriptor driven
 // through io_uring (uring_batch.h); tests substitute a simulated disk with a volatile write cache

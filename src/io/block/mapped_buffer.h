@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Memory for the benchmark's O_DIRECT I/O, mmap()ed: page-aligned (hence aligned to any
 // logical sector size up to the page size), allocated once per engine and never inside the
 // I/O loop. Not block_io.h's AlignedBuffer (heap, for the mover): the two once shared that

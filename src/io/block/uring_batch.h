@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Batched reads and writes through io_uring (liburing): every request of a batch is in flight
 // at once (up to the ring's depth), which is what lets one thread keep a disk busy. Falls back to
 // pread/pwrite when io_uring is unavailable (old kernel, disabled by sysctl, seccomp).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libblkid: topology and partition-table type. The only file that includes <blkid.h> for
 // topology; see alignment-heuristics.md §1.2 for what libblkid returns and when it is NULL.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/device/device_probe.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Probing a target end to end: open it read-only, read its topology (libblkid), identity
 // (sysfs) and partition table type, then apply the user's --assume override.
 #pragma once

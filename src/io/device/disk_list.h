@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // audit --all: the whole disks this machine has, from /sys/block.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Is a disk in use? Before any write: mounted partitions (libmount, by device number), active
 // swap (/proc/swaps), holders in sysfs (device-mapper, md, LVM), loop devices backed by the
 // disk, one of its partitions or the image file; then the exclusive open (O_EXCL) and the lock

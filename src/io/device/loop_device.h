@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Loop devices for files partalign makes itself (demo --ssd): attach a file with direct I/O
 // (LOOP_CTL_GET_FREE, then LOOP_CONFIGURE, as losetup does) and detach it by name.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libmount: the mount table (/proc/self/mountinfo). The only file that includes <libmount.h>.
 #pragma once
 

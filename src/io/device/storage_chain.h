@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What a file system is stored on, traced through sysfs and the mount table (mount_table.h):
 // partition -> disk, device-mapper/md -> lower devices, loop device -> backing file -> the file
 // system holding that file -> ... . Feeds the journal-location rule in

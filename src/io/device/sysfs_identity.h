@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Identity of a block device from sysfs: transport, vendor/model/serial/WWN, the USB bridge
 // (walking up the device path to the nearest USB device), rotational, discard granularity.
 // There is no udev database on every machine (this one has none), but sysfs is always there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Opening a TARGET (block device or image file): classify the path, open it, read its size and
 // logical sector size. Every error names the path and what is wrong with it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/label/table_gate.h"
 
 #include <fmt/format.h>

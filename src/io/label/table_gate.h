@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The validation gate at the I/O edge: the pure table scan (partalign/label/table_scan.h) of an
 // open disk or image, and what libblkid adds when the scan finds neither GPT nor DOS (a label
 // partalign does not read: Atari, Sun, BSD, Mac, ...). ReadPartitionTable() runs it before

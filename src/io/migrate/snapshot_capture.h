@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Capturing a Snapshot (partalign/migrate/snapshot.h) of a disk or image: probe (topology,
 // identity), the partition table read with the sector size it was written for, what libblkid
 // finds in each partition and a digest of its first 64 KiB, the audit on the disk's topology

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Snapshot files on disk: written durably (src/io/util/durable_file.h), read back as untrusted
 // input (the safe file reader, then the strict parser of partalign/migrate/snapshot.h).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The journal as a file: created exclusively, preallocated, its directory entry made durable
 // before the device is touched; opened under an exclusive lock so that two processes never
 // drive the same journal; removed (and the removal made durable) when the move is over.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The registry of unfinished moves: one small file per journal in
 // $PARTALIGN_STATE_DIR/journals (default /var/lib/partalign/journals), naming the journal and
 // its device. `move` and `apply` look there to refuse a new change to a disk whose last move

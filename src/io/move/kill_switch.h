@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // TEST ONLY. PARTALIGN_TEST_KILL_AFTER=[PHASE:]N makes the mover kill its own process with
 // SIGKILL at its N-th write or flush (device and journal alike; counting only during PHASE when
 // given: scan, move, verify, table, rollback, rollback-table, rollback-verify). The count is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The journaled data mover proper, on any pair of BlockIo: the device being changed and the
 // journal. src/io/move/mover.h wraps it for real files (opening, locking, refusing dangerous
 // journal locations, registering the journal); the crash tests run it on simulated disks.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A move journal on a BlockIo: the journal file in production, a simulated disk in the crash
 // tests. Reads and writes each region of the format in partalign/move/journal_format.h; every write
 // that the recovery argument depends on is followed by a flush before it returns.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The journaled data mover, for real devices and image files: what `partalign move`,
 // `partalign resume` and `partalign apply` call. It moves a byte range to a new offset on the
 // same device, crash-safe at every instant, and then writes the caller's partition-table bytes,

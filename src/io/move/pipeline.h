@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A staged pipeline: each stage runs on its own thread and handles items 0, 1, 2, ... in order;
 // item i enters stage s once stage s-1 has finished it. At most `depth` items are in flight
 // (item i enters stage 0 once the last stage has finished item i - depth), so a caller can give

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/sim/simulated_ssd.h"
 
 #include <spawn.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The simulated SSD (partalign-ssd-sim, src/sim/ssd_sim.cc) as a block device, from partalign
 // itself (demo --ssd): the simulator mounted on a directory over a backing file, its file
 // attached as a loop device with direct I/O; scripts/ssd-sim does the same from a shell.

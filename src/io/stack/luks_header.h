@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libcryptsetup: the payload offset (where the encrypted data starts), the encryption sector
 // size and the LUKS version of a LUKS1/LUKS2 header found inside a partition or a whole disk.
 // The only file that includes <libcryptsetup.h>. libcryptsetup reads a device by path and may

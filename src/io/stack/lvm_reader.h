@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An LVM2 physical volume read from a region of a disk or image, without the lvm2 tools (they
 // need block devices and scan the host's disks): the label, then the first metadata area whose
 // header and committed text check out, parsed into the VG (partalign/stack/lvm_label.h,

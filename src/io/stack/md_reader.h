@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An MD (software RAID) member's version-1 superblock, read from a region of a disk or image at
 // the three places mdadm puts one (1.2 at 4 KiB, 1.1 at 0, 1.0 near the end) and parsed by
 // partalign/stack/md_superblock.h. The kernel's md driver is not needed (nor present here).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/stack/stack_walker.h"
 
 #include <algorithm>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The stack walk: from a partition (or a whole disk), what lies inside, layer by layer - LUKS
 // (libcryptsetup), an LVM2 PV and the segments of its LVs on this PV (own parser), an MD
 // member (own parser), a filesystem (libblkid, and the superblock for stripe geometry) - with

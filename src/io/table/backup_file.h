@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Table backup files on disk: written durably before apply's (or restore's) first write, read
 // back and checked (every range's xxh64) before restore writes anything. The format is the core's
 // (partalign/table/table_backup.h, docs/output.md).

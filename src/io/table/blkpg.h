@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Telling the kernel about partitions through the BLKPG ioctl (add/delete), and reading what it
 // knows from sysfs. This kernel parses no tables and BLKRRPART creates nothing
 // (environment.md); BLKPG works here, and on any kernel while other partitions are in use.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What the modules that call libfdisk share: its context handle, and the callback through which
 // it talks to a user (fdisk_set_ask), which partalign never lets it do.
 #pragma once

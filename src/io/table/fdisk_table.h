@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading a partition table through libfdisk (read-only) into a PartitionTable value: label,
 // usable area, partitions (DOS extended and logical ones included), free regions, the byte
 // ranges that hold the table, their fingerprint, and what libblkid finds in each partition.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Computing a TableTransition through libfdisk without touching the disk: the disk's table as
 // an sfdisk dump, with the planned partitions moved, is applied by libfdisk (exactly as sfdisk
 // would apply it) to a scratch copy - a sparse memfd of the disk's size and sector size that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/table/fdisk_write.h"
 
 #include <libfdisk.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writing a partition table through libfdisk from an sfdisk script (the `sfdisk --dump` text
 // format: "label: gpt", "first-lba: 34", "start=2048, size=..., type=..., name=..."), exactly
 // as sfdisk would apply it. Used to build the demo image, by tests, and by apply on a scratch

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/table/table_sector_probe.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which logical sector size a partition table was written for, from the disk: the GPT header's
 // position (probe's guess, partalign/table/table_sector_size.h) and, for a DOS table whose
 // entries fit the disk at several sizes, where its partitions' filesystems are found. Used by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/table/table_writer.h"
 
 #include <signal.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Writing table sectors to a disk in a given order, durably: each range is written, then
 // fdatasync'd before the next one starts, so that the device never sees a later range before an
 // earlier one (the crash-safety argument of TableTransition's write order depends on it).

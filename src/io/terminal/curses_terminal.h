@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The terminal of `plan --interactive`, through ncursesw (Debian's libncurses-dev, as cfdisk):
 // it puts the lines the planner core drew on the screen (reverse video on the selected row,
 // the cursor at the end of a prompt) and turns key presses into planner keys. Nothing else:

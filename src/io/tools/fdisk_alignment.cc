@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/tools/fdisk_alignment.h"
 
 #include <libfdisk.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libfdisk, asked live through a read-only context: the version linked into partalign, the
 // device properties and alignment it computes for a device or image, the first usable LBA and
 // default first partition of fresh GPT and DOS labels created in memory (never written: the

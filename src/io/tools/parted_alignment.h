@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libparted, asked live: the version linked into partalign and the minimum and optimum
 // alignment it computes for a device or image (ped_device_get_minimum_alignment,
 // ped_device_get_optimum_alignment). The only file that includes <parted/parted.h>. Read-only:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/tools/stack_tool_versions.h"
 
 #include "io/tools/tool_versions.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The versions of the partitioners installed on this machine: runs `parted --version`,
 // `sfdisk --version`, `sgdisk --version` and `systemd-repart --version` with a short timeout
 // and parses the first line (ParseVersionOutput). Never fails: a tool that is missing, hangs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/used/ext_used_map.h"
 
 #include <ext2fs/ext2fs.h>

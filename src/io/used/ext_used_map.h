@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ext2/3/4: the used map from the filesystem's own block bitmaps, through libext2fs (the
 // library e2fsck, e2image and partclone.extfs read them with). The only file that includes
 // <ext2fs/ext2fs.h>.

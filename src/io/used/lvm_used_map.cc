@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/used/lvm_used_map.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // LVM2 physical volumes: the used map from the PV's label and metadata areas and the extents its
 // VG allocates on it, read with the stack walk's LVM2 reader (src/io/stack/lvm_reader.h: the
 // label, the first metadata area that checks out, the VG text parsed in the core).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Which bytes of a partition its contents use: the provider for its type (libblkid's TYPE),
 // reading the partition in place on the disk or image. docs/used-map.md says what each provider
 // reads and when it falls back to the whole partition.

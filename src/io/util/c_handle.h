@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // unique_ptr aliases for the C libraries' handles, freed by their own free functions
 // (systemd's DEFINE_TRIVIAL_CLEANUP_FUNC, in C++). Private to src/io.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Files partalign writes that must survive a crash the moment the call returns (table backups,
 // snapshots): written to a temporary name, fsynced, renamed into place and the directory
 // fsynced, so that the file is either absent or complete, never half-written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Elapsed time on the monotonic clock: the mover's and the bench session's timings.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Human tables through libsmartcols, the library behind lsblk and fdisk's listings, so that
 // partalign's tables look like util-linux's. The only file that includes <libsmartcols.h>.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading the files a user names (plan files, table backups, move journals, snapshots): every
 // one is untrusted input. They are opened without blocking (a FIFO never waits for a writer),
 // checked with fstat before a byte is read (regular files only: a FIFO, a device such as

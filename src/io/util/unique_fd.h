@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // An owned file descriptor: closed exactly once, movable, never copied.
 #pragma once
 

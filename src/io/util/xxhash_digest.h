@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Streaming xxHash (XXH64) digests through Debian's libxxhash: fast, non-cryptographic
 // fingerprints of partition tables and data ranges (detecting change and corruption, not
 // tampering). The only file that includes <xxhash.h>.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The journal's checksums: XXH3-64 for metadata, XXH3-128 for data (Debian's libxxhash).
 #pragma once
 

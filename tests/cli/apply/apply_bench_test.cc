@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // apply --bench: which partitions are measured (BenchedPlaces), and end to end on an image file
 // and on a loop device held by apply (O_EXCL + flock) that each changed partition is measured
 // at its old place and at its new one, with its own origin and the same cells and seed, reads

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Saving table backups: the same table backed up several times within one second (an apply
 // stopped and run again at once, as a script recovering from a crash does) gets one file each,
 // none overwritten.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Crash safety of apply's table write: apply is killed with SIGKILL between any two sectors it
 // writes (PARTALIGN_TEST_KILL_AFTER_SECTORS, which also writes sector by sector, as a torn
 // multi-sector write would land) or at a random time during a slowed-down write (a real

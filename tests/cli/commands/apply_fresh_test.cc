@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // apply of fresh-layout plans (`plan --layout`, the interactive planner) on loop devices: the
 // whole contract - a backup of every sector the new table uses (and of the old table's), the
 // ordered write, the table read back and compared with the plan, the kernel told through BLKPG -

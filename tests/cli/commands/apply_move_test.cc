@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign apply of plans that move data, end to end on loop devices: partitions with ext4
 // and files at the offsets parted leaves behind a JMicron bridge (GPT 512, GPT 4096) and a DOS
 // table whose logical partition moves with its EBR. The real planner makes the plan; after

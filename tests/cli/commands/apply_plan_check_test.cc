@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Hand-edited plan files (issue 11, item 9): a partition twice, grain_bytes 3, an unaligned new
 // start, offset_bytes near 2^64, a data partition "moved" as table-only, a table that overlaps.
 // apply refuses each with one line before anything is written (the image is byte-identical, no

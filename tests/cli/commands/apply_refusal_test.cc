@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every refusal of partalign apply: a stale plan, a plan for another disk, a truncated or
 // corrupt plan, a data move, a mounted partition, active swap, a holder, an exclusive opener, a
 // flock, an image attached to a loop device, no confirmation. Each exits non-zero with its

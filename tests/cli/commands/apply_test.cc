@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign apply end to end on loop devices: table-only plans on GPT and DOS (with logical
 // partitions), 512- and 4096-byte sectors, checked against the plan, sfdisk and the kernel;
 // backup + restore gives the disk back byte for byte; --dry-run prints exactly the bytes apply

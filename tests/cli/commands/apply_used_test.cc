@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // apply moves only what each partition's filesystem uses (docs/used-map.md), end to end: a GPT
 // disk with ext4, vfat, XFS and btrfs partitions holding files, each misaligned; the real
 // planner's plan moves all four. Afterwards every filesystem checker is clean (e2fsck -fn,

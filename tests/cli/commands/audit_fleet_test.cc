@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // audit on a fleet: several targets and --all, and --format prometheus --output FILE checked
 // with the real promtool (unpacked by scripts/install-deps.sh) and for unique series (which
 // promtool does not check: node_exporter keeps one of two duplicates without a word).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // audit and plan on stacks built by the real lvm2, cryptsetup and mkfs on loop devices (no
 // device-mapper needed): the "done when" (a PV 3584 bytes past a 4 KiB boundary in an
 // aligned partition makes it misaligned, the default pvcreate does not), LUKS with an odd

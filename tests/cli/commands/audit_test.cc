@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign audit end to end: the two-era disk (63-sector and JMicron-era starts, real
 // filesystems), the JSON keys, the exit codes 0/2/1, and the tool verdicts against the real
 // parted, sgdisk and fdisk on the same image.

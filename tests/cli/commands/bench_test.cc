@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign bench end to end: image files (no root), loop devices with direct I/O, the write
 // and rewrite guards, rewrites that leave every byte of an ext4 partition as it was, --compare,
 // and the simulated SSD (a FUSE file attached as a loop device) with a known misalignment

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Damaged, unusual and hostile tables through the commands (issue 11, items 1, 4, 5, 7, 8): each
 // is either read and stated (audit says what is damaged, plan refuses to change it) or refused
 // with one line naming the problem; nothing aborts, nothing is written, no partition is lost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign demo end to end: every step runs and is echoed, the data partitions hold the same
 // bytes after the apply (checked here independently, with sfdisk as the oracle for where they
 // are now), the before/after comparison is printed, and the last audit finds nothing misaligned;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Issue #11, the inputs that are not partition tables, through the real binary: every file a
 // command reads (plan, backup, journal, benchmark results) is refused at once when it is a
 // FIFO, a device or a directory, and when it is too large; impossible --assume topologies and

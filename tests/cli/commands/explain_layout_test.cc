@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign explain --layout end to end: the table and JSON on an image and a hypothetical disk
 // (no root), and oracle tests on chosen hard cases - the JMicron bridge, an alignment offset
 // with DOS logical partitions, a disk of a few MiB - where the real parted, sfdisk, sgdisk and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // explain's pvcreate and cryptsetup predictions against the real pvcreate (lvm2 2.03.16) and
 // cryptsetup luksFormat (2.6.1) on a loop device that the topology shim makes report each
 // topology: lvm2 reads sysfs through fopen(), cryptsetup the BLKIO* ioctls, and both are faked

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign explain end to end: the human and JSON output on images and hypothetical disks (no
 // root), and the oracle tests: for every topology of alignment-heuristics.md §6 (and a few 4Kn
 // ones), the real parted, sfdisk/fdisk, sgdisk and systemd-repart run on a loop device under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign move / resume on loop devices (root): an ext4 file system with known files in a
 // partition at sector 63 of a GPT disk is moved to sector 2048 together with the GPT change that
 // sfdisk computed on a scratch copy. The move is killed at seeded points (SIGKILL through the

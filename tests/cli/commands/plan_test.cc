@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign plan end to end: the two-era disk (2048-aligned starts, which partitions need a
 // data move and how many bytes, a plan file bound to the disk, an sfdisk rendering the real
 // sfdisk accepts and that yields the planned table), fresh layouts, errors, a seeded sweep of

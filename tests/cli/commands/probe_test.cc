@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign probe end to end: image files (no root), loop devices against lsblk (root), and
 // every error case exits non-zero with a one-line message and writes nothing.
 #include <sys/stat.h>

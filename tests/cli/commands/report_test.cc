@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign report end to end: the HTML and Markdown pages of the two-era disk (the demo's
 // scenario: a 63-sector partition and starts on multiples of 65535 behind a USB bridge) as an
 // image file and as a loop device, with a saved and a fresh benchmark and a snapshot; hostile

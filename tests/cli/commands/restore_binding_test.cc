@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A table backup is bound to its disk beyond size and sector size (issue 11, items 2 and 3):
 // its ranges must hold the table it names, each range where that table or the apply's write
 // put it, and the disk must show that table's identity (label, disk GUID or identifier,

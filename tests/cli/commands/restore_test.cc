@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign restore: --check tells identical (0) from different (2); a backup for another disk
 // is refused (3) and a corrupt one rejected (1), both writing nothing; restore takes its own
 // backup first, so that a restore can be undone; image files restore with the backup's sector

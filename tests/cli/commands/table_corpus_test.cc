@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Every read-only command and apply on every image of the table corpus (tests/support/
 // table_corpus.h, issue 11): nothing crashes or hangs, every refusal is one line naming the
 // real problem, no command writes a byte of an image it refuses (or of any image, for the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Crash safety of translate (docs/migration.md): translate is killed with SIGKILL between any
 // two sectors it writes (PARTALIGN_TEST_KILL_AFTER_SECTORS) or at a random time during a
 // slowed-down write (a real external kill -9). After each kill the disk is read by libfdisk and

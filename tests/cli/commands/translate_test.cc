@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign snapshot, verify and translate on a disk that moves between a 4K-translating USB
 // bridge and a SATA port: one image file attached to loop devices at 4096 and at 512 bytes per
 // sector (docs/migration.md). Oracles: the kernel (BLKPG, sysfs), sfdisk, libblkid, e2fsck,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // contrib/ansible/partalign-audit.yml run by the real ansible-playbook (ansible-core), connection
 // local, against image files partitioned by the real sfdisk: an aligned image passes the play, a
 // partition at sector 63 fails it with a message naming the disk and that partition (and not the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // contrib/completions: the hand-written bash and zsh completions offer every subcommand and
 // every option its real --help lists (CLI11 cannot generate completions). A new subcommand or
 // option fails this test until its completion line says it too (README, "Contributing").

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The Debian package: scripts/package-deb.sh builds it from debian/ with dpkg-buildpackage (in a
 // copy of the source tree, without the tests: the same binary) into a scratch directory. It has
 // the control fields and files Debian policy asks for and no test tool; lintian reports no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // contrib/systemd: the audit service and its timer pass `systemd-analyze verify` (empty output)
 // in a scratch root that holds systemd's own units, the partalign binary where ExecStart says
 // and nothing else; without the binary the same check fails.

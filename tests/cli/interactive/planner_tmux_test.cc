@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // plan --interactive end to end, under tmux (send-keys, capture-pane): the "Done when"
 // sequence, a 3-partition layout exported as .json and .sfdisk and applied, the same on an
 // image whose table is misaligned and holds data (the plan moves it), `w` inside the planner,

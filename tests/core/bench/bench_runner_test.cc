@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // RunBench with a simulated device: the seeded uniform target reports no difference, a
 // synthetic 4 KiB-crossing penalty is detected where (and only where) I/Os cross, drift and
 // window-wide noise neither fake an effect nor widen the paired intervals, and the budget and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The statistics on synthetic samples: known quantiles, interval coverage, the false positive
 // rate on identical distributions and the power to detect a 10% shift. Every simulation is
 // seeded, so the outcome is the same on every run; the bounds leave room for the simulation's

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A simulated device for the benchmark's unit tests (fio's engines/null.c idea: an engine that
 // pretends, to test the tool itself). Latencies are drawn from a seeded log-normal
 // distribution; an I/O that crosses a 4 KiB boundary can cost extra; the whole machine can

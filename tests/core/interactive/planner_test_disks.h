@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Disks for the interactive planner's unit tests: an empty image and one whose table is
 // misaligned, as plain values (what the CLI probes and reads).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The validation gate's scanner on tables built byte by byte (tests/support/table_images.h).
 // The same kinds of images, written to files, are read by libfdisk and the real tools in
 // tests/io/table/table_gate_test.cc: those tests show the scanner agrees with them on sound

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The audit: each criterion with its arithmetic, required versus informational, the tool
 // verdicts, and the JSON keys other programs rely on.
 #include "partalign/layout/audit.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Filesystem sizes from synthetic superblocks laid out as each filesystem's header defines
 // them (the device tests compare with real mkfs output).
 #include "partalign/layout/fs_size.h"

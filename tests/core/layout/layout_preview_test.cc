@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/layout/layout_preview.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The table's findings and its comparison with the validation gate's scan.
 #include "partalign/layout/partition_table.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The renderings of a plan: sfdisk script (exact text), disk map, Markdown, table rows.
 #include "partalign/layout/plan_render.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Property tests of the planner over thousands of seeded random layouts (GPT and DOS, 512 and
 // 4096-byte sectors, offsets, grains): whatever the layout, every proposed start is aligned
 // (or the partition is left untouched as impossible), nothing overlaps, nothing leaves the

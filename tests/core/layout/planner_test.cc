@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The planner over the layouts the issue lists: 63-sector starts, 65535-sector starts from a
 // JMicron-era parted, 2055-sector starts from an offset disk, DOS with logical partitions,
 // back-to-back partitions with no slack, a full disk, 4Kn. Expected values are derived in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/migrate/verify_report.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The journal format: every part round-trips, and every torn, corrupt, truncated or foreign
 // part is rejected - so that resume never trusts a byte that was not written whole.
 #include "partalign/move/journal_format.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Where a journal may live: never on storage the move writes, never on a file system a power
 // failure erases, never where nobody can tell.
 #include "partalign/move/journal_location.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What resume does from each journal state: the executable form of docs/mover.md's case
 // analysis. Every state leads, through steps that each end in a later state, to "completed" or
 // "rolled back".

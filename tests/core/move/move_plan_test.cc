@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The mover's geometry: chunking, processing order, rollback segments and which chunks need a
 // saved copy - checked against a brute-force search over every pair of chunks.
 #include "partalign/move/move_plan.h"

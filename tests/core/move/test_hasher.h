@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // A stand-in for xxHash in the core's unit tests (which link no C library): FNV-1a, 64-bit,
 // and two differently seeded runs for 128 bits. Any single changed byte changes the result,
 // which is all the format tests need.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The report page: the SVG disk map's geometry (partitions against the grain and physical
 // sectors, colours by alignment, the moves), escaping of what comes from the disk (partition
 // names, paths), the page's sections and its Content-Security-Policy, and the Markdown.

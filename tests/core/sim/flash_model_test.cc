@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The flash cost model of scripts/ssd-sim: pages touched, read-modify-write of partial pages,
 // and the dies that work in parallel.
 #include "partalign/sim/flash_model.h"

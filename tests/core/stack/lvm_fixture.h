@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Bytes of a real LVM2 PV written by pvcreate/vgcreate/lvcreate of lvm2 2.03.16 (Debian 12) on a
 // 64 MiB loop device: VG "vgfix" (4 MiB extents) on two PVs, LV "lin" (linear, 8 MiB) and LV
 // "str" (2 stripes of 8 KiB, 16 MiB). Captured with dd from the first PV; `lvs --segments`

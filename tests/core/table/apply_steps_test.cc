@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The order of a data-moving apply: cascades up and down, table-only changes riding with the
 // move that makes room for them, a DOS extended partition that moves with its first logical
 // partition, moves that need each other's place (refused) - and, over thousands of planner

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The topologies of alignment-heuristics.md §6 (rows A-K, an 8 GiB disk), shared by the model
 // unit tests.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The three tool verdicts against the worked examples of alignment-heuristics.md §2-§4 and §6
 // (topologies written lbs/pbs/min_io/opt_io/align_off).
 #include "partalign/tools/tool_verdicts.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The used map: ranges merge whatever order they come in, reasons survive merging, bytes are
 // counted once, and rounding to chunks covers every used byte with as few runs as possible.
 #include "partalign/used/used_map.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/util/json_reader.h"
 
 #include <gtest/gtest.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Both benchmark engines against image files (no root) and loop devices with direct I/O (root):
 // they count what they complete, record one latency per I/O, write the data they say they
 // write, rewrite without changing a byte, interleave the streams of a trial in its order, and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The write and rewrite guards and the signature listing behind them: images made by the real
 // tools (mkfs, mkswap, sfdisk) are refused with what they hold, blank images are not; rewrites
 // are refused while anything uses the disk or holds its lock.

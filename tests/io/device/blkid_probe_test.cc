@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ProbePartitionContents against filesystems made by the real mkfs tools: type, block size
 // and the size read from the superblock (libblkid 2.38 has no FSSIZE), for the whole
 // partition and for a filesystem smaller than its partition. Image files, no root.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // audit --all's list of disks, on a fake /sys/block and on this machine's.
 #include "io/device/disk_list.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // FindDiskUsers: /proc/swaps parsing; holders (device-mapper, md) from a fake sysfs tree, since
 // this machine has neither; a loop device backed by an image; a disk nobody uses.
 #include "io/device/in_use.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ReadSysfsIdentity against fake sysfs trees shaped like real ones (no root needed).
 #include "io/device/sysfs_identity.h"
 

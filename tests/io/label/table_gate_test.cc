@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The validation gate on image files: on tables the real sfdisk, sgdisk and parted write, the
 // scan agrees with libfdisk (ReadPartitionTable compares the two and fails otherwise) and with
 // sfdisk -J; on damaged tables ReadPartitionTable refuses with the scan's finding before

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The test-only kill switch counts per process: a switch armed for a later move of the same
 // process (apply runs one move per step) goes on from the points the earlier moves passed.
 #include "io/move/kill_switch.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The mover's refusals to carry on: a read error in the source stops the copy pass, naming the
 // sector, with what was moved undoable; a write that reads back wrong, a moved chunk changed
 // while the move was stopped, a table someone else rewrote - each stops it with the journal kept

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The recovery argument of docs/mover.md, tested: the real mover (threads, pipeline, journal)
 // runs on simulated disks whose power fails at a random write or flush; the disks then hold the
 // durable bytes plus any subset of the unflushed writes, torn and reordered sector by sector.

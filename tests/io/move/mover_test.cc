@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The mover on real files: an image file moved through StartMove/ResumeMove with its journal in
 // another directory, and the refusals that protect a move before it writes anything. Image
 // files need no root; loop devices are in tests/cli/command_move_test.cc.

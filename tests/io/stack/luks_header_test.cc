@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // libcryptsetup on headers written by the real cryptsetup luksFormat (image files: no
 // device-mapper and no root needed to format or read a header), checked against luksDump.
 #include "io/stack/luks_header.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // partalign's own LVM2 reader against what lvm2 itself reports (pvs/lvs --reportformat json),
 // on PVs made by the real pvcreate/vgcreate/lvcreate on loop devices (activation off: there is
 // no device-mapper here).

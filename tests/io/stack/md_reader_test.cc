@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // MD superblocks written by the test helper (the kernel here has no md driver, so mdadm cannot
 // create arrays) and read back by partalign; `mdadm --examine` is the oracle that the helper
 // writes what mdadm itself would accept.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The walk over stacks built by the real tools: LVM2 (pvcreate/vgcreate/lvcreate on loop
 // devices), mkfs.ext4 and mkfs.xfs with stripe options (checked against dumpe2fs and xfs_db),
 // cryptsetup, and MD superblocks from the test helper.

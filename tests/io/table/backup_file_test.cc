@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Backup files: written durably with private permissions, never overwritten, read back
 // identical; a changed byte is caught by its xxh64.
 #include "io/table/backup_file.h"

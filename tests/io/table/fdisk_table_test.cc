@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ReadPartitionTable on image files made by the real sfdisk and parted, compared with what
 // sfdisk -J reports for the same image (no root needed: libfdisk reads regular files).
 #include "io/table/fdisk_table.h"

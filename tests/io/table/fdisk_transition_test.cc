@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // ComputeTableTransition against the real sfdisk (image files, no root): the new bytes are
 // exactly what sfdisk writes when given the disk's own dump with the planned starts, every
 // byte sfdisk changes lies in a range, boot code survives, and the disk is never written.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // WriteSfdiskScript and DumpSfdiskScript against the real sfdisk on image files (no root).
 #include "io/table/fdisk_write.h"
 

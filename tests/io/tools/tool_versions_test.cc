@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Installed-version detection: the real tools, a tool missing from PATH, and one that hangs.
 #include "io/tools/tool_versions.h"
 

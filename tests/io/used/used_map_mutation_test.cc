@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The core's on-disk parsers (vfat, XFS, btrfs, swap) against damaged metadata: each parser
 // first reads a real filesystem made by its mkfs, recording which bytes it reads; then, seeded,
 // bytes inside what it read are changed (one to eight at a time, random values, and the

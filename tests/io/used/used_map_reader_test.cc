@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The used maps of real filesystems, made by their own mkfs, checked against independent
 // readers: partclone's domain files (partclone.extfs, partclone.fat: "+" = used) and xfs_db's
 // free-space listing. A provider may copy more than they call used (the first 64 KiB, what

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // Reading user-named files: a FIFO, a device, a directory or an oversized file is refused at
 // once with one line naming the file; regular files are read whole.
 #include "io/util/text_file.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What Anaconda's storage library, blivet, does: it asks libparted (through pyparted) for the
 // device's optimum and minimum alignment, intersects them with the label's (none for GPT and
 // msdos), and places a new partition at the aligned sector nearest the start of a free region

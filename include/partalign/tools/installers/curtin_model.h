@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What Ubuntu's installer back end, curtin, does with a storage config: partition 1 at 1 MiB in
 // logical sectors, then (config v1) each partition right after the previous one, or (config v2,
 // curtin >= 22.1) each default start rounded up to 1 MiB in an sfdisk script; logical

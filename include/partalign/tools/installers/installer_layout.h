@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The installers (YaST, Anaconda, Calamares, Ubuntu's installer) as rows of the views that show
 // every tool (ToolViews(): explain --layout, the planner's verdict columns and its `p`
 // placement screen): where each puts every partition of a layout, from the whole-layout models

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // explain's installer section: one prediction per installer (YaST, Anaconda, Calamares,
 // Ubuntu's installer), in the shape of the partitioners' predictions (ToolPrediction), the
 // lines that say what each will do and why, and audit's verdict for the one installer that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The installers partalign models (YaST's libstorage-ng, Anaconda's blivet, Calamares' KPMcore,
 // Ubuntu's curtin), their versions, and the eras in which their alignment rules differ
 // (docs/explain.md, "Installers"). Eras reuse ToolEra: a named half-open version range.

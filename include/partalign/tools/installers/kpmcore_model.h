@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What Calamares and its partitioning library KPMcore do: KPMcore's sector alignment (2048
 // sectors; 1 MiB in logical sectors from 25.12), its isAligned() check, which logs "Partition
 // ... is not properly aligned" for every partition of a scanned disk, and where Calamares'

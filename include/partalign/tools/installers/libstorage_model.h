@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // What YaST's storage library, libstorage-ng, does: its alignment grain (the sysfs optimal I/O
 // doubled until it reaches 1 MiB, shifted by the alignment offset), the four align policies,
 // and the unused partition slots of a GPT or msdos table, where YaST's Partitioner and its

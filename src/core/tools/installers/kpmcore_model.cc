@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/tools/installers/kpmcore_model.h"
 
 #include <fmt/format.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
 // The alignment cases recorded by the installers' own test suites (and, where a project records
 // none, cases derived from its code with the reasoning), from tests/data/installer-cases/*.json,
 // each run against partalign's model of that installer. Every case names its repository, file,

@@ -35,7 +35,7 @@ _partalign() {
       valued="--assume --sector-size --grain -o --output --format --layout --discard --label --backup-dir"
       ;;
     apply)
-      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --copy-all --bench --bench-seconds --bench-report"
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report"
       valued="--target --assume --sector-size --backup-dir --journal-dir --bench-seconds --bench-report"
       ;;
     restore)
@@ -43,7 +43,7 @@ _partalign() {
       valued="--target --assume --sector-size --backup-dir"
       ;;
     resume)
-      opts="-h --help --rollback --device -y --yes --progress"
+      opts="-h --help --rollback --forget --device -y --yes --progress"
       valued="--device"
       ;;
     snapshot)

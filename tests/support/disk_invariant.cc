@@ -85,6 +85,18 @@ DiskInvariantOptions InvariantOptionsForPlan(const std::string& plan_file, unsig
   return options;
 }
 
+void AddDryRunRecords(DiskInvariantOptions& options, const std::string& dry_run_json) {
+  const nlohmann::json doc = nlohmann::json::parse(dry_run_json, nullptr, false);
+  if (!doc.is_object()) throw std::runtime_error("not apply's dry-run JSON: " + dry_run_json);
+  if (!doc.contains("steps")) return;  // a table-only plan rewrites no record
+  for (const nlohmann::json& step : doc["steps"]) {
+    for (const nlohmann::json& s : step["boot_records"]["sectors"]) {
+      const uint64_t first = s["offset_bytes"];
+      options.updated_records.emplace_back(first, first + s["length_bytes"].get<uint64_t>());
+    }
+  }
+}
+
 std::vector<Range> TableAreaRanges(const std::string& target, unsigned sector_size) {
   Result<TableRead> read =
       ReadPartitionTable(target, {.sector_size = sector_size, .probe_contents = false});

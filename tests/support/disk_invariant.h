@@ -39,6 +39,11 @@ struct DiskInvariantOptions {
 /// empty (`"empty"`: proven zeros or holes, or discarded). Throws when the file is unreadable.
 DiskInvariantOptions InvariantOptionsForPlan(const std::string& plan_file, unsigned sector_size);
 
+/// Adds to `options.updated_records` the sectors `apply --dry-run --json` (its output
+/// `dry_run_json`) lists as the boot records each step rewrites (steps[].boot_records.sectors).
+/// Throws when the text is not that JSON.
+void AddDryRunRecords(DiskInvariantOptions& options, const std::string& dry_run_json);
+
 /// The byte ranges [first, end) of the table's own sectors on `target` (MBR, GPT headers and
 /// entries, EBRs) as libfdisk locates them through partalign's reader, whole sectors; none when
 /// it holds no table.

@@ -356,6 +356,8 @@ class Case {
     for (const PartSpec& p : d_.parts) {
       if (IsEmptyByConstruction(p.kind)) invariant.left_behind.push_back(p.number);
     }
+    // The boot records the applies said they rewrite (NTFS, FAT and exFAT boot sectors).
+    for (const std::string& dry : dry_runs_) test::AddDryRunRecords(invariant, dry);
     for (const std::string& v : test::DiskInvariantViolations(before_, target_, invariant)) {
       out.push_back("invariant: " + v);
     }
@@ -560,6 +562,10 @@ class Case {
                                              "--journal-dir", (base_ / "journals").string()};
       for (const std::string& a : SectorSizeArgs()) apply_args.push_back(a);
       apply_args.push_back(plan);
+      std::vector<std::string> dry_args = apply_args;
+      dry_args.insert(dry_args.end() - 1, {"--dry-run", "--json"});
+      CommandResult dry = Run(dry_args);
+      if (dry.exit_code == 0) dry_runs_.push_back(dry.out);
       std::map<std::string, std::string> env;
       const bool kill = d_.kill && moves && killed_ == 0;
       if (kill) env["PARTALIGN_TEST_KILL_AFTER"] = std::to_string(d_.kill_point);
@@ -715,6 +721,7 @@ class Case {
   int rolled_back_ = 0;
   int rounds_ = 0;
   std::string refused_;
+  std::vector<std::string> dry_runs_;  ///< each apply's --dry-run --json, for its boot records
 };
 
 // Whether libfdisk makes the table `spec` describes (on a throw-away sparse image in `dir`).

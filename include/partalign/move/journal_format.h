@@ -32,6 +32,8 @@ namespace partalign {
 
 /// The first 8 bytes of every journal file: what tells a journal from a disk image.
 inline constexpr std::string_view kJournalMagic = "PAJOURNL";
+/// The name apply gives every journal file ends so (docs/mover.md).
+inline constexpr std::string_view kJournalFileSuffix = ".partalign-journal";
 
 /// Version 2: the copy map (only the used chunks are copied) and the digest table filled by the
 /// copy pass (no pre-scan). Version 1 journals (every chunk, pre-scan) are still resumed, with

@@ -17,6 +17,7 @@
 #include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "cli/unfinished_move.h"
 #include "io/boot/boot_records.h"
 #include "io/device/disk_list.h"
 #include "io/device/target.h"
@@ -47,6 +48,8 @@ struct AuditedDisk {
   /// The records outside the table that name a partition's place and are stale already (a
   /// disk cloned by another tool), or cannot be kept right by a move (docs/boot-records.md).
   std::vector<std::string> boot;
+  /// A move left unfinished on the disk (docs/mover.md): audit leads with it and exits 4.
+  std::optional<std::vector<UnfinishedMove>> unfinished;
 };
 
 Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t> grain,
@@ -66,10 +69,23 @@ Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t
   } else {
     return open.error();
   }
-  return AuditedDisk{std::move(*disk), std::move(*report), std::move(device), std::move(boot)};
+  std::optional<std::vector<UnfinishedMove>> unfinished;
+  if (Result<std::vector<UnfinishedMove>> moves = FindUnfinishedMoves(target.target); !moves) {
+    PrintWarning(io.err, fmt::format("cannot tell whether '{}' has an unfinished data move: {}",
+                                     target.target, moves.error().message));
+  } else if (!moves->empty()) {
+    unfinished = std::move(*moves);
+  }
+  return AuditedDisk{std::move(*disk), std::move(*report), std::move(device), std::move(boot),
+                     std::move(unfinished)};
 }
 
 void RenderText(const std::string& target, const AuditedDisk& audited, std::ostream& out) {
+  if (audited.unfinished) {
+    for (const std::string& line : UnfinishedMoveLines(target, *audited.unfinished)) {
+      out << "UNFINISHED MOVE: " << line << "\n";
+    }
+  }
   const PartitionTable& table = audited.disk.table.table;
   const AuditReport& report = audited.report;
   const Topology& t = audited.disk.device.topology;
@@ -173,6 +189,7 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
       nlohmann::json doc =
           AuditJson(a.report, a.disk.device, a.disk.findings, a.disk.table.table.fingerprint);
       doc["boot_records"] = a.boot;
+      if (a.unfinished) doc["unfinished_moves"] = UnfinishedMovesJson(target, *a.unfinished);
       documents.push_back(std::move(doc));
     }
     // One TARGET keeps the single document audit has always printed.
@@ -197,6 +214,10 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
     io.out << out.str();
   }
   if (failed) return ExitCode::kFailure;
+  if (std::any_of(audited.begin(), audited.end(),
+                  [](const auto& a) { return a.second.unfinished.has_value(); })) {
+    return ExitCode::kUnfinished;
+  }
   return misaligned ? ExitCode::kMisaligned : ExitCode::kOk;
 }
 

@@ -8,6 +8,7 @@
 
 #include "cli/commands.h"
 #include "cli/target_options.h"
+#include "cli/unfinished_move.h"
 #include "io/device/device_probe.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/topology/probe_report.h"
@@ -45,9 +46,16 @@ ExitCode RunProbe(const ProbeCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   std::vector<TopologyFinding> findings = CheckDevice(*device);
+  // A half-moved disk leads, and the exit status says so (4).
+  const std::optional<std::vector<UnfinishedMove>> unfinished =
+      CheckUnfinishedMoves(io, command.target.target, false);
+  const ExitCode done = unfinished ? ExitCode::kUnfinished : ExitCode::kOk;
   if (command.target.json) {
-    io.out << ProbeJson(*device, findings).dump(2) << '\n';
-    return ExitCode::kOk;
+    nlohmann::json doc = ProbeJson(*device, findings);
+    if (unfinished)
+      doc["unfinished_moves"] = UnfinishedMovesJson(command.target.target, *unfinished);
+    io.out << doc.dump(2) << '\n';
+    return done;
   }
   TextTable table({{"FIELD"}, {"VALUE"}}, /*headings=*/false);
   for (const ReportField& f : ProbeFields(*device)) table.AddRow({f.name, f.value});
@@ -56,7 +64,7 @@ ExitCode RunProbe(const ProbeCommand& command, Streams io) {
     io.out << fmt::format("assumed topology: profile '{}'\n", options->assume.profile);
   }
   for (const TopologyFinding& f : findings) io.out << "warning: " << f.message << '\n';
-  return ExitCode::kOk;
+  return done;
 }
 
 }  // namespace

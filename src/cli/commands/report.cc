@@ -18,6 +18,7 @@
 #include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "cli/unfinished_move.h"
 #include "cli/verify_target.h"
 #include "io/bench/bench_session.h"
 #include "io/tools/fdisk_alignment.h"
@@ -86,6 +87,7 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
     r.bench = std::move(*bench);
     r.bench_source = fmt::format("'{}'", *c.bench_json);
   }
+  if (RefuseIfUnfinished(io, c.target.target, false)) return ExitCode::kUnfinished;
   Result<LoadedDisk> disk = LoadDisk(c.target, io);
   if (!disk) return Fail(io, disk.error().message);
   Result<AuditReport> audit = AuditLoadedDisk(*disk, c.target.target, *grain);

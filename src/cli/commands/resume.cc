@@ -18,6 +18,7 @@
 #include "cli/apply/move_ui.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
+#include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/move/journal_file.h"
 #include "io/move/journal_registry.h"
@@ -41,10 +42,12 @@ struct ResumeCommand {
 // The start of what the mover refuses a disk with when it does not hold the journal's state.
 constexpr std::string_view kNotTheJournalsState = "the disk no longer holds the interrupted move";
 
-// Whether `path` is a journal file (its magic), as opposed to a disk or an image.
+// Whether `path` is a journal file (its magic, or the name apply gives journals: one being
+// created has no magic yet), as opposed to a disk or an image.
 bool IsJournalFile(const std::string& path) {
   struct stat st {};
   if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
+  if (path.ends_with(kJournalFileSuffix)) return true;
   std::ifstream in(path, std::ios::binary);
   std::string magic(kJournalMagic.size(), '\0');
   in.read(magic.data(), static_cast<std::streamsize>(magic.size()));
@@ -76,22 +79,27 @@ ExitCode ListMoves(Streams io) {
 }
 
 // DEVICE: its journal, or why there is none to resume (nullopt after printing; `*code`).
-std::optional<std::string> JournalOfDevice(Streams io, const std::string& path, ExitCode* code) {
-  *code = ExitCode::kFailure;
+// `quiet`: a disk without an unfinished move prints nothing (`*code` = kOk): the caller reads
+// `path` as a journal instead.
+std::optional<std::string> JournalOfDevice(Streams io, const std::string& path, ExitCode* code,
+                                           bool quiet = false) {
+  *code = quiet ? ExitCode::kOk : ExitCode::kFailure;
   Result<Target> target = OpenTarget(path);
-  if (!target) {
-    PrintError(io.err, target.error().message);
-    return std::nullopt;
-  }
-  Result<JournalDevice> device = DescribeMoveDevice(*target);
+  Result<JournalDevice> device =
+      target ? DescribeMoveDevice(*target) : Result<JournalDevice>(target.error());
   Result<std::vector<RegisteredJournal>> moves =
       device ? FindUnfinishedJournals(*device)
              : Result<std::vector<RegisteredJournal>>(device.error());
   if (!moves) {
-    PrintError(io.err, moves.error().message);
+    if (!quiet) PrintError(io.err, moves.error().message);
     return std::nullopt;
   }
+  *code = ExitCode::kFailure;
   if (moves->empty()) {
+    if (quiet) {
+      *code = ExitCode::kOk;
+      return std::nullopt;
+    }
     io.out << fmt::format("'{}' has no unfinished move.\n", path);
     *code = ExitCode::kOk;
     return std::nullopt;
@@ -152,7 +160,7 @@ ExitCode Forget(const ResumeCommand& c, const std::string& journal, const std::s
 }
 
 // After the move is over either way: the kernel's partitions as the table says (BLKPG).
-bool TellTheKernel(Streams io, const Target& target, uint64_t sector_size) {
+bool TellTheKernel(Streams io, Target& target, uint64_t sector_size) {
   Result<TableRead> table =
       ReadPartitionTable(target.path, {.sector_size = sector_size, .probe_contents = false});
   if (!table) {
@@ -171,13 +179,18 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   std::string journal = command.what;
   if (!IsJournalFile(command.what)) {
     struct stat st {};
-    const bool disk = ::stat(command.what.c_str(), &st) == 0 &&
-                      (S_ISBLK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size > 0));
-    if (disk) {
+    const bool stated = ::stat(command.what.c_str(), &st) == 0;
+    // A block device is a disk; a regular file is an image when a move is known for it, else
+    // it is read as a journal (and said to be none).
+    if (stated && (S_ISBLK(st.st_mode) || (S_ISREG(st.st_mode) && st.st_size > 0))) {
+      const bool image = S_ISREG(st.st_mode);
       ExitCode code = ExitCode::kOk;
-      std::optional<std::string> found = JournalOfDevice(io, command.what, &code);
-      if (!found) return code;
-      journal = *found;
+      std::optional<std::string> found = JournalOfDevice(io, command.what, &code, image);
+      if (found) {
+        journal = *found;
+      } else if (!image || code != ExitCode::kOk) {
+        return code;
+      }
     }
   }
   Result<JournalSummary> summary = InspectJournal(journal);
@@ -221,15 +234,24 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
       header.move.source_bytes, header.move.dest_bytes, copies, state);
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
 
-  // Held from here to the kernel's update: O_EXCL and (in the mover) the flock.
+  // Held from here to the kernel's update: O_EXCL and the flock; or, while partitions the move
+  // neither reads nor writes are in use, the flock and O_EXCL on the partitions it writes.
+  WriteScope scope;
+  scope.whole_disk = false;
+  scope.bytes = MoveWrites(header.move, header.table);
   Result<Target> target = MakeError("not opened");
+  std::vector<DiskUser> staying;
   (void)RetryWhileBusy([&]() -> Status {
-    target = OpenTarget(device_path, {.write = true, .exclusive = true});
+    target = OpenForScopedWrite(device_path, scope, &staying);
     return target ? Status{} : Status(target.error());
   });
   if (!target) {
     PrintError(io.err, target.error().message);
     return ExitCode::kRefused;
+  }
+  for (const DiskUser& u : staying) {
+    io.err << "partalign: note: " << Describe(u)
+           << ": it stays in use; the move neither reads nor writes it\n";
   }
   StopOnSignal stop;
   std::optional<MoveStatus> status;

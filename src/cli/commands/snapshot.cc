@@ -12,6 +12,7 @@
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
 #include "cli/target_options.h"
+#include "cli/unfinished_move.h"
 #include "io/migrate/snapshot_capture.h"
 #include "io/migrate/snapshot_file.h"
 #include "io/tools/tool_versions.h"
@@ -73,6 +74,8 @@ void PrintSummary(std::ostream& out, const Snapshot& s, const std::string& path)
 }
 
 ExitCode RunSnapshot(const SnapshotCommand& c, Streams io) {
+  // A snapshot of a half-moved disk would be the baseline verify compares against later.
+  if (RefuseIfUnfinished(io, c.target.target, c.target.json)) return ExitCode::kUnfinished;
   Result<ProbeOptions> options = MakeProbeOptions(c.target);
   if (!options) {
     PrintError(io.err, options.error().message);

@@ -10,6 +10,7 @@
 
 #include "cli/commands.h"
 #include "cli/target_options.h"
+#include "cli/unfinished_move.h"
 #include "cli/verify_target.h"
 #include "partalign/migrate/verify_report.h"
 
@@ -22,6 +23,8 @@ struct VerifyCommand {
 };
 
 ExitCode RunVerify(const VerifyCommand& c, Streams io) {
+  // verify's advice (translate, plan) would write the half-moved disk.
+  if (RefuseIfUnfinished(io, c.target.target, c.target.json)) return ExitCode::kUnfinished;
   Result<ProbeOptions> options = MakeProbeOptions(c.target);
   if (!options) {
     PrintError(io.err, options.error().message);

@@ -1,0 +1,418 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Resume and the registry under the faults the journal's failure model did not name (issue
+// #27, docs/mover.md §7 and §9): a second device over the same storage with a partition
+// mounted; a disk put back from a copy after a kill; a lost registry and a registry on tmpfs;
+// a journal that a running partalign holds; a journal whose state blocks were zeroed; the
+// kernel's view after resume; directory checks before the confirmation; and an unfinished move
+// visible to every command that reads the disk. Each refusal leaves the disk byte for byte as it
+// was; each recovery leaves every file intact.
+#include <sys/file.h>
+#include <sys/mount.h>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "io/move/mover.h"
+#include "support/device_test.h"
+#include "support/disk_invariant.h"
+#include "support/loop_device.h"
+#include "support/mount_point.h"
+#include "support/partitioned_loop.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace partalign {
+namespace {
+
+using test::CommandResult;
+using test::PartitionedLoop;
+using test::RunCommand;
+
+// Partition 1 at 63 moves to 2048 (step 1), partition 2 at 65535 to 67584 (step 2); both ext4.
+constexpr const char* kScript =
+    "label: dos\nstart=63, size=65472, type=83\nstart=65535, size=131070, type=83\n";
+
+class ResumeFaultsTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PARTALIGN_REQUIRE_DEVICES();
+    disk_ = std::make_unique<PartitionedLoop>(kScript, 512, 128ull << 20);
+    std::filesystem::create_directories(disk_->File("state"));
+    std::filesystem::create_directories(disk_->File("mnt"));
+    std::mt19937_64 random(27);
+    for (int number : {1, 2}) {
+      const std::string node = disk_->loop().PartitionPath(number);
+      test::RunOrThrow({"mkfs.ext4", "-q", "-F", node});
+      test::MountPoint mounted(node, disk_->File("mnt"));
+      for (int i = 0; i < 3; ++i) {
+        std::string content((1 + i) * 900001 + number, '\0');
+        for (char& c : content) c = static_cast<char>(random());
+        const std::string name = fmt::format("file{}-{}", number, i);
+        test::WriteFile(disk_->File("mnt/" + name), content);
+        files_[number][name] = std::move(content);
+      }
+      ASSERT_TRUE(mounted.Unmount());
+    }
+    plan_ = disk_->File("plan.json");
+    const CommandResult r = Partalign({"plan", "-o", plan_, disk_->device()});
+    ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  }
+
+  std::map<std::string, std::string> Env() const {
+    return {{"PARTALIGN_STATE_DIR", disk_->File("state")}};
+  }
+
+  CommandResult Partalign(const std::vector<std::string>& args,
+                          std::map<std::string, std::string> env = {}) const {
+    env.merge(Env());
+    return test::RunPartalign(args, "", env);
+  }
+
+  // apply killed in step 1 (partition 2 moves first, to make room for partition 1): returns
+  // its journal (registered in the state directory). `point`: PARTALIGN_TEST_KILL_AFTER;
+  // "table:1" is after every chunk was moved and verified, whatever the batches were.
+  std::string KilledApply(const std::string& point = "move:3") const {
+    const CommandResult killed =
+        Partalign(test::ApplyArgs(*disk_, plan_), {{"PARTALIGN_TEST_KILL_AFTER", point}});
+    EXPECT_EQ(killed.exit_code, 128 + 9) << killed.out << killed.err;
+    const std::vector<std::string> journals =
+        test::FilesIn(disk_->File("journals"), ".partalign-journal");
+    EXPECT_EQ(journals.size(), 1u);
+    return journals.empty() ? "" : journals[0];
+  }
+
+  void ExpectFilesIntact() const {
+    for (const auto& [number, files] : files_) {
+      const std::string node = disk_->loop().PartitionPath(number);
+      const CommandResult fsck = RunCommand({"e2fsck", "-fn", node});
+      EXPECT_EQ(fsck.exit_code, 0) << node << "\n" << fsck.out << fsck.err;
+      test::MountPoint mounted(node, disk_->File("mnt"), "ro");
+      for (const auto& [name, content] : files) {
+        EXPECT_TRUE(test::ReadFile(disk_->File("mnt/" + name)) == content)
+            << "partition " << number << ": " << name;
+      }
+    }
+  }
+
+  // Resumes `journal` (unless empty), then applies what is left of the plan: the disk ends
+  // aligned with every file.
+  void FinishAndExpectIntact(const std::string& journal) const {
+    if (!journal.empty()) {
+      const CommandResult resumed = Partalign({"resume", journal, "--yes"});
+      ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+    }
+    const CommandResult rest = Partalign({"plan", "-o", disk_->File("rest.json"), disk_->device()});
+    ASSERT_EQ(rest.exit_code, 0) << rest.out << rest.err;
+    const CommandResult applied = Partalign(test::ApplyArgs(*disk_, disk_->File("rest.json")));
+    ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    ExpectFilesIntact();
+  }
+
+  std::unique_ptr<PartitionedLoop> disk_;
+  std::map<int, std::map<std::string, std::string>> files_;
+  std::string plan_;
+};
+
+// 1. Another loop device over the same image, partition 2 mounted through it: the partition is
+// in use here too, and apply writes nothing.
+TEST_F(ResumeFaultsTest, APartitionMountedThroughASecondLoopDeviceIsInUse) {
+  const std::string before = disk_->Snapshot("before.img");
+  test::LoopDevice other(disk_->image(), 512);
+  test::AddKernelPartitions(other, 512);
+  {
+    // Read-only: a read-write mount writes the superblock, which is not apply's doing.
+    test::MountPoint mounted(other.PartitionPath(2), disk_->File("mnt"), "ro");
+    const CommandResult r = Partalign(test::ApplyArgs(*disk_, plan_));
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("partition 2 ('{}') is mounted on '{}' through '{}'",
+                                     disk_->loop().PartitionPath(2), disk_->File("mnt"),
+                                     other.PartitionPath(2))),
+              std::string::npos)
+        << r.err;
+    EXPECT_NE(r.err.find("another loop device over the same file"), std::string::npos) << r.err;
+  }
+  EXPECT_EQ(test::CmpFiles(disk_->image(), before), "");
+}
+
+// 1b. An offset loop device over partition 2 alone (as `losetup -o` makes for a partition
+// image), mounted: the same.
+TEST_F(ResumeFaultsTest, AnOffsetLoopOverAPartitionMountedIsInUse) {
+  const std::string before = disk_->Snapshot("before.img");
+  const CommandResult attached =
+      RunCommand({"losetup", "--find", "--show", "--offset", std::to_string(65535ull * 512),
+                  "--sizelimit", std::to_string(131070ull * 512), disk_->image()});
+  ASSERT_EQ(attached.exit_code, 0) << attached.err;
+  const std::string loop = attached.out.substr(0, attached.out.find('\n'));
+  struct Detach {
+    std::string path;
+    ~Detach() { RunCommand({"losetup", "-d", path}); }
+  } detach{loop};
+  {
+    test::MountPoint mounted(loop, disk_->File("mnt"), "ro");
+    const CommandResult r = Partalign(test::ApplyArgs(*disk_, plan_));
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find(fmt::format("partition 2 ('{}') is mounted on '{}' through '{}'",
+                                     disk_->loop().PartitionPath(2), disk_->File("mnt"), loop)),
+              std::string::npos)
+        << r.err;
+  }
+  EXPECT_EQ(test::CmpFiles(disk_->image(), before), "");
+}
+
+// 2. Killed mid-move, the disk put back from a copy taken before: resume proves the disk is
+// not in the journal's state and writes nothing; --forget drops the journal; the plan applies.
+TEST_F(ResumeFaultsTest, ADiskRestoredFromACopyIsNotResumed) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  const std::string journal = KilledApply("table:1");
+  ASSERT_FALSE(journal.empty());
+  test::RunOrThrow({"dd", "if=" + pristine, "of=" + disk_->device(), "bs=1M", "conv=notrunc,fsync",
+                    "status=none"});
+  const CommandResult r = Partalign({"resume", journal, "--yes"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("the disk no longer holds the interrupted move"), std::string::npos)
+      << r.err;
+  EXPECT_NE(r.err.find(fmt::format("partalign resume --forget '{}'", journal)), std::string::npos)
+      << r.err;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "") << "resume wrote a refused disk";
+  const CommandResult rollback = Partalign({"resume", journal, "--rollback", "--yes"});
+  EXPECT_EQ(rollback.exit_code, 3) << rollback.out << rollback.err;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "") << "the rollback wrote a refused disk";
+
+  const CommandResult forgot = Partalign({"resume", "--forget", journal, "--yes"});
+  ASSERT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "");
+  const CommandResult applied = Partalign(test::ApplyArgs(*disk_, plan_));
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectFilesIntact();
+  for (const std::string& v : test::DiskInvariantViolations(
+           pristine, disk_->device(), test::InvariantOptionsForPlan(plan_, 512))) {
+    ADD_FAILURE() << v;
+  }
+}
+
+// --forget refuses a journal whose move the disk still holds.
+TEST_F(ResumeFaultsTest, ForgetRefusesAJournalTheDiskStillHolds) {
+  const std::string journal = KilledApply();
+  ASSERT_FALSE(journal.empty());
+  const std::string half = disk_->Snapshot("half.img");
+  const CommandResult r = Partalign({"resume", "--forget", journal, "--yes"});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_TRUE(std::filesystem::exists(journal));
+  EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
+  FinishAndExpectIntact(journal);
+}
+
+// 3. The registry lost (a state directory on storage that did not survive): apply still
+// finds the unfinished move through its journal directory and writes nothing.
+TEST_F(ResumeFaultsTest, ALostRegistryDoesNotHideTheJournal) {
+  const std::string journal = KilledApply();
+  ASSERT_FALSE(journal.empty());
+  std::filesystem::remove_all(disk_->File("state"));
+  std::filesystem::create_directories(disk_->File("state"));
+  const std::string half = disk_->Snapshot("half.img");
+  const CommandResult again = Partalign(test::ApplyArgs(*disk_, plan_));
+  EXPECT_EQ(again.exit_code, 3) << again.out << again.err;
+  EXPECT_NE(again.err.find("unfinished move"), std::string::npos) << again.err;
+  EXPECT_NE(again.err.find(journal), std::string::npos) << again.err;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
+  FinishAndExpectIntact(journal);
+}
+
+// 3b. A registry on tmpfs is refused before anything is written: a reboot would lose it.
+TEST_F(ResumeFaultsTest, ARegistryOnTmpfsIsRefused) {
+  const std::string tmp = disk_->File("tmpfs");
+  std::filesystem::create_directories(tmp);
+  ASSERT_EQ(::mount("partalign-test", tmp.c_str(), "tmpfs", 0, "size=4m"), 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{tmp};
+  const std::string before = disk_->Snapshot("before.img");
+  const CommandResult r =
+      test::RunPartalign(test::ApplyArgs(*disk_, plan_), "", {{"PARTALIGN_STATE_DIR", tmp}});
+  EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+  EXPECT_NE(r.err.find("the registry of unfinished moves"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("power failure"), std::string::npos) << r.err;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), before), "");
+  EXPECT_TRUE(test::FilesIn(disk_->File("backups"), ".partalign-backup").empty());
+}
+
+// 4. A journal file another partalign holds (being created: not yet readable, not yet
+// registered) is never called removable.
+TEST_F(ResumeFaultsTest, AJournalHeldByARunningPartalignIsNotCalledRemovable) {
+  std::filesystem::create_directories(disk_->File("journals"));
+  const std::string journal = disk_->File("journals/starting.partalign-journal");
+  test::WriteFile(journal, std::string(4096, '\0'));
+  {
+    const int fd = ::open(journal.c_str(), O_RDWR | O_CLOEXEC);
+    ASSERT_GE(fd, 0);
+    ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+    const CommandResult held = Partalign({"resume", journal, "--yes"});
+    ::close(fd);
+    EXPECT_NE(held.exit_code, 0);
+    EXPECT_NE(held.err.find("is held by a running partalign"), std::string::npos) << held.err;
+    EXPECT_EQ(held.err.find("can be removed"), std::string::npos) << held.err;
+  }
+  const CommandResult free = Partalign({"resume", journal, "--yes"});
+  EXPECT_NE(free.exit_code, 0);
+  EXPECT_NE(free.err.find("the file can be removed"), std::string::npos) << free.err;
+}
+
+// 5. A journal whose two state blocks were zeroed, while its digest table shows the copy had
+// begun: refused, never read as "not started".
+TEST_F(ResumeFaultsTest, ZeroedStateBlocksAreRefusedNotRestarted) {
+  const std::string journal = KilledApply("table:1");
+  ASSERT_FALSE(journal.empty());
+  Result<JournalSummary> summary = InspectJournal(journal);
+  ASSERT_TRUE(summary) << summary.error().message;
+  ASSERT_TRUE(summary->state.has_value());
+  const uint64_t at = summary->header.layout.state_offset;
+  ASSERT_GT(at, 0u);
+  test::RunOrThrow({"dd", "if=/dev/zero", "of=" + journal, "bs=4096",
+                    fmt::format("seek={}", at / 4096), "count=2", "conv=notrunc,fsync",
+                    "status=none"});
+  const std::string half = disk_->Snapshot("half.img");
+  const CommandResult r = Partalign({"resume", journal, "--yes"});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("digest table"), std::string::npos) << r.err;
+  EXPECT_EQ(r.out.find("erified"), std::string::npos) << r.out;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), half), "") << "resume wrote over half-moved data";
+}
+
+// 6. resume tells the kernel: the partition node starts where the table says afterwards, and
+// the file system on it is clean.
+TEST_F(ResumeFaultsTest, ResumeTellsTheKernelTheNewTable) {
+  std::map<int, uint64_t> new_start;
+  const nlohmann::json plan = nlohmann::json::parse(test::ReadFile(plan_));
+  for (const nlohmann::json& a : plan["actions"]) {
+    new_start[a["partition"].get<int>()] = a["new_start_sector"].get<uint64_t>();
+  }
+  ASSERT_NE(new_start[2], 65535u);
+  const std::string journal = KilledApply("table:1");
+  ASSERT_FALSE(journal.empty());
+  EXPECT_EQ(test::KernelStartSize(disk_->loop(), 2).first, 65535u);
+  const CommandResult resumed = Partalign({"resume", journal, "--yes"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(test::KernelStartSize(disk_->loop(), 2).first, new_start[2]);
+  const CommandResult fsck = RunCommand({"e2fsck", "-fn", disk_->loop().PartitionPath(2)});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+  // And after a rollback of the next step (partition 1's move), the kernel has the old place
+  // back.
+  const CommandResult rest = Partalign({"plan", "-o", disk_->File("rest.json"), disk_->device()});
+  ASSERT_EQ(rest.exit_code, 0) << rest.err;
+  const CommandResult killed = Partalign(test::ApplyArgs(*disk_, disk_->File("rest.json")),
+                                         {{"PARTALIGN_TEST_KILL_AFTER", "move:10"}});
+  ASSERT_EQ(killed.exit_code, 128 + 9) << killed.out << killed.err;
+  const std::vector<std::string> journals =
+      test::FilesIn(disk_->File("journals"), ".partalign-journal");
+  ASSERT_EQ(journals.size(), 1u);
+  const CommandResult back = Partalign({"resume", journals[0], "--rollback", "--yes"});
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_EQ(test::KernelStartSize(disk_->loop(), 1).first, 63u);
+  EXPECT_EQ(test::KernelStartSize(disk_->loop(), 2).first, new_start[2]);
+  ExpectFilesIntact();
+}
+
+// 7. A journal directory that is a file, a backup directory that is a file: one line, before
+// the confirmation, nothing written and no backup file left.
+TEST_F(ResumeFaultsTest, DirectoriesAreCheckedBeforeAnythingIsWritten) {
+  const std::string before = disk_->Snapshot("before.img");
+  test::WriteFile(disk_->File("not-a-dir"), "x");
+  for (const std::vector<std::string>& extra :
+       {std::vector<std::string>{"--journal-dir", disk_->File("not-a-dir")},
+        std::vector<std::string>{"--backup-dir", disk_->File("not-a-dir")}}) {
+    SCOPED_TRACE(extra[0]);
+    std::vector<std::string> args = {"apply", extra[0], extra[1]};
+    if (extra[0] != "--backup-dir") args.insert(args.end(), {"--backup-dir", disk_->File("b")});
+    if (extra[0] != "--journal-dir") args.insert(args.end(), {"--journal-dir", disk_->File("j")});
+    args.push_back(plan_);
+    // No --yes: the refusal must come before the question (stdin is empty: a question would
+    // be answered "no" and say so).
+    const CommandResult r = Partalign(args);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find("not-a-dir"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("was not started"), std::string::npos) << r.err;
+    EXPECT_EQ(r.out.find("Proceed"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("[y/N]"), std::string::npos) << r.out;
+    EXPECT_TRUE(test::FilesIn(disk_->File("b"), ".partalign-backup").empty());
+  }
+  EXPECT_EQ(test::CmpFiles(disk_->image(), before), "");
+}
+
+// 8. After a kill, every command that reads the disk leads with the unfinished move and the
+// command that finishes it (exit 4); those that would write a plan, a report or a snapshot of
+// the half-moved disk refuse. `resume DEVICE` finds the journal; `resume` lists it.
+TEST_F(ResumeFaultsTest, AnUnfinishedMoveIsVisibleToEveryCommand) {
+  const std::string journal = KilledApply();
+  ASSERT_FALSE(journal.empty());
+  const std::string dev = disk_->device();
+  const std::string resume_command = fmt::format("partalign resume '{}'", dev);
+  const std::string half = disk_->Snapshot("half.img");
+
+  const CommandResult probe = Partalign({"probe", dev});
+  EXPECT_EQ(probe.exit_code, 4) << probe.out << probe.err;
+  EXPECT_NE(probe.err.find(resume_command), std::string::npos) << probe.err;
+  const CommandResult probe_json = Partalign({"probe", "--json", dev});
+  EXPECT_EQ(probe_json.exit_code, 4);
+  nlohmann::json doc = nlohmann::json::parse(probe_json.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << probe_json.out;
+  ASSERT_EQ(doc["unfinished_moves"].size(), 1u) << doc.dump(2);
+  EXPECT_EQ(doc["unfinished_moves"][0]["journal"], journal);
+  EXPECT_EQ(doc["unfinished_moves"][0]["resume"], resume_command);
+
+  const CommandResult audit = Partalign({"audit", dev});
+  EXPECT_EQ(audit.exit_code, 4) << audit.out << audit.err;
+  EXPECT_EQ(audit.out.rfind("UNFINISHED MOVE: ", 0), 0u) << audit.out;
+  EXPECT_NE(audit.out.find(resume_command), std::string::npos) << audit.out;
+  const CommandResult audit_json = Partalign({"audit", "--json", dev});
+  EXPECT_EQ(audit_json.exit_code, 4);
+  doc = nlohmann::json::parse(audit_json.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << audit_json.out;
+  EXPECT_EQ(doc["unfinished_moves"][0]["state"], "moving") << doc.dump(2);
+
+  for (const std::vector<std::string>& args :
+       {std::vector<std::string>{"plan", "-o", disk_->File("again.json"), dev},
+        std::vector<std::string>{"report", "-o", disk_->File("report.html"), dev},
+        std::vector<std::string>{"snapshot", "-o", disk_->File("snap.json"), dev},
+        std::vector<std::string>{"verify", dev, "--against", disk_->File("snap.json")}}) {
+    SCOPED_TRACE(args[0]);
+    const CommandResult r = Partalign(args);
+    EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+    EXPECT_NE(r.err.find(resume_command), std::string::npos) << r.err;
+  }
+  EXPECT_FALSE(std::filesystem::exists(disk_->File("again.json")));
+  EXPECT_FALSE(std::filesystem::exists(disk_->File("report.html")));
+  EXPECT_FALSE(std::filesystem::exists(disk_->File("snap.json")));
+  const CommandResult plan_json = Partalign({"plan", "--json", dev});
+  EXPECT_EQ(plan_json.exit_code, 4);
+  doc = nlohmann::json::parse(plan_json.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << plan_json.out;
+  EXPECT_EQ(doc["unfinished_moves"].size(), 1u);
+
+  const CommandResult list = Partalign({"resume"});
+  EXPECT_EQ(list.exit_code, 4) << list.out << list.err;
+  EXPECT_NE(list.out.find(journal), std::string::npos) << list.out;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), half), "") << "a reading command wrote the disk";
+
+  // resume DEVICE finishes it; then nothing is unfinished.
+  const CommandResult resumed = Partalign({"resume", dev, "--yes"});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  const CommandResult none = Partalign({"resume"});
+  EXPECT_EQ(none.exit_code, 0) << none.out << none.err;
+  EXPECT_NE(none.out.find("No unfinished move"), std::string::npos) << none.out;
+  const CommandResult audit_after = Partalign({"audit", dev});
+  EXPECT_NE(audit_after.exit_code, 4) << audit_after.out;
+  EXPECT_EQ(audit_after.out.find("UNFINISHED"), std::string::npos) << audit_after.out;
+  FinishAndExpectIntact("");
+}
+
+}  // namespace
+}  // namespace partalign

@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "partalign/util/byte_extent.h"
+
 namespace partalign {
 
 /// One piece of storage: a block device (whole disks and partitions alike) or a file (the
@@ -21,6 +23,10 @@ struct StorageNode {
   uint64_t first = 0;
   uint64_t second = 0;
   std::string name;  ///< for messages: "/dev/sdb2", "/srv/disk.img"
+  /// A partition: its number and its bytes on the disk that follows it in the chain (0: not
+  /// a partition).
+  uint32_t partition = 0;
+  ByteExtent extent;
   bool SameAs(const StorageNode& other) const {
     return kind == other.kind && first == other.first && second == other.second;
   }
@@ -48,10 +54,21 @@ struct JournalPlacement {
 struct TargetStorage {
   std::string path;
   std::vector<StorageNode> nodes;
+  /// The bytes of the disk (the first node) the move writes: its source and destination and
+  /// the table sectors. Empty: any byte (then no journal may lie anywhere on the disk).
+  std::vector<ByteExtent> written;
 };
 
-/// Why the journal may not be placed there, or nullopt when it may.
+/// Why the journal may not be placed there, or nullopt when it may. A journal stored on the
+/// disk being changed is allowed only through a partition of it whose bytes the move does not
+/// write (`target.written`): the move never reads or writes that partition, as it never
+/// touches another disk (issue #29: one-disk machines).
 std::optional<std::string> JournalPlacementProblem(const JournalPlacement& journal,
                                                    const TargetStorage& target);
+
+/// When the journal is allowed on the disk being changed (on a partition the move does not
+/// write): the line that says so and what it costs; nullopt otherwise.
+std::optional<std::string> JournalPlacementNote(const JournalPlacement& journal,
+                                                const TargetStorage& target);
 
 }  // namespace partalign

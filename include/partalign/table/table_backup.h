@@ -17,6 +17,7 @@
 #include "partalign/layout/plan.h"
 #include "partalign/table/table_transition.h"
 #include "partalign/topology/device.h"
+#include "partalign/util/byte_extent.h"
 #include "partalign/util/result.h"
 
 namespace partalign {
@@ -135,11 +136,6 @@ Result<TableTransition> RestoreTransition(const TableBackup& backup,
                                           const std::vector<std::vector<uint8_t>>& current);
 
 /// A byte extent [offset_bytes, offset_bytes + length_bytes) of a disk.
-struct ByteExtent {
-  uint64_t offset_bytes = 0;
-  uint64_t length_bytes = 0;
-};
-
 /// The byte extents of the data partitions (not DOS extended ones) of `table`.
 std::vector<ByteExtent> PartitionExtents(const PartitionTable& table);
 

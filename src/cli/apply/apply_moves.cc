@@ -36,8 +36,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-constexpr const char* kJournalSuffix = ".partalign-journal";
-
 // One step as apply runs it: the move, libfdisk's table before and after it, the journal.
 struct PreparedStep {
   ApplyStep step;
@@ -51,6 +49,42 @@ struct PreparedStep {
   /// The boot records the step's move makes stale, written with its table (boot_steps.h).
   StepRecords records;
 };
+
+// The bytes a step writes: its move's source (a rollback writes it back) and destination, its
+// changed table sectors and its boot records.
+std::vector<ByteExtent> StepWrites(const PreparedStep& s, uint64_t sector_size) {
+  const MoveGeometry g = MoveOf(*s.move, sector_size);
+  std::vector<ByteExtent> writes = {{g.source_bytes, g.length_bytes},
+                                    {g.dest_bytes, g.length_bytes}};
+  for (const TableRange& r : s.computed.transition.ranges) {
+    if (r.changed()) writes.push_back({r.offset_bytes, r.length_bytes});
+  }
+  for (const TableUpdate& u : s.records.updates) {
+    writes.push_back({u.offset_bytes, u.new_bytes.size()});
+  }
+  return writes;
+}
+
+// What the whole apply changes: the partitions each step's table moves, resizes or
+// renumbers, and every byte a step writes (its move's source and destination, its table
+// sectors, its boot records). A partition outside it may stay in use (issue #29).
+WriteScope ApplyScope(const std::vector<PreparedStep>& steps, uint64_t sector_size) {
+  WriteScope scope;
+  scope.whole_disk = false;
+  for (const PreparedStep& s : steps) {
+    const WriteScope step =
+        TableWriteScope(s.computed.old_table, s.computed.new_table, s.computed.transition.ranges);
+    if (step.whole_disk) return WriteScope::WholeDisk();
+    for (uint32_t p : step.partitions) {
+      if (std::find(scope.partitions.begin(), scope.partitions.end(), p) ==
+          scope.partitions.end()) {
+        scope.partitions.push_back(p);
+      }
+    }
+    for (const ByteExtent& e : StepWrites(s, sector_size)) scope.bytes.push_back(e);
+  }
+  return scope;
+}
 
 // The step's move: every chunk, or the used ones.
 Result<MoveRequest> StepRequest(const PreparedStep& s, uint64_t sector_size,
@@ -326,6 +360,14 @@ bool PrepareBootRecords(Streams io, const MoveApplyRequest& r, const Target& dis
     steps[k].records = std::move((*per_step)[k]);
     steps[k].changed = ChangedRanges(steps[k].computed.transition);
   }
+  // Stale records of partitions no step moves (a disk cloned by another tool): not written by a
+  // move, and said so rather than dropped in silence.
+  for (const ByteEdit& e : unassigned) {
+    PrintWarning(io.err, fmt::format("a boot record at byte {} of partition {} is stale "
+                                     "already and no step of this plan moves that partition: "
+                                     "apply leaves it as it is (audit names it)",
+                                     e.offset_bytes, e.partition));
+  }
   for (const BootFinding& f : report->findings) {
     if (f.verdict == BootVerdict::kNothingToDo && !f.reason.empty()) {
       PrintWarning(io.err, f.description + " (" + f.reason + ")");
@@ -370,7 +412,7 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     CopyContentProofs(*r.table, &s.computed.old_table);
     s.changed = ChangedRanges(s.computed.transition);
     s.journal = fmt::format("{}/{}-{}-step{}-part{}{}", dir, DiskName(r.path), stamp, k + 1,
-                            s.move->partition, kJournalSuffix);
+                            s.move->partition, kJournalFileSuffix);
     // libfdisk's table for this step must be the plan's, restricted to the step.
     std::vector<std::string> wrong = TableVersusPlan(StepPlan(*r.plan, s.step, *before),
                                                      s.computed.old_table, s.computed.new_table);
@@ -424,11 +466,14 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
   for (const PreparedStep& s : steps) {
     const std::string journal =
         check_dir == dir ? s.journal : check_dir + "/" + fs::path(s.journal).filename().string();
-    if (Status allowed = CheckMoveAllowed(*reader, journal); !allowed) {
+    std::string note;
+    if (Status allowed = CheckMoveAllowed(*reader, journal, StepWrites(s, sector_size), &note);
+        !allowed) {
       PrintError(io.err, allowed.error().message + "; nothing was written");
       *code = ExitCode::kRefused;
       return std::nullopt;
     }
+    if (!note.empty() && &s == &steps.front()) PrintWarning(io.err, note);
   }
   // What each moved partition's contents use: shown now, refused now when a partition must not
   // move at all (a swap area holding a hibernation image).
@@ -522,6 +567,10 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       return ExitCode::kRefused;
     }
   }
+  if (ExitCode in_use = ExitCode::kOk;
+      !ShowDiskUsers(io, r.path, ApplyScope(steps, sector_size), &in_use)) {
+    return in_use;
+  }
   if (r.write->dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;
@@ -542,7 +591,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
   }
   if (r.before_first_write && !r.before_first_write()) return ExitCode::kFailure;
 
-  std::optional<Target> disk = AcquireForWrite(io, r.path, &code, {r.journal_dir});
+  std::optional<Target> disk =
+      AcquireForWrite(io, r.path, &code, {r.journal_dir}, ApplyScope(steps, sector_size));
   if (!disk) return code;
   if (!StillEmpty(io, r.path, *r.table, *r.left_behind, disk->fd.get())) {
     return ExitCode::kRefused;

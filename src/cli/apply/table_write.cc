@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
@@ -156,34 +157,77 @@ bool NoUnfinishedMove(Streams io, const std::string& path,
   return false;
 }
 
-std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code,
-                                      const std::vector<std::string>& journal_dirs) {
-  // False after printing why nobody may write now.
-  auto nobody_uses_it = [&] {
-    Result<std::vector<DiskUser>> users = FindDiskUsers(path);
-    if (!users) {
-      PrintError(io.err, users.error().message);
-      *code = ExitCode::kFailure;
-      return false;
+WriteScope TableWriteScope(const PartitionTable& before, const PartitionTable& after,
+                           const std::vector<TableRange>& ranges) {
+  WriteScope scope;
+  if (before.label != after.label || before.sector_size != after.sector_size) return scope;
+  scope.whole_disk = false;
+  auto find = [](const PartitionTable& t, uint32_t number) -> const Partition* {
+    for (const Partition& p : t.partitions) {
+      if (p.number == number) return &p;
     }
-    if (users->empty()) return true;
-    for (const DiskUser& u : *users) PrintError(io.err, Describe(u));
+    return nullptr;
+  };
+  for (const PartitionTable* t : {&before, &after}) {
+    for (const Partition& p : t->partitions) {
+      const Partition* other = find(t == &before ? after : before, p.number);
+      const bool same = other && other->start_sector == p.start_sector &&
+                        other->size_sectors == p.size_sectors && other->kind == p.kind;
+      if (!same && std::find(scope.partitions.begin(), scope.partitions.end(), p.number) ==
+                       scope.partitions.end()) {
+        scope.partitions.push_back(p.number);
+      }
+    }
+  }
+  for (const TableRange& r : ranges) {
+    if (r.changed()) scope.bytes.push_back({r.offset_bytes, r.length_bytes});
+  }
+  return scope;
+}
+
+bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code) {
+  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+  if (!users) {
+    PrintError(io.err, users.error().message + "; nothing was written");
+    *code = ExitCode::kFailure;
+    return false;
+  }
+  bool refused = false;
+  for (const DiskUser& u : *users) {
+    if (Blocks(u, scope)) {
+      PrintError(
+          io.err,
+          Describe(u) + (scope.whole_disk || u.partition == 0 ? "" : ", and the plan changes it"));
+      refused = true;
+    } else {
+      io.out << "In use, left alone: " << Describe(u)
+             << " (the plan neither moves it nor writes its bytes; its kernel partition stays)\n";
+    }
+  }
+  if (refused) {
     PrintError(
         io.err,
         fmt::format("refusing to write to '{}' while it is in use; nothing was written", path));
     *code = ExitCode::kRefused;
-    return false;
-  };
-  if (!nobody_uses_it()) return std::nullopt;
-  Result<Target> target = OpenForTableWrite(path);
+  }
+  return !refused;
+}
+
+std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code,
+                                      const std::vector<std::string>& journal_dirs,
+                                      const WriteScope& scope) {
+  std::vector<DiskUser> staying;
+  Result<Target> target = OpenForScopedWrite(path, scope, &staying);
   if (!target) {
     PrintError(io.err, target.error().message + "; nothing was written");
     *code = IsBusy(target.error()) ? ExitCode::kRefused : ExitCode::kFailure;
     return std::nullopt;
   }
-  // Checked again while held: O_EXCL keeps mounts and swapon out from now on, but a loop
-  // device set up between the first check and the open would not have been refused by it.
-  if (!nobody_uses_it()) return std::nullopt;
+  for (const DiskUser& u : staying) {
+    io.err << "partalign: note: " << Describe(u)
+           << ": it stays in use; this write neither reads nor writes it, and its kernel "
+              "partition is left as it is\n";
+  }
   // A move left unfinished owns the disk until resume completes or undoes it: its journal
   // writes data and table sectors that a table written now would contradict.
   Result<JournalDevice> device = DescribeMoveDevice(*target);
@@ -310,7 +354,9 @@ void PrintRanges(std::ostream& out, const TableTransition& t, bool all) {
   out << table.Render();
 }
 
-bool UpdateKernel(Streams io, const Target& target, const PartitionTable& table) {
+bool UpdateKernel(Streams io, Target& target, const PartitionTable& table) {
+  // BLKPG cannot delete a partition that is open: the claims go first.
+  target.claims.clear();
   if (target.kind != TargetKind::kBlockDevice) {
     io.out << "Image file: no kernel partitions to update.\n";
     return true;

@@ -13,6 +13,7 @@
 
 #include "cli/commands.h"
 #include "io/device/device_probe.h"
+#include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/table/backup_file.h"
 #include "io/table/table_writer.h"
@@ -49,12 +50,30 @@ Result<ProbeOptions> MakeProbeOptions(const TableWriteOptions& options);
 /// it refuses and returns false (the caller exits with kRefused: nothing written).
 bool Confirm(Streams io, const std::string& question, bool yes);
 
+/// The partitions whose place the kernel must change from `before` to `after` (moved, resized,
+/// deleted, added or renumbered), and every byte of the table sectors `ranges` that change:
+/// what a table write of that transition changes (a type or name change touches no kernel
+/// partition). Other partitions may stay in use (issue #29).
+WriteScope TableWriteScope(const PartitionTable& before, const PartitionTable& after,
+                           const std::vector<TableRange>& ranges);
+
+/// Before the confirmation (and in the dry run): who uses the disk, and whether the write may
+/// go ahead. Users outside `scope` are listed on `io.out` as staying ("In use, left alone:
+/// partition 1 ('/dev/sda1') is mounted on '/'"); a user inside it is an error and false
+/// (`*code` = kRefused; nothing was written).
+bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code);
+
 /// The disk, checked and held for writing: nobody uses it or its partitions (each user is
 /// printed), then opened with O_EXCL and flock'ed. nullopt after printing the refusal
 /// (`*code` = kRefused) or the error (`*code` = kFailure).
 /// Unfinished moves are looked for in the registry, the journal directory and `journal_dirs`.
+/// `scope`: what the write changes (WriteScope); partitions outside it may stay in use, and are
+/// named on `io.err` as staying ("partition 1 ('/dev/sda1') is mounted on '/': it stays in use;
+/// this write neither reads nor writes it"). The claims on the changed partitions are in the
+/// returned target (Target::claims).
 std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code,
-                                      const std::vector<std::string>& journal_dirs = {});
+                                      const std::vector<std::string>& journal_dirs = {},
+                                      const WriteScope& scope = WriteScope::WholeDisk());
 
 /// What a backup file needs at most: the table sectors (base64), their context digests and the
 /// sfdisk dump of a 128-partition GPT fit in far less.
@@ -99,7 +118,7 @@ void PrintRanges(std::ostream& out, const TableTransition& transition, bool all)
 /// Brings the kernel's partitions of the block device `target` in line with `table` (BLKPG)
 /// and prints what it did and what the kernel now sees. Image files: nothing to do. False
 /// after printing why, and what to do, when the kernel could not be updated.
-bool UpdateKernel(Streams io, const Target& target, const PartitionTable& table);
+bool UpdateKernel(Streams io, Target& target, const PartitionTable& table);
 
 /// `apply PLAN` with these options and every other one at its default: the whole contract
 /// (the planner's `w` runs it on the plan file it wrote).

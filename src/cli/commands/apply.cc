@@ -292,6 +292,13 @@ void ShowTableWrite(const ApplyCommand& c, Streams io, const ApplyInputs& in,
   io.out << fmt::format("Crash safety: {}.\n", AssessCrashSafety(t).reason);
 }
 
+// What a table-only plan changes: partitions the table leaves where they are may stay in use;
+// a fresh table replaces everything.
+WriteScope ScopeOf(const ApplyInputs& in, const ComputedTransition& computed) {
+  if (in.loaded.fresh_layout) return WriteScope::WholeDisk();
+  return TableWriteScope(computed.old_table, computed.new_table, computed.transition.ranges);
+}
+
 // Steps 7-11 for a table-only plan: hold the disk, check it did not change, back up, write in
 // the crash-safe order, verify, tell the kernel.
 ExitCode WriteTable(const ApplyCommand& c, Streams io, const ApplyInputs& in,
@@ -299,7 +306,8 @@ ExitCode WriteTable(const ApplyCommand& c, Streams io, const ApplyInputs& in,
   const TableTransition& t = computed.transition;
   const std::vector<TableRange> changed = ChangedRanges(t);
   ExitCode code = ExitCode::kOk;
-  std::optional<Target> disk = AcquireForWrite(io, in.path, &code, {c.journal_dir});
+  std::optional<Target> disk =
+      AcquireForWrite(io, in.path, &code, {c.journal_dir}, ScopeOf(in, computed));
   if (!disk) return code;
   // Held now: the sectors must still be the ones the transition (and the backup) start from.
   Result<std::vector<size_t>> moved = DifferingRanges(
@@ -414,6 +422,7 @@ ExitCode RunApply(const ApplyCommand& c, Streams io) {
     PrintError(io.err, usable.error().message + "; nothing was written");
     return ExitCode::kRefused;
   }
+  if (!ShowDiskUsers(io, in->path, ScopeOf(*in, *computed), &code)) return code;
   if (c.write.dry_run) {
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;

@@ -16,7 +16,9 @@
 #include "cli/interactive/planner_session.h"
 #include "cli/load_disk.h"
 #include "cli/target_options.h"
+#include "cli/unfinished_move.h"
 #include "io/boot/boot_records.h"
+#include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/table/backup_file.h"
 #include "io/util/smartcols_table.h"
@@ -95,7 +97,42 @@ Result<std::vector<std::string>> StackAdviceFor(const Plan& plan, const LoadedDi
   return StackAdviceLines(advice);
 }
 
+// One line per user of the disk: whether apply may leave it in use (the plan neither changes the
+// partition nor writes its bytes) or needs it released first. A fresh layout changes all.
+Result<std::vector<std::string>> InUseLines(const Plan& plan, const std::string& path,
+                                            bool fresh_layout) {
+  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+  if (!users) return users.error();
+  WriteScope scope;
+  scope.whole_disk = fresh_layout;
+  const uint64_t ss = plan.disk.logical_sector_size;
+  for (const PlanAction& a : plan.actions) {
+    if (a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) continue;
+    scope.partitions.push_back(a.partition);
+    if (a.kind == ActionKind::kMoveData) {
+      scope.bytes.push_back(
+          {a.old_start_sector * ss, (a.old_end_sector + 1 - a.old_start_sector) * ss});
+      scope.bytes.push_back(
+          {a.new_start_sector * ss, (a.new_end_sector + 1 - a.new_start_sector) * ss});
+    }
+  }
+  std::vector<std::string> lines;
+  for (const DiskUser& u : *users) {
+    lines.push_back(Describe(u) + (Blocks(u, scope)
+                                       ? ": the plan changes it; apply refuses until it is released"
+                                       : ": stays in use; the plan neither moves it nor writes "
+                                         "its bytes, and apply leaves it alone"));
+  }
+  return lines;
+}
+
 ExitCode RunPlan(const PlanCommand& command, Streams io) {
+  // A plan of a half-moved disk would move its data again from the wrong place.
+  if (!command.target.target.empty() &&
+      RefuseIfUnfinished(io, command.target.target,
+                         command.target.json || command.format == "json")) {
+    return ExitCode::kUnfinished;
+  }
   if (command.interactive) {
     if (command.layout || !command.output.empty() || command.target.json ||
         command.format != "text") {
@@ -174,6 +211,18 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     }
     boot = BootReportLines(*report);
   }
+  // Who uses the disk, and whether apply may leave them (issue #29): what stays in use and what
+  // must be released first.
+  std::vector<std::string> in_use;
+  if (format == "text" || format == "markdown") {
+    Result<std::vector<std::string>> lines =
+        InUseLines(*plan, command.target.target, spec.has_value());
+    if (!lines) {
+      PrintError(io.err, lines.error().message);
+      return ExitCode::kFailure;
+    }
+    in_use = std::move(*lines);
+  }
   std::vector<std::string> advice;
   if (!spec && (format == "text" || format == "markdown")) {
     Result<std::vector<std::string>> lines = StackAdviceFor(*plan, *disk, command.target.target);
@@ -188,6 +237,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     rendered = PlanToJson(*plan).dump(2) + "\n";
   } else if (format == "markdown") {
     rendered = RenderPlanMarkdown(*plan, table);
+    if (!in_use.empty()) {
+      rendered += "\n## In use\n\n";
+      for (const std::string& line : in_use) rendered += "- " + line + "\n";
+    }
     if (!boot.empty()) {
       rendered += "\n## Boot records\n\n";
       for (const std::string& line : boot) rendered += "- " + line + "\n";
@@ -212,6 +265,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (format == "text") {
     PrintText(*plan, table, io);
+    if (!in_use.empty()) {
+      io.out << "\nin use:\n";
+      for (const std::string& line : in_use) io.out << line << '\n';
+    }
     if (!boot.empty()) {
       io.out << "\nboot records:\n";
       for (const std::string& line : boot) io.out << line << '\n';

@@ -5,7 +5,10 @@
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 
+#include <fcntl.h>
+
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <optional>
@@ -30,6 +33,8 @@ struct Node {
   std::string path;
   dev_t rdev = 0;  // block devices only
   std::string sysfs_dir;
+  uint64_t start = 0;  ///< bytes into the disk (sysfs "start", 512-byte units)
+  uint64_t size = 0;   ///< bytes (sysfs "size", 512-byte units)
 };
 
 std::optional<std::string> ReadText(const fs::path& path) {
@@ -51,6 +56,13 @@ std::optional<dev_t> ParseDev(const std::string& text) {
   return makedev(*ma, *mi);
 }
 
+// A sysfs count of 512-byte units as bytes; 0 when absent.
+uint64_t Sectors512(const fs::path& file) {
+  std::optional<std::string> text = ReadText(file);
+  Result<uint64_t> n = text ? ParseUint(*text) : Result<uint64_t>(0);
+  return n ? *n * 512 : 0;
+}
+
 // The disk and its partitions, from sysfs ("<disk>/<part>/partition" marks a partition).
 Result<std::vector<Node>> BlockNodes(const std::string& path, dev_t rdev,
                                      const std::string& sysfs_root) {
@@ -63,7 +75,7 @@ Result<std::vector<Node>> BlockNodes(const std::string& path, dev_t rdev,
     return ErrnoError(ec.value(),
                       fmt::format("cannot find '{}' in sysfs ('{}')", path, link.string()));
   }
-  nodes.push_back({0, path, rdev, dir.string()});
+  nodes.push_back({0, path, rdev, dir.string(), 0, Sectors512(dir / "size")});
   for (const fs::directory_entry& entry : fs::directory_iterator(dir, ec)) {
     std::optional<std::string> number = ReadText(entry.path() / "partition");
     std::optional<std::string> dev = ReadText(entry.path() / "dev");
@@ -72,9 +84,86 @@ Result<std::vector<Node>> BlockNodes(const std::string& path, dev_t rdev,
     std::optional<dev_t> d = ParseDev(*dev);
     if (!n || !d) continue;
     nodes.push_back({static_cast<uint32_t>(*n), "/dev/" + entry.path().filename().string(), *d,
-                     entry.path().string()});
+                     entry.path().string(), Sectors512(entry.path() / "start"),
+                     Sectors512(entry.path() / "size")});
   }
   return nodes;
+}
+
+// What a loop device is a window of: its backing file (or block device), from where, how long.
+struct LoopWindow {
+  std::string name;     ///< "loop3"
+  std::string backing;  ///< the backing file's path as the kernel gives it
+  struct stat backing_stat {};
+  uint64_t offset = 0;
+  uint64_t sizelimit = 0;  ///< 0: to the end of the backing file
+};
+
+std::optional<LoopWindow> ReadLoopWindow(const fs::path& sysfs_root, const std::string& name) {
+  const fs::path loop = sysfs_root / "block" / name / "loop";
+  std::optional<std::string> backing = ReadText(loop / "backing_file");
+  if (!backing || backing->empty()) return std::nullopt;
+  if (backing->size() > kDeletedSuffix.size() &&
+      backing->compare(backing->size() - kDeletedSuffix.size(), kDeletedSuffix.size(),
+                       kDeletedSuffix) == 0) {
+    return std::nullopt;  // an unlinked file is nobody's image any more
+  }
+  LoopWindow w{name, *backing};
+  if (::stat(backing->c_str(), &w.backing_stat) != 0) return std::nullopt;
+  if (std::optional<std::string> o = ReadText(loop / "offset")) {
+    if (Result<uint64_t> n = ParseUint(*o)) w.offset = *n;
+  }
+  if (std::optional<std::string> l = ReadText(loop / "sizelimit")) {
+    if (Result<uint64_t> n = ParseUint(*l)) w.sizelimit = *n;
+  }
+  return w;
+}
+
+bool SameStorage(const struct stat& a, const struct stat& b) {
+  if (S_ISBLK(a.st_mode) && S_ISBLK(b.st_mode)) return a.st_rdev == b.st_rdev;
+  return S_ISREG(a.st_mode) && S_ISREG(b.st_mode) && a.st_dev == b.st_dev && a.st_ino == b.st_ino;
+}
+
+// The identity a disk's other paths share (dm-multipath's paths, a disk seen twice): its
+// WWID, where the kernel gives one.
+std::optional<std::string> Wwid(const fs::path& sysfs_root, const std::string& name) {
+  for (const char* file : {"wwid", "device/wwid"}) {
+    std::optional<std::string> id = ReadText(sysfs_root / "block" / name / file);
+    if (id && !id->empty()) return id;
+  }
+  return std::nullopt;
+}
+
+// Another block device over the storage of the disk being checked: where the disk's byte 0
+// lies in it (`shift`: alias byte = disk byte + shift) and why it counts.
+struct Alias {
+  std::string name;  ///< "loop7"
+  int64_t shift = 0;
+  std::string why;  ///< "another loop device over the same file '/x.img'"
+};
+
+std::vector<Alias> FindAliases(const fs::path& sysfs_root, const std::string& self) {
+  std::vector<Alias> aliases;
+  const std::optional<LoopWindow> mine = ReadLoopWindow(sysfs_root, self);
+  const std::optional<std::string> my_wwid = mine ? std::nullopt : Wwid(sysfs_root, self);
+  if (!mine && !my_wwid) return aliases;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(sysfs_root / "block", ec)) {
+    const std::string name = e.path().filename().string();
+    if (name == self) continue;
+    if (mine) {
+      std::optional<LoopWindow> other = ReadLoopWindow(sysfs_root, name);
+      if (!other || !SameStorage(mine->backing_stat, other->backing_stat)) continue;
+      aliases.push_back(
+          {name, static_cast<int64_t>(mine->offset) - static_cast<int64_t>(other->offset),
+           fmt::format("another loop device over the same {} '{}'",
+                       S_ISBLK(mine->backing_stat.st_mode) ? "device" : "file", mine->backing)});
+    } else if (Wwid(sysfs_root, name) == my_wwid) {
+      aliases.push_back(
+          {name, 0, fmt::format("another path to the same disk (WWID {})", *my_wwid)});
+    }
+  }
+  return aliases;
 }
 
 const Node* MatchBlock(const std::vector<Node>& nodes, const std::string& file) {
@@ -167,6 +256,57 @@ void FindLoopBacking(const std::vector<Node>& nodes, const std::optional<struct 
   }
 }
 
+// The users of every alias of the disk, each given to the partition of `nodes` whose bytes
+// its node overlaps (the disk itself when it overlaps several, or none).
+Status FindAliasUsers(const std::vector<Node>& nodes, const InUseSources& sources,
+                      std::vector<DiskUser>* out) {
+  const std::string self = fs::path(nodes.front().sysfs_dir).filename().string();
+  for (const Alias& alias : FindAliases(sources.sysfs_root, self)) {
+    const std::string path = "/dev/" + alias.name;
+    const fs::path link = fs::path(sources.sysfs_root) / "block" / alias.name / "dev";
+    std::optional<std::string> dev_text = ReadText(link);
+    std::optional<dev_t> rdev = dev_text ? ParseDev(*dev_text) : std::nullopt;
+    if (!rdev) continue;
+    Result<std::vector<Node>> theirs = BlockNodes(path, *rdev, sources.sysfs_root);
+    if (!theirs) continue;  // gone since the listing
+    std::vector<DiskUser> found;
+    if (Status s = FindMounts(*theirs, sources.mountinfo, &found); !s) return s;
+    FindSwaps(*theirs, std::nullopt, sources.swaps, &found);
+    FindHolders(*theirs, sources.sysfs_root, &found);
+    FindLoopBacking(*theirs, std::nullopt, sources.sysfs_root, &found);
+    for (const DiskUser& u : found) {
+      const Node* node = nullptr;
+      for (const Node& n : *theirs) {
+        if (n.partition == u.partition) node = &n;
+      }
+      // The node's bytes on the disk being checked.
+      const int64_t first = node ? static_cast<int64_t>(node->start) - alias.shift : 0;
+      const int64_t end = node ? first + static_cast<int64_t>(node->size) : 0;
+      uint32_t partition = 0;
+      if (node && node->size > 0) {
+        int hits = 0;
+        for (const Node& mine : nodes) {
+          if (mine.partition == 0 || mine.size == 0) continue;
+          const int64_t a = static_cast<int64_t>(mine.start);
+          const int64_t b = a + static_cast<int64_t>(mine.size);
+          if (first < b && a < end) {
+            ++hits;
+            partition = mine.partition;
+          }
+        }
+        if (hits != 1) partition = 0;
+      }
+      std::string node_path = nodes.front().path;
+      for (const Node& mine : nodes) {
+        if (mine.partition == partition) node_path = mine.path;
+      }
+      out->push_back(
+          {partition, node_path, fmt::format("{} through '{}' ({})", u.user, u.node, alias.why)});
+    }
+  }
+  return {};
+}
+
 }  // namespace
 
 std::string Describe(const DiskUser& user) {
@@ -227,7 +367,72 @@ Result<std::vector<DiskUser>> FindDiskUsers(const std::string& path, const InUse
   FindSwaps(nodes, image, sources.swaps, &users);
   if (!image) FindHolders(nodes, sources.sysfs_root, &users);
   FindLoopBacking(nodes, image, sources.sysfs_root, &users);
+  // The same storage through another device: a partition mounted there is as mounted as here.
+  if (!image) {
+    if (Status s = FindAliasUsers(nodes, sources, &users); !s) return s.error();
+  }
+  for (DiskUser& u : users) {
+    for (const Node& n : nodes) {
+      if (u.partition != 0 && n.partition == u.partition) u.extent = {n.start, n.size};
+    }
+  }
   return users;
+}
+
+bool Blocks(const DiskUser& user, const WriteScope& scope) {
+  if (scope.whole_disk || user.partition == 0) return true;
+  for (uint32_t p : scope.partitions) {
+    if (p == user.partition) return true;
+  }
+  // A partition the kernel has nowhere (extent empty) is judged by its number alone.
+  return OverlapsAny(user.extent, scope.bytes);
+}
+
+Result<Target> OpenForScopedWrite(const std::string& path, const WriteScope& scope,
+                                  std::vector<DiskUser>* staying) {
+  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+  if (!users) return users.error();
+  std::string blocking;
+  for (const DiskUser& u : *users) {
+    if (Blocks(u, scope)) blocking += (blocking.empty() ? "" : "; ") + Describe(u);
+  }
+  if (!blocking.empty()) {
+    return Error{fmt::format("'{}' is in use where the write changes it: {}", path, blocking),
+                 EBUSY};
+  }
+  if (users->empty()) return OpenForTableWrite(path);
+  Result<Target> target = OpenTarget(path, {.write = true});
+  if (!target) return target.error();
+  if (Status s = LockExclusive(*target); !s) return s.error();
+  if (target->kind == TargetKind::kBlockDevice) {
+    Result<std::vector<Node>> nodes =
+        BlockNodes(path, makedev(target->major, target->minor), "/sys");
+    if (!nodes) return nodes.error();
+    for (const Node& n : *nodes) {
+      if (n.partition == 0) continue;
+      const DiskUser as_user{n.partition, n.path, "", {n.start, n.size}};
+      if (!Blocks(as_user, scope)) continue;
+      const int fd = ::open(n.path.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
+      if (fd < 0) {
+        return Error{fmt::format("cannot hold partition {} ('{}') for the write: {}", n.partition,
+                                 n.path, std::strerror(errno)),
+                     errno == EBUSY ? EBUSY : errno};
+      }
+      target->claims.emplace_back(fd);
+    }
+  }
+  // Checked again while held: a mount of a partition the write changes is impossible now, but
+  // one made between the first look and the claims would not have been seen.
+  Result<std::vector<DiskUser>> again = FindDiskUsers(path);
+  if (!again) return again.error();
+  for (const DiskUser& u : *again) {
+    if (Blocks(u, scope)) {
+      return Error{fmt::format("'{}' is in use where the write changes it: {}", path, Describe(u)),
+                   EBUSY};
+    }
+  }
+  if (staying) *staying = std::move(*again);
+  return target;
 }
 
 Result<Target> OpenForTableWrite(const std::string& path) {

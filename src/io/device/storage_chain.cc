@@ -79,6 +79,17 @@ class StorageWalk {
     const std::string name = ec ? fmt::format("block device {}:{}", major_number, minor_number)
                                 : "/dev/" + dir.filename().string();
     StorageNode node{StorageNode::Kind::kBlockDevice, major_number, minor_number, name};
+    std::error_code part_ec;
+    if (!ec && fs::exists(dir / "partition", part_ec)) {
+      // Its place on the disk that follows it in the chain (sysfs: 512-byte units).
+      unsigned long long number = 0, start = 0, size = 0;
+      if (std::sscanf(ReadLine(dir / "partition").c_str(), "%llu", &number) == 1 &&
+          std::sscanf(ReadLine(dir / "start").c_str(), "%llu", &start) == 1 &&
+          std::sscanf(ReadLine(dir / "size").c_str(), "%llu", &size) == 1) {
+        node.partition = static_cast<uint32_t>(number);
+        node.extent = {start * 512, size * 512};
+      }
+    }
     for (const StorageNode& seen : placement_.storage) {
       if (seen.SameAs(node)) return;
     }
@@ -195,6 +206,7 @@ Result<TargetStorage> DescribeTargetStorage(const Target& target, const std::str
 }
 
 Status CheckJournalPlacement(const std::string& journal_path, const Target& target,
+                             const std::vector<ByteExtent>& written, std::string* note,
                              const std::string& sysfs_root) {
   fs::path dir = fs::path(journal_path).parent_path();
   if (dir.empty()) dir = ".";
@@ -202,9 +214,11 @@ Status CheckJournalPlacement(const std::string& journal_path, const Target& targ
   if (!placement) return placement.error();
   Result<TargetStorage> storage = DescribeTargetStorage(target, sysfs_root);
   if (!storage) return storage.error();
+  storage->written = written;
   if (std::optional<std::string> problem = JournalPlacementProblem(*placement, *storage)) {
     return MakeError(*problem);
   }
+  if (note) *note = JournalPlacementNote(*placement, *storage).value_or("");
   return {};
 }
 

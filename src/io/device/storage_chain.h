@@ -6,6 +6,7 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "io/device/target.h"
 #include "partalign/move/journal_location.h"
@@ -23,8 +24,11 @@ Result<TargetStorage> DescribeTargetStorage(const Target& target,
                                             const std::string& sysfs_root = "/sys");
 
 /// Refuses a journal at `journal_path` (its directory must exist) that could be lost or
-/// overwritten by a move on `target`.
+/// overwritten by a move on `target` that writes `written` (bytes of the disk; empty: any). A
+/// journal on a partition of the disk that the move does not write is allowed: `note` (when
+/// given) then receives the line saying so (JournalPlacementNote).
 Status CheckJournalPlacement(const std::string& journal_path, const Target& target,
-                             const std::string& sysfs_root = "/sys");
+                             const std::vector<ByteExtent>& written = {},
+                             std::string* note = nullptr, const std::string& sysfs_root = "/sys");
 
 }  // namespace partalign

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "io/util/unique_fd.h"
 #include "partalign/util/result.h"
@@ -31,6 +32,9 @@ struct Target {
   uint64_t logical_sector_size = 512;
   uint32_t major = 0;  ///< block devices only
   uint32_t minor = 0;
+  /// Partition nodes held open with O_EXCL while the disk itself cannot be (other partitions in
+  /// use: OpenForScopedWrite); cleared before the kernel is told of the new partitions.
+  std::vector<UniqueFd> claims;
 };
 
 /// Opens `path` read-only unless `flags.write`. Refuses directories, character devices, FIFOs,

@@ -50,13 +50,20 @@ Status RequireWritable(const Target& target) {
   return {};
 }
 
-Status RefuseUsers(const Target& target) {
+// Refuses users of what the move writes (`writes`; empty: the whole disk). A partition whose
+// bytes the move neither reads nor writes may stay in use (issue #29).
+Status RefuseUsers(const Target& target, const std::vector<ByteExtent>& writes) {
   Result<std::vector<DiskUser>> users = FindDiskUsers(target.path);
   if (!users) return users.error();
-  if (users->empty()) return {};
-  std::string message = fmt::format("'{}' is in use: ", target.path);
-  for (size_t i = 0; i < users->size(); ++i) message += (i ? "; " : "") + Describe((*users)[i]);
-  return MakeError(message);
+  WriteScope scope;
+  scope.whole_disk = writes.empty();
+  scope.bytes = writes;
+  std::string message;
+  for (const DiskUser& u : *users) {
+    if (Blocks(u, scope)) message += (message.empty() ? "" : "; ") + Describe(u);
+  }
+  if (message.empty()) return {};
+  return MakeError(fmt::format("'{}' is in use: {}", target.path, message));
 }
 
 Result<JournalUuid> NewUuid() {
@@ -179,8 +186,6 @@ std::string UnfinishedMoveMessage(const std::string& device_path, const std::str
 
 namespace {
 
-constexpr std::string_view kJournalFileSuffix = ".partalign-journal";
-
 // The journals in `dirs` (and the journal directory) whose header can be read, not already in
 // `known`, as registry-like entries (entry_path empty: not registered).
 void AddJournalsIn(const std::vector<std::string>& dirs, std::vector<RegisteredJournal>* known) {
@@ -242,21 +247,38 @@ Result<bool> IsJournalLocked(const std::string& journal_path) {
   return ErrnoError(errno, fmt::format("cannot lock '{}'", journal_path));
 }
 
-Status CheckRegistryPlacement(const Target& target) {
+std::vector<ByteExtent> MoveWrites(const MoveGeometry& move,
+                                   const std::vector<TableUpdateInfo>& table) {
+  std::vector<ByteExtent> writes = {{move.source_bytes, move.length_bytes},
+                                    {move.dest_bytes, move.length_bytes}};
+  for (const TableUpdateInfo& t : table) writes.push_back({t.offset_bytes, t.length_bytes});
+  return writes;
+}
+
+std::vector<ByteExtent> MoveWrites(const MoveRequest& request) {
+  std::vector<TableUpdateInfo> table;
+  for (const TableUpdate& t : request.table) {
+    table.push_back({.offset_bytes = t.offset_bytes, .length_bytes = t.new_bytes.size()});
+  }
+  return MoveWrites(request.move, table);
+}
+
+Status CheckRegistryPlacement(const Target& target, const std::vector<ByteExtent>& writes) {
   const std::string dir = JournalRegistryDir();
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return ErrnoError(ec.value(), fmt::format("cannot create '{}'", dir));
-  if (Status placed = CheckJournalPlacement(dir + "/registry", target); !placed) {
+  if (Status placed = CheckJournalPlacement(dir + "/registry", target, writes); !placed) {
     return MakeError(
         fmt::format("the registry of unfinished moves ({}): {}", dir, placed.error().message));
   }
   return {};
 }
 
-Status CheckMoveAllowed(const Target& target, const std::string& journal_path) {
+Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
+                        const std::vector<ByteExtent>& writes, std::string* note) {
   // The journal's place first: it is the check whose answer does not change by unmounting.
-  if (Status placement = CheckJournalPlacement(journal_path, target); !placement) {
+  if (Status placement = CheckJournalPlacement(journal_path, target, writes, note); !placement) {
     return placement;
   }
   struct stat st {};
@@ -268,8 +290,8 @@ Status CheckMoveAllowed(const Target& target, const std::string& journal_path) {
   }
   Result<JournalDevice> device = DescribeMoveDevice(target);
   if (!device) return device.error();
-  if (Status users = RefuseUsers(target); !users) return users;
-  if (Status registry = CheckRegistryPlacement(target); !registry) return registry;
+  if (Status users = RefuseUsers(target, writes); !users) return users;
+  if (Status registry = CheckRegistryPlacement(target, writes); !registry) return registry;
   const std::string dir = fs::path(AbsolutePath(journal_path)).parent_path().string();
   Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device, {dir});
   if (!unfinished) return unfinished.error();
@@ -283,7 +305,8 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
                               const MoverHooks& hooks) {
   if (Status w = RequireWritable(target); !w) return w.error();
   if (Status locked = LockTarget(target); !locked) return locked.error();
-  if (Status allowed = CheckMoveAllowed(target, request.journal_path); !allowed) {
+  if (Status allowed = CheckMoveAllowed(target, request.journal_path, MoveWrites(request));
+      !allowed) {
     return allowed.error();
   }
   if (Status valid =
@@ -393,7 +416,11 @@ Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_
   if (std::optional<std::string> mismatch = DeviceMismatch(journal->header().device, *device)) {
     return MakeError(*mismatch);
   }
-  if (Status users = RefuseUsers(target); !users) return users.error();
+  if (Status users =
+          RefuseUsers(target, MoveWrites(journal->header().move, journal->header().table));
+      !users) {
+    return users.error();
+  }
   Result<std::unique_ptr<FdBlockIo>> device_io =
       OpenDirectIo(target.path, target.size_bytes, target.fd.get());
   if (!device_io) return device_io.error();

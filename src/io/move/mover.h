@@ -28,6 +28,7 @@
 #include "partalign/move/journal_format.h"
 #include "partalign/move/journal_recovery.h"
 #include "partalign/move/move_plan.h"
+#include "partalign/util/byte_extent.h"
 #include "partalign/util/result.h"
 
 namespace partalign {
@@ -65,12 +66,22 @@ Result<JournalDevice> DescribeMoveDevice(const Target& target,
 /// erase (docs/mover.md, "Where the journal may live"), an existing journal file, a target that
 /// is a partition, anything using the disk (mounts, swap, holders, loop devices on an image),
 /// an unfinished journal registered for the disk. `target` may be open read-only.
-Status CheckMoveAllowed(const Target& target, const std::string& journal_path);
+/// `writes`: the bytes of the disk the move writes (MoveWrites; empty: any byte, so that a
+/// user of any partition or a journal anywhere on the disk refuses it). A journal allowed on
+/// the disk itself (on a partition the move does not write) puts the line saying so in `note`.
+Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
+                        const std::vector<ByteExtent>& writes = {}, std::string* note = nullptr);
+
+/// The bytes of the disk a move writes: its source (a rollback writes it back), its
+/// destination and its table updates.
+std::vector<ByteExtent> MoveWrites(const MoveGeometry& move,
+                                   const std::vector<TableUpdateInfo>& table);
+std::vector<ByteExtent> MoveWrites(const MoveRequest& request);
 
 /// Refuses a registry (JournalRegistryDir) that a move on `target` could overwrite or a power
 /// failure erase: the journal's placement rules (docs/mover.md §9), since a lost registry
 /// makes an unfinished move invisible. Creates the directory.
-Status CheckRegistryPlacement(const Target& target);
+Status CheckRegistryPlacement(const Target& target, const std::vector<ByteExtent>& writes = {});
 
 /// "'/dev/sdb' has an unfinished move (journal 'J'); run 'partalign resume J' to complete it or
 /// 'partalign resume --rollback J' to undo it first": why nothing else may write the disk.

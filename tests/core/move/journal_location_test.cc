@@ -67,5 +67,54 @@ TEST(JournalLocationTest, Rules) {
   }
 }
 
+// A one-disk machine (issue #29): the journal in partition 1 of the disk whose partition 2
+// moves. Allowed when the move writes none of partition 1's bytes, with a note saying what it
+// costs; refused when it writes any of them, when the move's bytes are not known (any byte),
+// and for a file system on the whole disk.
+TEST(JournalLocationTest, OnAPartitionTheMoveDoesNotWrite) {
+  StorageNode sda1 = Block(8, 1, "/dev/sda1");
+  sda1.partition = 1;
+  sda1.extent = {1 << 20, 100 << 20};  // 1 MiB .. 101 MiB
+  const JournalPlacement on_sda1{"/var/lib/partalign/journals",  "ext4", false, true, false,
+                                 {sda1, Block(8, 0, "/dev/sda")}};
+  TargetStorage sda{"/dev/sda", {Block(8, 0, "/dev/sda")}};
+  // The move: partition 2 from 101 MiB + 63 sectors down to 101 MiB, and the MBR.
+  const uint64_t p2 = (101ull << 20) + 63 * 512;
+  sda.written = {{p2, 50 << 20}, {101ull << 20, 50 << 20}, {0, 512}};
+  EXPECT_EQ(JournalPlacementProblem(on_sda1, sda), std::nullopt);
+  const std::optional<std::string> note = JournalPlacementNote(on_sda1, sda);
+  ASSERT_TRUE(note);
+  EXPECT_NE(note->find("on the disk being changed (partition 1, '/dev/sda1', which this move "
+                       "neither reads nor writes): a failure of this disk loses both"),
+            std::string::npos)
+      << *note;
+
+  // The move writes one sector of partition 1 (it moves into it): refused.
+  TargetStorage into = sda;
+  into.written.push_back({(101ull << 20) - 512, 512});
+  std::optional<std::string> problem = JournalPlacementProblem(on_sda1, into);
+  ASSERT_TRUE(problem);
+  EXPECT_NE(problem->find("or on a partition the move does not write (partition 1 lies where it "
+                          "writes)"),
+            std::string::npos)
+      << *problem;
+  EXPECT_EQ(JournalPlacementNote(on_sda1, into), std::nullopt);
+  // Bytes not known: any byte may be written.
+  TargetStorage unknown = sda;
+  unknown.written.clear();
+  EXPECT_TRUE(JournalPlacementProblem(on_sda1, unknown));
+  // A file system on the whole disk: nothing to stand outside the move.
+  const JournalPlacement on_sda{"/mnt", "ext4", false, true, false, {Block(8, 0, "/dev/sda")}};
+  EXPECT_TRUE(JournalPlacementProblem(on_sda, sda));
+  // A partition of another disk that happens to lie at the same bytes: another disk.
+  StorageNode sdb1 = Block(8, 17, "/dev/sdb1");
+  sdb1.partition = 1;
+  sdb1.extent = {p2, 50 << 20};
+  const JournalPlacement on_sdb1{"/mnt", "ext4", false,
+                                 true,   false,  {sdb1, Block(8, 16, "/dev/sdb")}};
+  EXPECT_EQ(JournalPlacementProblem(on_sdb1, sda), std::nullopt);
+  EXPECT_EQ(JournalPlacementNote(on_sdb1, sda), std::nullopt);
+}
+
 }  // namespace
 }  // namespace partalign

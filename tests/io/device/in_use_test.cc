@@ -31,6 +31,32 @@ TEST(InUseTest, ProcSwapsNamesAreUnescaped) {
   EXPECT_TRUE(ParseProcSwaps("Filename Type Size Used Priority\n").empty());
 }
 
+// What blocks a write (issue #29): the whole disk's users always, a partition's users when the
+// write changes its entry or writes any of its bytes; nothing else.
+TEST(InUseTest, OnlyUsersOfWhatTheWriteChangesBlockIt) {
+  const DiskUser disk{0, "/dev/sda", "is mounted on '/mnt'", {}};
+  const DiskUser root{1, "/dev/sda1", "is mounted on '/'", {1 << 20, 100 << 20}};
+  const DiskUser data{2, "/dev/sda2", "is mounted on '/srv'", {101 << 20, 50 << 20}};
+  WriteScope scope;
+  scope.whole_disk = false;
+  scope.partitions = {2};
+  scope.bytes = {{(101 << 20) + 32256, 50 << 20}, {0, 512}};
+  EXPECT_TRUE(Blocks(disk, scope));
+  EXPECT_FALSE(Blocks(root, scope));
+  EXPECT_TRUE(Blocks(data, scope));
+  // A table-only change of partition 3 that writes nothing of partition 2: 2 may stay.
+  WriteScope table_only;
+  table_only.whole_disk = false;
+  table_only.partitions = {3};
+  table_only.bytes = {{0, 512}};
+  EXPECT_FALSE(Blocks(data, table_only));
+  // One byte of partition 1 written: it blocks.
+  table_only.bytes.push_back({(101 << 20) - 1, 1});
+  EXPECT_TRUE(Blocks(root, table_only));
+  // The whole disk (translate): everybody blocks.
+  EXPECT_TRUE(Blocks(root, WriteScope::WholeDisk()));
+}
+
 void Write(const fs::path& path, const std::string& text) {
   fs::create_directories(path.parent_path());
   test::WriteFile(path.string(), text);
@@ -75,6 +101,69 @@ TEST(InUseTest, HoldersAreNamedFromSysfs) {
   EXPECT_EQ(described[0], "'" + loop.path() + "' is held by md array 'md127'");
   EXPECT_EQ(described[1],
             "partition 1 ('/dev/" + name + "p1') is held by device-mapper device 'vg-root' (dm-0)");
+}
+
+// Two paths to one disk (dm-multipath's, or a disk on two controllers): the same WWID in
+// sysfs. A partition mounted through the other path is in use on this one, given to the
+// partition whose bytes it covers.
+TEST(InUseTest, APartitionMountedThroughAnotherPathToTheSameDiskIsInUse) {
+  PARTALIGN_REQUIRE_DEVICES();  // needs a real block device node to stat
+  test::TempDir dir;
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, 16ull << 20);
+  test::LoopDevice loop(image, 512);
+  struct stat st {};
+  ASSERT_EQ(::stat(loop.path().c_str(), &st), 0);
+  const std::string name = loop.name();
+  const fs::path sys = dir.File("sys");
+  const fs::path disk = sys / "devices/virtual/block" / name;
+  Write(disk / "dev", fmt::format("{}:{}\n", major(st.st_rdev), minor(st.st_rdev)));
+  Write(disk / "size", "32768\n");
+  Write(disk / "wwid", "naa.600508b1001c4d3a\n");
+  for (int n : {1, 2}) {
+    const fs::path part = disk / fmt::format("{}p{}", name, n);
+    Write(part / "partition", fmt::format("{}\n", n));
+    Write(part / "dev", fmt::format("259:{}\n", 90 + n));
+    Write(part / "start", n == 1 ? "2048\n" : "10240\n");
+    Write(part / "size", "8192\n");
+  }
+  // The other path: sdz, same WWID, its partition 2 (same place) mounted.
+  const fs::path other = sys / "devices/pci0000:00/host9/block/sdz";
+  Write(other / "dev", "65:144\n");
+  Write(other / "size", "32768\n");
+  Write(other / "device/wwid", "naa.600508b1001c4d3a\n");
+  Write(other / "sdz2/partition", "2\n");
+  Write(other / "sdz2/dev", "65:146\n");
+  Write(other / "sdz2/start", "10240\n");
+  Write(other / "sdz2/size", "8192\n");
+  // And a disk with another WWID, mounted: nothing to do with this one.
+  const fs::path unrelated = sys / "devices/pci0000:00/host9/block/sdy";
+  Write(unrelated / "dev", "65:128\n");
+  Write(unrelated / "wwid", "naa.600508b1001c0000\n");
+  fs::create_directories(sys / "block");
+  fs::create_directories(sys / "dev/block");
+  for (const fs::path& d : {disk, other, unrelated}) {
+    fs::create_symlink(d, sys / "block" / d.filename());
+  }
+  fs::create_symlink(
+      disk, sys / "dev/block" / fmt::format("{}:{}", major(st.st_rdev), minor(st.st_rdev)));
+  fs::create_symlink(other, sys / "dev/block/65:144");
+  InUseSources sources;
+  sources.sysfs_root = sys.string();
+  sources.mountinfo = dir.File("mountinfo");
+  sources.swaps = dir.File("swaps");
+  test::WriteFile(sources.mountinfo,
+                  "40 27 65:146 / /srv rw,relatime - ext4 /dev/sdz2 rw\n"
+                  "41 27 65:128 / /other rw,relatime - ext4 /dev/sdy rw\n");
+  test::WriteFile(sources.swaps, "Filename Type Size Used Priority\n");
+
+  Result<std::vector<DiskUser>> users = FindDiskUsers(loop.path(), sources);
+  ASSERT_TRUE(users) << users.error().message;
+  ASSERT_EQ(users->size(), 1u);
+  EXPECT_EQ(Describe(users->front()),
+            fmt::format("partition 2 ('/dev/{}p2') is mounted on '/srv' through '/dev/sdz2' "
+                        "(another path to the same disk (WWID naa.600508b1001c4d3a))",
+                        name));
 }
 
 TEST(InUseTest, ImageAttachedToALoopDeviceIsInUse) {

@@ -15,8 +15,9 @@
 
 namespace partalign {
 
-/// The request the tools are asked: the spec's label and sizes.
-LayoutRequest RequestOf(const LayoutSpec& spec);
+/// The request the tools are asked: the spec's label and sizes (a size in sectors counted in
+/// `sector_size`-byte sectors).
+LayoutRequest RequestOf(const LayoutSpec& spec, uint64_t sector_size);
 
 /// partalign's placement of `spec` on `topology` (MakeLayout on RecommendAlignment()), as a
 /// prediction of the tool "partalign".

@@ -62,10 +62,10 @@ uint64_t GapBefore(const LayoutPrediction& p, const PlacedPartition& q, Area are
 
 }  // namespace
 
-LayoutRequest RequestOf(const LayoutSpec& spec) {
+LayoutRequest RequestOf(const LayoutSpec& spec, uint64_t sector_size) {
   LayoutRequest r;
   r.label = spec.label;
-  for (const LayoutItem& it : spec.items) r.sizes_bytes.push_back(it.size_bytes);
+  for (const LayoutItem& it : spec.items) r.sizes_bytes.push_back(it.SizeBytes(sector_size));
   return r;
 }
 
@@ -94,7 +94,8 @@ LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topol
 
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,
                             const ToolVersions& versions) {
-  LayoutPreview preview = PreviewRequest(RequestOf(spec), topology, versions);
+  LayoutPreview preview =
+      PreviewRequest(RequestOf(spec, topology.logical_sector_size), topology, versions);
   preview.predictions.push_back(PartalignPlacement(spec, topology));
   return preview;
 }

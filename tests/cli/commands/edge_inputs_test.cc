@@ -107,10 +107,16 @@ TEST_F(EdgeInputsTest, ImpossibleAssumedTopologiesAreRefusedWithTheReason) {
 }
 
 TEST_F(EdgeInputsTest, LayoutSizeThatWrapsIsRefused) {
+  // A bare number counts sectors, as in sfdisk; with "B", bytes.
   ExpectOneLineRefusal({"plan", "--layout", "size=18446744073709551615", image_},
+                       "18446744073709551615 sectors is too large for any disk");
+  ExpectOneLineRefusal({"plan", "--layout", "size=18446744073709551615B", image_},
                        "more than the whole disk");
-  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=18446744073709551104", image_},
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=18446744073709551104B", image_},
                        "partition 2 is 18446744073709551104 bytes, more than the whole disk");
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=36028797018963967", image_},
+                       "partition 2 is 36028797018963967 sectors of 512 bytes, more than the "
+                       "whole disk");
 }
 
 TEST_F(EdgeInputsTest, ExplainSizeThatIsNotAWholeNumberOfSectorsIsRefused) {

@@ -6,6 +6,7 @@
 // must be unused and is held with O_EXCL and flock, every sector written is backed up first
 // (`partalign restore` puts it back), the write order keeps a readable table, the result is
 // read back and compared, and the kernel is told through BLKPG.
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -32,6 +33,8 @@ namespace {
 struct TranslateCommand {
   TargetOptions target;
   std::optional<std::string> from;
+  /// --accept N: NTFS/exFAT partitions whose own sector size the user accepts.
+  std::vector<uint32_t> accept;
   bool yes = false;
   bool dry_run = false;
   std::string backup_dir = kDefaultBackupDir;
@@ -138,6 +141,7 @@ nlohmann::json DryRunJson(const std::string& path, const TableTranslation& plan,
            plan.last_usable_lba ? nlohmann::json(*plan.last_usable_lba) : nlohmann::json(nullptr)},
           {"partitions", partitions},
           {"notes", plan.notes},
+          {"accepted", plan.accepted},
           {"new_sfdisk_script", computed.new_script},
           {"table_write", write}};
 }
@@ -179,7 +183,24 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
     return ExitCode::kFailure;
   }
   const PartitionTable& old_table = old_read->table;
-  TableTranslation plan = PlanTranslation(old_table, device->topology.size_bytes, to);
+  TableTranslation plan = PlanTranslation(old_table, device->topology.size_bytes, to, c.accept);
+  for (uint32_t n : c.accept) {
+    if (std::find(plan.accepted.begin(), plan.accepted.end(), n) != plan.accepted.end()) continue;
+    const Partition* p = old_table.Find(n);
+    PrintError(io.err,
+               fmt::format("--accept {}: {}; nothing was written", n,
+                           p == nullptr ? fmt::format("'{}' has no partition {}", path, n)
+                           : p->contents.fs_type == "ntfs" || p->contents.fs_type == "exfat"
+                               ? fmt::format("partition {}'s {} needs no --accept: its sector size "
+                                             "is not smaller than the new table's",
+                                             n, p->contents.fs_type)
+                               : fmt::format("partition {} ({}) is not NTFS or exFAT; --accept is "
+                                             "for those only",
+                                             n,
+                                             p->contents.fs_type.empty() ? "no filesystem found"
+                                                                         : p->contents.fs_type)));
+    return ExitCode::kFailure;
+  }
   if (!plan.ok()) {
     for (const std::string& r : plan.refusals) PrintError(io.err, r);
     PrintError(io.err,
@@ -306,6 +327,11 @@ void AddTranslateCommand(CLI::App& app, CommandRunners& runners) {
   AddTargetOptions(sub, &command->target);
   sub->add_option("--from-sector-size", command->from,
                   "the sector size the table was written for (default: what its bytes say)");
+  sub->add_option("--accept", command->accept,
+                  "translate although the NTFS or exFAT of partition N keeps its own sector "
+                  "size (Windows will not mount it; ntfs-3g and exfat-fuse read it); repeatable")
+      ->delimiter(',')
+      ->check(CLI::PositiveNumber);
   sub->add_flag("-y,--yes", command->yes, "do not ask for confirmation");
   sub->add_flag("-n,--dry-run", command->dry_run,
                 "print what would be written (sectors and bytes) and write nothing");

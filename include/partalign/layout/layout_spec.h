@@ -49,6 +49,8 @@ struct LayoutItem {
 struct LayoutSpec {
   LabelType label = LabelType::kGpt;
   std::vector<LayoutItem> items;
+  /// The text it was parsed from (what `partalign plan --layout` is given to make it again).
+  std::string text;
   bool operator==(const LayoutSpec&) const = default;
 };
 

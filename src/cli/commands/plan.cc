@@ -14,6 +14,7 @@
 #include "cli/disk_stacks.h"
 #include "cli/interactive/planner_session.h"
 #include "cli/load_disk.h"
+#include "cli/plan_advice.h"
 #include "cli/target_options.h"
 #include "io/table/backup_file.h"
 #include "io/util/smartcols_table.h"
@@ -162,7 +163,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   if (format == "json") {
     rendered = PlanToJson(*plan).dump(2) + "\n";
   } else if (format == "markdown") {
-    rendered = RenderPlanMarkdown(*plan, table);
+    rendered = RenderPlanMarkdown(
+        *plan, table,
+        PlanFileAdviceFor(command.target, command.grain, command.layout, command.content,
+                          command.output.empty() ? "plan.json" : command.output));
     if (!advice.empty()) {
       rendered += "\n## Inside the partitions\n\n";
       for (const std::string& line : advice) rendered += "- " + line + "\n";

@@ -298,7 +298,13 @@ PlannerEffect PlannerScreen::Submit() {
         }
         content = *script;
       } else if (EndsWith(text, ".md")) {
-        content = RenderPlanMarkdown(*plan, model_.disk().table);
+        // No command makes a plan the planner made: it is exported as a plan file.
+        content = RenderPlanMarkdown(
+            *plan, model_.disk().table,
+            {"",
+             "Export the same plan from the planner as a plan file (`e`, then a name ending in "
+             "`.json`, such as `plan.json`)",
+             "plan.json"});
       } else {
         message_ = fmt::format("'{}': the name must end in .json, .sfdisk or .md", text);
         return {};

@@ -73,7 +73,11 @@ LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
   LayoutPrediction p;
   p.tool = "partalign";
   AlignmentRecommendation a = RecommendAlignment(t);
-  p.command.push_back("partalign plan --layout SPEC");
+  // The spec as given, quoted for a shell; DEV as in every tool's command.
+  std::string quoted = "'";
+  for (char c : spec.text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  p.command.push_back(spec.text.empty() ? "partalign plan --layout SPEC DEV"
+                                        : "partalign plan --layout " + quoted + "' DEV");
   p.reasons = a.reasons;
   Result<PlanLayout> layout =
       MakeLayout(spec, t.size_bytes / t.logical_sector_size, t.logical_sector_size, a.alignment);

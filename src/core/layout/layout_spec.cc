@@ -227,6 +227,7 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
     spec.items.push_back(std::move(out));
   }
   if (spec.items.empty()) return MakeError("--layout: no partitions");
+  spec.text = std::string(text);
   for (size_t i = 0; i < spec.items.size(); ++i) {
     LayoutItem& it = spec.items[i];
     auto error = [&](const std::string& what) {

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 
 #include "core/interactive/planner_test_disks.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -123,6 +124,44 @@ TEST(PlannerRenderTest, AssumedTopologyShowsItsWarning) {
   PlannerFrame f = DrawPlanner(s, 120, 30);
   EXPECT_NE(Find(f, "verdicts as if usb-jmicron-0xffff: 512/4096/4096/33553920/0"), "");
   EXPECT_NE(Find(f, "warning: optimal I/O size 33553920"), "");
+}
+
+// Issue #30 item 2: 64 MiB, partitions of 1M and 60M, the JMicron bridge, `p`: the YaST row
+// showed partition 1 only, with no "fails:" line. Each installer's command line is followed
+// by its partition 2 row or by a "fails:" line saying why not.
+TEST(PlannerRenderTest, PlacementRowsShowEveryPartitionOrSayWhyNot) {
+  PlannerScreen s = Screen(test::EmptyDisk(64 * kMiB));
+  s.Handle(Key::Char('n'));
+  for (char c : std::string("1M")) s.Handle(Key::Char(c));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kDown));
+  s.Handle(Key::Char('n'));
+  for (char c : std::string("60M")) s.Handle(Key::Char(c));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  ASSERT_EQ(s.model().layout().partitions.size(), 2u) << s.message();
+  while (s.profile_name() != "usb-jmicron-0xffff") s.Handle(Key::Char('a'));
+  s.Handle(Key::Char('p'));
+  PlannerFrame f = DrawPlanner(s, 200, 200);
+  std::vector<std::string> lines;
+  for (const std::string& l : f.lines) lines.push_back(l.substr(0, l.find_last_not_of(' ') + 1));
+  for (const char* tool : {"yast", "anaconda", "calamares", "ubuntu"}) {
+    size_t rows = 0;
+    for (const std::string& l : lines) rows += l.rfind(std::string(tool) + " ", 0) == 0;
+    if (rows >= 2) continue;
+    // One row (or none): the lines under its command must say why.
+    bool says_why = false;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].rfind(std::string(tool) + ": ", 0) != 0) continue;
+      for (size_t j = i + 1; j < lines.size() && lines[j].rfind("  ", 0) == 0; ++j) {
+        says_why |= lines[j].rfind("  fails: partition 2", 0) == 0;
+      }
+    }
+    std::string all;
+    for (const std::string& l : lines) all += l + "\n";
+    EXPECT_TRUE(says_why) << tool << " shows " << rows << " partition(s) and no reason:\n" << all;
+  }
 }
 
 // Issue #30 item 3: at 80x24, the planner's stated minimum, and at 120x40, no screen has text

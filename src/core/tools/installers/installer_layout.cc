@@ -11,6 +11,7 @@
 #include "partalign/tools/installers/installer_version.h"
 #include "partalign/tools/installers/kpmcore_model.h"
 #include "partalign/tools/installers/libstorage_model.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -20,6 +21,8 @@ struct TwoStarts {
   std::optional<uint64_t> first;
   std::optional<uint64_t> second;
   std::string error;
+  /// Why the model gives no second start, when it gives a first.
+  std::string no_second;
 };
 
 // The GPT entry array of 128 entries (16 KiB) and a header at each end; DOS: 32-bit sectors.
@@ -41,25 +44,33 @@ TwoStarts Starts(Installer installer, const Topology& t, const ToolVersions& v, 
     case Installer::kLibstorageNg: {
       Result<LibstoragePrediction> p = PredictLibstorage(t, version, label, first_size);
       if (!p) return {{}, {}, p.error().message};
-      s = {p->first_start, p->second_start, ""};
+      s = {p->first_start, p->second_start, "", ""};
       if (!s.first) s.error = "no aligned partition slot on this disk";
+      if (s.first && !s.second) {
+        s.no_second = fmt::format(
+            "no aligned slot is left after a {} partition 1 ({})", FormatSize(first_size),
+            p->key_reason.empty() ? "its starts and ends are aligned to its grain" : p->key_reason);
+      }
       return s;
     }
     case Installer::kBlivet: {
       Result<BlivetPrediction> p = PredictBlivet(t, version, v.parted.version, label, first_size);
       if (!p) return {{}, {}, p.error().message};
-      return {p->first_start, p->second_start, p->error};
+      return {p->first_start, p->second_start, p->error,
+              p->second_start ? ""
+                              : fmt::format("no aligned start is left after a {} partition 1",
+                                            FormatSize(first_size))};
     }
     case Installer::kKpmcore: {
       Result<KpmcorePrediction> p = PredictKpmcore(t, version, first_size);
       if (!p) return {{}, {}, p.error().message};
-      if (label == LabelType::kGpt) return {p->first_start_efi, p->second_start_efi, ""};
-      return {p->first_start_bios, p->second_start_bios, ""};
+      if (label == LabelType::kGpt) return {p->first_start_efi, p->second_start_efi, "", ""};
+      return {p->first_start_bios, p->second_start_bios, "", ""};
     }
     case Installer::kCurtin: {
       Result<CurtinPrediction> p = PredictCurtin(t, version, first_size);
       if (!p) return {{}, {}, p.error().message};
-      return {p->first_start, p->second_start, ""};
+      return {p->first_start, p->second_start, "", ""};
     }
   }
   return s;
@@ -94,7 +105,17 @@ LayoutPrediction Place(Installer installer, const Topology& t, const ToolVersion
     return size ? std::min(last, start + std::max<uint64_t>(*size / lbs, 1) - 1) : last;
   };
   out.partitions.push_back({1, PlacedKind::kPrimary, *s.first, end_of(*s.first, first_size)});
-  if (r.sizes_bytes.size() > 1 && first_size && s.second) {
+  if (r.sizes_bytes.size() < 2) return out;
+  // Every row shows partition 2 or says why not (issue #30: the YaST row dropped it silently).
+  if (!first_size) {
+    out.error = "partition 2: partition 1 takes the rest of the disk, so there is no room for it";
+  } else if (!s.second) {
+    out.error = "partition 2: " +
+                (s.no_second.empty() ? std::string("the model gives no start") : s.no_second);
+  } else if (*s.second > last) {
+    out.error = fmt::format("partition 2: its start {} lies past the last usable sector {}",
+                            *s.second, last);
+  } else {
     out.partitions.push_back(
         {2, PlacedKind::kPrimary, *s.second, end_of(*s.second, r.sizes_bytes[1])});
   }

@@ -15,6 +15,7 @@
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
+#include "cli/plan_advice.h"
 #include "cli/target_options.h"
 #include "io/device/device_probe.h"
 #include "io/table/fdisk_table.h"
@@ -29,6 +30,10 @@
 
 namespace partalign {
 namespace {
+
+// The largest sector size a DOS table is suggested to have been written for: 4Kn disks and
+// the 4K-translating USB bridges (alignment-heuristics.md §1.3).
+constexpr uint64_t kLargestGuessedSectorSize = 4096;
 
 struct TranslateCommand {
   TargetOptions target;
@@ -78,6 +83,27 @@ std::optional<uint64_t> FromSectorSize(const TranslateCommand& c, const std::str
     return std::nullopt;
   }
   return *detected->sector_size;
+}
+
+// The largest sector size up to 4096 bytes, above the disk's, at which every entry of its DOS
+// table still lies inside the disk: a table that size may have been written for, for all
+// the MBR says. nullopt when there is none (or the table cannot be read).
+std::optional<uint64_t> LargerSectorSizeThatFits(const std::string& path,
+                                                 const DeviceInfo& device) {
+  const uint64_t lss = device.topology.logical_sector_size;
+  Result<TableRead> read = ReadPartitionTable(path, {.sector_size = lss});
+  if (!read || read->table.partitions.empty()) return std::nullopt;
+  uint64_t end_lba = 0;
+  for (const Partition& p : read->table.partitions) {
+    // An extended partition's extent covers its logical partitions.
+    if (p.kind != PartitionKind::kLogical) {
+      end_lba = std::max(end_lba, p.start_sector + p.size_sectors);
+    }
+  }
+  for (uint64_t size = kLargestGuessedSectorSize; size > lss; size /= 2) {
+    if (end_lba * size <= device.topology.size_bytes) return size;
+  }
+  return std::nullopt;
 }
 
 void PrintPartitions(std::ostream& out, const TableTranslation& plan) {
@@ -171,6 +197,15 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
         "The table of '{}' is written for {}-byte sectors, the disk's own: nothing to "
         "translate.\n",
         path, to);
+    if (device->table.label == LabelType::kDos && !c.from) {
+      if (std::optional<uint64_t> other = LargerSectorSizeThatFits(path, *device)) {
+        io.out << fmt::format(
+            "A DOS table does not record the sector size it was written for, and its entries "
+            "fit this disk with {}-byte sectors too: if it was written for those (as behind a "
+            "USB bridge), 'partalign translate --from-sector-size {} {}' translates it.\n",
+            *other, *other, ShellQuote(path));
+      }
+    }
     return ExitCode::kOk;
   }
   Result<TableRead> old_read =
@@ -331,6 +366,8 @@ void AddTranslateCommand(CLI::App& app, CommandRunners& runners) {
                   "translate although the NTFS or exFAT of partition N keeps its own sector "
                   "size (Windows will not mount it; ntfs-3g and exfat-fuse read it); repeatable")
       ->delimiter(',')
+      ->allow_extra_args(false)  // one value (N or N,M) each: TARGET may follow
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
       ->check(CLI::PositiveNumber);
   sub->add_flag("-y,--yes", command->yes, "do not ask for confirmation");
   sub->add_flag("-n,--dry-run", command->dry_run,

@@ -81,7 +81,9 @@ TEST(PlanAdviceTest, MarkdownSaysTheCommandThatWritesThisPlan) {
   const nlohmann::json written = Json(test::ReadFile(dir.File("plan.json")));
   const nlohmann::json shown = Json(Expect({"plan", "--grain", "2M", "--json", image}).out);
   EXPECT_EQ(written["actions"], shown["actions"]);
-  EXPECT_EQ(written["alignment"], shown["alignment"]);
+  EXPECT_EQ(written["grain_bytes"], shown["grain_bytes"]);
+  EXPECT_EQ(written["offset_bytes"], shown["offset_bytes"]);
+  EXPECT_EQ(written["grain_bytes"], 2 << 20);
   ApplyHere(apply, dir);
   nlohmann::json table = test::SfdiskJson(image);
   EXPECT_EQ(table["partitions"][0]["start"], 4096);  // 2 MiB: the --grain the advice kept
@@ -251,6 +253,7 @@ TEST(PlanAdviceTest, ExplainVersionAdviceAsksAboutAnotherVersion) {
   EXPECT_NE(e.out.find("(--tool-version TOOL=X.Y asks about another)"), std::string::npos) << e.out;
   EXPECT_NE(e.out.find("(--installer-version NAME=X.Y asks about another)"), std::string::npos)
       << e.out;
+  // Before TARGET, as a person adds them: each takes one value.
   CommandResult old = RunPartalign(
       {"explain", "--tool-version", "parted=3.1", "--installer-version", "calamares=3.2", image},
       "", no_tools);

@@ -21,7 +21,9 @@ void MakeExt4At(const std::string& image, uint64_t start, uint64_t sectors, cons
     std::filesystem::create_directories(std::filesystem::path(root + "/" + path).parent_path());
     WriteFile(root + "/" + path, bytes);
   }
-  RunOrThrow({"mkfs.ext4", "-q", "-F", "-d", root, "-E",
+  // 4096-byte blocks: mke2fs picks 1024 below 512 MiB, which a disk with 4096-byte sectors
+  // does not mount.
+  RunOrThrow({"mkfs.ext4", "-q", "-F", "-b", "4096", "-d", root, "-E",
               fmt::format("offset={}", start * kExt4ImageSector), image,
               fmt::format("{}k", sectors * kExt4ImageSector / 1024)});
 }

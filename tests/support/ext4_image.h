@@ -12,8 +12,9 @@
 
 namespace partalign::test {
 
-/// An ext4 filesystem of `sectors` 512-byte sectors at sector `start` of `image`, holding
-/// `files` (written to a directory of `dir` named `name` first). Throws on failure.
+/// An ext4 filesystem (4096-byte blocks) of `sectors` 512-byte sectors at sector `start` of
+/// `image`, holding `files` (written to a directory of `dir` named `name` first). Throws on
+/// failure.
 void MakeExt4At(const std::string& image, uint64_t start, uint64_t sectors, const FileSet& files,
                 const TempDir& dir, const std::string& name);
 

@@ -2,6 +2,7 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <stdexcept>
 #include <thread>
@@ -15,11 +16,14 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(50);
 constexpr int kSessionSeconds = 600;  // the window outlives the command, for capture-pane
+std::atomic<uint64_t> sessions{0};
 
 }  // namespace
 
 TmuxSession::TmuxSession(const std::string& shell_command, int width, int height)
-    : socket_(fmt::format("partalign-test.{}.{}", ::getpid(), reinterpret_cast<uintptr_t>(this))) {
+    // A number of its own: a session made where the last one was (same address) must not
+    // meet that one's server while it is still exiting.
+    : socket_(fmt::format("partalign-test.{}.{}", ::getpid(), ++sessions)) {
   const std::string wrapped =
       fmt::format("TERM=xterm-256color {}; echo EXIT=$?; sleep {}", shell_command, kSessionSeconds);
   CommandResult r =
@@ -50,6 +54,10 @@ void TmuxSession::Type(const std::string& text) {
 
 std::string TmuxSession::Screen() const {
   return RunCommand(Tmux({"capture-pane", "-p", "-t", "s"})).out;
+}
+
+std::string TmuxSession::ScreenJoined() const {
+  return RunCommand(Tmux({"capture-pane", "-p", "-J", "-t", "s"})).out;
 }
 
 bool TmuxSession::WaitFor(const std::string& needle, double seconds) const {

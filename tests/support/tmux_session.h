@@ -24,6 +24,9 @@ class TmuxSession {
   void Type(const std::string& text);
   /// The screen as text.
   std::string Screen() const;
+  /// The screen as text, each line the terminal wrapped joined again (capture-pane -J): what a
+  /// program printed after leaving full-screen mode, one line as it printed it.
+  std::string ScreenJoined() const;
   /// Waits until the screen contains `needle`; false (after `seconds`) when it never does.
   bool WaitFor(const std::string& needle, double seconds = 10) const;
   /// The command's exit status once it has ended ("EXIT=N" on the screen), or -1 after

@@ -33,9 +33,13 @@ int64_t SfdiskSectors(const std::string& image, const std::string& text) {
   return test::SfdiskJson(image)["partitions"][0]["size"].get<int64_t>();
 }
 
-// sfdisk's size in sectors for `bytes` with a unit: the end aligned down to 1 MiB.
+// sfdisk's size in sectors for `bytes` with a unit: whole sectors, then the last sector
+// aligned to the nearest 1 MiB boundary, less one (libfdisk's gpt_add_partition():
+// fdisk_align_lba_in_range(), FDISK_ALIGN_NEAREST).
 uint64_t AlignedSectors(uint64_t bytes) {
-  return ((kFirst * 512 + bytes) / kMiBBytes * kMiBBytes - kFirst * 512) / 512;
+  constexpr uint64_t kGrain = kMiBBytes / 512;
+  const uint64_t last = kFirst + bytes / 512 - 1;
+  return (last + kGrain / 2) / kGrain * kGrain - kFirst;
 }
 
 TEST(LayoutSizeSfdiskTest, PartalignReadsEverySizeAsTheRealSfdiskDoes) {
@@ -112,7 +116,8 @@ TEST(LayoutSizeSfdiskTest, PlanLayoutTakesABareNumberAsSectors) {
       test::RunPartalign({"explain", "--layout", "size=100000", "--json", image});
   ASSERT_EQ(e.exit_code, 0) << e.err;
   bool sfdisk_row = false;
-  for (const nlohmann::json& p : nlohmann::json::parse(e.out)["layout_predictions"]) {
+  const nlohmann::json explained = nlohmann::json::parse(e.out);
+  for (const nlohmann::json& p : explained["layout_predictions"]) {
     if (p["tool"] != "sfdisk") continue;
     sfdisk_row = true;
     // The tools are asked for 100000 sectors' worth: 51200000 bytes.

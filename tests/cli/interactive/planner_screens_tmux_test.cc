@@ -7,9 +7,11 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -60,6 +62,22 @@ std::string Words(const std::string& screen) {
   return words;
 }
 
+// Waits until the words of `needle` show on the screen in order, however the planner wrapped
+// them; false after `seconds`.
+bool WaitForWords(const TmuxSession& t, const std::string& needle, double seconds = 10) {
+  const std::string words = Words(needle);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::duration<double>(seconds);
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (Words(t.Screen()).find(words) != std::string::npos) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  return false;
+}
+
+// The words of what the command printed once it left full-screen mode (lines the terminal
+// wrapped joined again).
+std::string LastWords(const TmuxSession& t) { return Words(t.ScreenJoined()); }
+
 nlohmann::json Actions(const std::string& plan_file) {
   return nlohmann::json::parse(test::ReadFile(plan_file))["actions"];
 }
@@ -99,26 +117,27 @@ TEST(PlannerScreensTmuxTest, LegacyDosLayoutRealignedInThePlannerAndApplied) {
 
   const std::string backups = dir.File("backups");
   TmuxSession t(Planner(image, "--backup-dir " + Quote(backups)), 100, 30);
-  ASSERT_TRUE(t.WaitFor("DOS table on disk")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "DOS table on disk")) << t.Screen();
   t.Keys({"r", "Enter"});  // what was stuck: r cannot keep partition 1's data before partition 2
-  ASSERT_TRUE(t.WaitFor("would cut it")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "would cut it")) << t.Screen();
   t.Keys({"A"});
-  ASSERT_TRUE(t.WaitFor("every partition where partalign plan puts it: 2 moving")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "every partition where partalign plan puts it: 2 moving"))
+      << t.Screen();
   EXPECT_NE(t.Screen().find("move 48.83 MiB"), std::string::npos) << t.Screen();
   EXPECT_NE(t.Screen().find("move 39.06 MiB"), std::string::npos) << t.Screen();
   t.Keys({"w"});
-  ASSERT_TRUE(t.WaitFor("Type yes to write")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "Type yes to write")) << t.Screen();
   t.Type("yes");
   t.Keys({"Enter"});
-  ASSERT_TRUE(t.WaitFor("Press Enter to return to the planner", 60)) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "Press Enter to return to the planner", 60)) << t.Screen();
   EXPECT_NE(t.Screen().find("Verified: the table on"), std::string::npos) << t.Screen();
   t.Keys({"Enter"});
-  ASSERT_TRUE(t.WaitFor("applied '")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "applied '")) << t.Screen();
   t.Keys({"q"});
   ASSERT_EQ(t.WaitForExit(), 0) << t.Screen();
-  EXPECT_NE(Words(t.Screen())
-                .find(fmt::format("left the planner (q): '{}' holds what apply wrote", image)),
-            std::string::npos)
+  EXPECT_NE(
+      LastWords(t).find(fmt::format("left the planner (q): '{}' holds what apply wrote", image)),
+      std::string::npos)
       << t.Screen();
 
   // The plan the planner applied is `partalign plan`'s, action for action.
@@ -142,7 +161,7 @@ TEST(PlannerScreensTmuxTest, LegacyDosLayoutRealignedInThePlannerAndApplied) {
 void CheckEveryScreen(const std::string& image, int width, int height, bool existing) {
   TmuxSession t(Planner(image, "--assume usb-jmicron-0xffff"), width, height);
   auto screen = [&](const std::string& what, const std::string& needle) {
-    ASSERT_TRUE(t.WaitFor(needle)) << what << ":\n" << t.Screen();
+    ASSERT_TRUE(WaitForWords(t, needle)) << what << ":\n" << t.Screen();
     const std::string s = t.Screen();
     EXPECT_TRUE(LinesAtTheEdge(s, static_cast<size_t>(width)).empty())
         << what << " at " << width << "x" << height << " reaches the last column:\n"
@@ -195,7 +214,7 @@ void CheckEveryScreen(const std::string& image, int width, int height, bool exis
   screen("quit question", "y quits, any other key stays");
   t.Keys({"y"});
   ASSERT_EQ(t.WaitForExit(), 0) << t.Screen();
-  EXPECT_NE(Words(t.Screen()).find("nothing was written"), std::string::npos) << t.Screen();
+  EXPECT_NE(LastWords(t).find("nothing was written"), std::string::npos) << t.Screen();
 }
 
 std::string LegacyImage(const test::TempDir& dir) {
@@ -230,7 +249,7 @@ TEST(PlannerScreensTmuxTest, ATerminalTooSmallSaysWhichKeyQuits) {
   const std::string image = dir.File("disk.img");
   test::CreateSparseFile(image, 64ull << 20);
   TmuxSession t(Planner(image), 20, 8);
-  ASSERT_TRUE(t.WaitFor("quit.")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "quit.")) << t.Screen();
   EXPECT_TRUE(LinesAtTheEdge(t.Screen(), 20).empty()) << t.Screen();
   EXPECT_NE(Words(t.Screen())
                 .find("The planner needs 80x24; this terminal is 20x8. Enlarge it, "
@@ -249,26 +268,28 @@ TEST(PlannerScreensTmuxTest, CtrlCSaysWhatItLeavesBehind) {
   test::CreateSparseFile(image, 256ull << 20);
   {
     TmuxSession t(Planner(image));
-    ASSERT_TRUE(t.WaitFor("new GPT table")) << t.Screen();
+    ASSERT_TRUE(WaitForWords(t, "new GPT table")) << t.Screen();
     t.Keys({"C-c"});
     ASSERT_EQ(t.WaitForExit(), 0) << t.Screen();
-    EXPECT_NE(
-        Words(t.Screen())
-            .find(fmt::format("left the planner (Ctrl-C): nothing was written to '{}'", image)),
-        std::string::npos)
+    EXPECT_NE(LastWords(t).find(
+                  fmt::format("left the planner (Ctrl-C): nothing was written to '{}'", image)),
+              std::string::npos)
         << t.Screen();
   }
   TmuxSession t(Planner(image));
-  ASSERT_TRUE(t.WaitFor("new GPT table")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "new GPT table")) << t.Screen();
   t.Keys({"n", "Enter", "Enter"});
-  ASSERT_TRUE(t.WaitFor("changes: 1 new")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "changes: 1 new")) << t.Screen();
   t.Keys({"C-c"});
-  ASSERT_TRUE(t.WaitFor("y quits, any other key stays")) << t.Screen();
+  ASSERT_TRUE(WaitForWords(t, "y quits, any other key stays")) << t.Screen();
   t.Keys({"C-c"});
   ASSERT_EQ(t.WaitForExit(), 0) << t.Screen();
-  EXPECT_NE(Words(t.Screen()).find("nothing was written to"), std::string::npos) << t.Screen();
-  EXPECT_NE(Words(t.Screen()).find("edits not written: 1 new"), std::string::npos) << t.Screen();
-  EXPECT_EQ(test::DigestBytes(image, 0, 1 << 20), test::DigestBytes("/dev/zero", 0, 1 << 20));
+  EXPECT_NE(LastWords(t).find("nothing was written to"), std::string::npos) << t.Screen();
+  EXPECT_NE(LastWords(t).find("edits not written: 1 new"), std::string::npos) << t.Screen();
+  // Nothing written: the image's first MiB is still all zeros, as a fresh sparse file's.
+  const std::string zeros = dir.File("zeros.img");
+  test::CreateSparseFile(zeros, 1 << 20);
+  EXPECT_EQ(test::DigestBytes(image, 0, 1 << 20), test::DigestBytes(zeros, 0, 1 << 20));
 }
 
 }  // namespace

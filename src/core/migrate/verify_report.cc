@@ -764,9 +764,8 @@ nlohmann::json VerifyJson(const VerifyReport& r, const std::string& device,
           {"actions", r.actions},
           {"action_reasons", r.action_reasons},
           {"translate_refusals", r.translate.refusals},
-          {"translate_accept", r.translate.only_acceptable
-                                   ? nlohmann::json(r.translate.acceptable)
-                                   : nlohmann::json::array()}};
+          {"translate_accept", r.translate.only_acceptable ? nlohmann::json(r.translate.acceptable)
+                                                           : nlohmann::json::array()}};
 }
 
 std::vector<std::string> VerifyLines(const VerifyReport& r, const std::string& device,

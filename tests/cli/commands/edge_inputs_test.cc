@@ -114,9 +114,13 @@ TEST_F(EdgeInputsTest, LayoutSizeThatWrapsIsRefused) {
                        "more than the whole disk");
   ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=18446744073709551104B", image_},
                        "partition 2 is 18446744073709551104 bytes, more than the whole disk");
-  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=36028797018963967", image_},
-                       "partition 2 is 36028797018963967 sectors of 512 bytes, more than the "
+  // The largest count accepted (UINT64_MAX >> 16: times 64 KiB sectors it stays in 64 bits)
+  // reaches the disk check without wrapping.
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=281474976710655", image_},
+                       "partition 2 is 281474976710655 sectors of 512 bytes, more than the "
                        "whole disk");
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=281474976710656", image_},
+                       "281474976710656 sectors is too large for any disk");
 }
 
 TEST_F(EdgeInputsTest, ExplainSizeThatIsNotAWholeNumberOfSectorsIsRefused) {

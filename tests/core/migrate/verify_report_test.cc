@@ -166,7 +166,7 @@ TEST(VerifyReportTest, ContentsIdentifyADiskWhoseTableWasReplaced) {
   EXPECT_NE(gone->consequence.find("its data is still at byte 100661760"), std::string::npos)
       << gone->consequence;
   // The advice is a command that puts the entry back as it was (sfdisk -N; run by
-  // tests/cli/commands/verify_advice_test.cc).
+  // tests/cli/commands/migrate_advice_test.cc).
   EXPECT_NE(gone->consequence.find("echo 'start=196605, size=262140, "
                                    "type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, uuid=P2' | sfdisk "
                                    "-N 2 /dev/sda"),

@@ -4,6 +4,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -30,9 +31,18 @@ TmuxSession::TmuxSession(const std::string& shell_command, int width, int height
       RunCommand({"tmux", "-L", socket_, "-f", "/dev/null", "new-session", "-d", "-s", "s", "-x",
                   std::to_string(width), "-y", std::to_string(height), wrapped});
   if (r.exit_code != 0) throw std::runtime_error("tmux new-session failed: " + r.err);
+  socket_path_ = RunCommand(Tmux({"display-message", "-p", "#{socket_path}"})).out;
+  while (!socket_path_.empty() && socket_path_.back() == '\n') socket_path_.pop_back();
 }
 
-TmuxSession::~TmuxSession() { RunCommand({"tmux", "-L", socket_, "kill-server"}); }
+TmuxSession::~TmuxSession() {
+  RunCommand({"tmux", "-L", socket_, "kill-server"});
+  // tmux leaves its socket file behind; it goes by its own name (never a wildcard).
+  if (!socket_path_.empty() && socket_path_.find(socket_) != std::string::npos) {
+    std::error_code ignored;
+    std::filesystem::remove(socket_path_, ignored);
+  }
+}
 
 std::vector<std::string> TmuxSession::Tmux(std::vector<std::string> args) const {
   std::vector<std::string> argv{"tmux", "-L", socket_};

@@ -1,7 +1,8 @@
 // A full-screen program under tmux, for end-to-end tests of `plan --interactive`: a private tmux
 // server (its own socket name, no user configuration) with one detached session of a given
 // size running a command; keys go in with send-keys, the screen comes out with capture-pane.
-// The server is killed, by its own socket name, when the session object goes.
+// The server is killed, by its own socket name, and its socket file removed when the session
+// object goes.
 #pragma once
 
 #include <string>
@@ -36,6 +37,7 @@ class TmuxSession {
  private:
   std::vector<std::string> Tmux(std::vector<std::string> args) const;
   std::string socket_;
+  std::string socket_path_;  ///< the server's socket file, removed with the server
 };
 
 }  // namespace partalign::test

@@ -10,6 +10,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <regex>
 #include <sstream>
 #include <thread>
 
@@ -167,18 +168,39 @@ void CheckEveryScreen(const std::string& image, int width, int height, bool exis
         << what << " at " << width << "x" << height << " reaches the last column:\n"
         << s;
   };
+  // A page longer than the terminal (help, placement, explain): every page of it, scrolled a
+  // page at a time ("Lines A-B of N") down to its last line, which must be `last`.
+  auto pages = [&](const std::string& what, const std::string& needle, const std::string& last) {
+    screen(what, needle);
+    const std::regex lines_re("Lines (\\d+)-(\\d+) of (\\d+)");
+    for (int page = 1;; ++page) {
+      ASSERT_LT(page, 40) << what << ": no last page";
+      std::smatch m;
+      const std::string words = Words(t.Screen());
+      if (!std::regex_search(words, m, lines_re)) break;  // the page fits the terminal
+      if (std::stoul(m[2]) >= std::stoul(m[3])) break;
+      const std::string shown = m[0];
+      for (int i = 0; i < height - 2; ++i) t.Keys({"Down"});
+      // The next page: another range of lines.
+      bool moved = false;
+      for (int wait = 0; wait < 100 && !moved; ++wait) {
+        moved = Words(t.Screen()).find(shown) == std::string::npos;
+        if (!moved) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+      }
+      ASSERT_TRUE(moved) << what << ": Down did not scroll\n" << t.Screen();
+      screen(fmt::format("{}, page {}", what, page + 1), "Up/Down scroll");
+    }
+    screen(what + ", its end", last);
+  };
   screen("list", existing ? "DOS table on disk" : "new GPT table");
   screen("keys", "? help");
   t.Keys({"?"});
-  screen("help", "Up/Down scroll");
-  for (int i = 0; i < 40; ++i) t.Keys({"Down"});
-  screen("help, its end", "KPMcore");
+  pages("help", "Up/Down scroll", "KPMcore isAligned) on the topology shown");
   t.Keys({"Escape", "p"});
-  screen("placement", "Where each tool would put this layout");
-  for (int i = 0; i < 60; ++i) t.Keys({"Down"});
-  screen("placement, its end", "this layout, as partalign would write it");
+  pages("placement", "Where each tool would put this layout",
+        "planner: this layout, as partalign would write it");
   t.Keys({"Escape", "x"});
-  screen("explain", "key returns");
+  pages("explain", "key returns", "key returns");
   t.Keys({"Escape"});
   if (existing) {
     t.Keys({"r", "Enter"});

@@ -55,8 +55,8 @@ _partalign() {
       valued="--assume --sector-size --against"
       ;;
     translate)
-      opts="-h --help --assume --sector-size -J --json --from-sector-size -y --yes -n --dry-run --backup-dir"
-      valued="--assume --sector-size --from-sector-size --backup-dir"
+      opts="-h --help --assume --sector-size -J --json --from-sector-size --accept -y --yes -n --dry-run --backup-dir"
+      valued="--assume --sector-size --from-sector-size --accept --backup-dir"
       ;;
     report)
       opts="-h --help --assume --sector-size -o --output --format --grain --discard --no-scan --bench --bench-seconds --bench-json --against"

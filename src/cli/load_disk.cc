@@ -31,9 +31,10 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   if (info.written_for_sector_size && *info.written_for_sector_size != ss) {
     return MakeError(fmt::format(
         "'{}': the partition table was written for {}-byte sectors, but the disk has {}-byte "
-        "sectors: every position in it would be misread (read it with --sector-size {}, or "
-        "translate it)",
-        options.target, *info.written_for_sector_size, ss, *info.written_for_sector_size));
+        "sectors: every position in it would be misread (read it as it is with --sector-size "
+        "{}, or rewrite it for {}-byte sectors: 'partalign translate {}')",
+        options.target, *info.written_for_sector_size, ss, *info.written_for_sector_size, ss,
+        options.target));
   }
   ReadTableOptions read;
   // Only when asked: a user sector size also resets libfdisk's I/O sizes (and so the first

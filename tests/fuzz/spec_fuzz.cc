@@ -14,6 +14,7 @@
 #include "partalign/topology/alignment.h"
 #include "partalign/topology/topology_check.h"
 #include "partalign/topology/topology_spec.h"
+#include "partalign/util/sfdisk_size.h"
 #include "partalign/util/units.h"
 
 namespace {
@@ -44,7 +45,7 @@ void CheckLayout(const LayoutSpec& spec, uint64_t disk_sectors, uint64_t ss, con
     FUZZ_CHECK(p.end_sector <= layout->last_usable_lba);
     FUZZ_CHECK(i == 0 || p.start_sector > previous_end);
     FUZZ_CHECK(a.IsAligned(p.start_sector * ss));
-    const std::optional<uint64_t>& asked = spec.items[i].size_bytes;
+    const std::optional<uint64_t> asked = spec.items[i].SizeBytes(ss);
     FUZZ_CHECK(!asked || (p.end_sector - p.start_sector + 1) * ss >= *asked);
     previous_end = p.end_sector;
   }
@@ -55,6 +56,9 @@ void CheckLayout(const LayoutSpec& spec, uint64_t disk_sectors, uint64_t ss, con
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view text(reinterpret_cast<const char*>(data), size);
   (void)ParseSize(text);
+  if (Result<SfdiskSize> parsed = ParseSfdiskSize(text); parsed && parsed->sectors) {
+    FUZZ_CHECK(parsed->Bytes(512).has_value() == (parsed->value <= UINT64_MAX / 512));
+  }
   (void)ParseUint(text);
 
   Result<TopologyOverride> assume = ParseTopologySpec(text, BuiltinProfiles());

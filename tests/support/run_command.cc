@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "support/run_command.h"
 
+#include <cstdlib>
+
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
@@ -132,6 +134,15 @@ CommandResult RunPartalign(const std::vector<std::string>& args, const std::stri
   std::vector<std::string> argv{PARTALIGN_BINARY};
   argv.insert(argv.end(), args.begin(), args.end());
   return RunCommand(argv, input, env);
+}
+
+CommandResult RunAdvice(const std::string& command, const std::string& directory,
+                        const std::string& input) {
+  const std::string binary = PARTALIGN_BINARY;
+  const std::string bin_dir = binary.substr(0, binary.find_last_of('/'));
+  const char* path = std::getenv("PATH");
+  return RunCommand({"sh", "-c", "cd \"$1\" && " + command, "sh", directory}, input,
+                    {{"PATH", bin_dir + ":" + (path ? path : "/usr/sbin:/usr/bin:/sbin:/bin")}});
 }
 
 std::string Describe(const std::vector<std::string>& argv, const CommandResult& result) {

@@ -28,6 +28,13 @@ void RunOrThrow(const std::vector<std::string>& argv, const std::string& input =
 CommandResult RunPartalign(const std::vector<std::string>& args, const std::string& input = "",
                            const std::map<std::string, std::string>& env = {});
 
+/// Runs `command`, a line partalign printed as advice ("partalign plan -o plan.json disk.img",
+/// "echo '...' | sfdisk -N 2 disk.img"), as a person pastes it: through sh -c in `directory`,
+/// with the partalign built with the tests first in PATH. Then the advice is tested word for
+/// word.
+CommandResult RunAdvice(const std::string& command, const std::string& directory,
+                        const std::string& input = "");
+
 /// For failure messages: "argv... -> exit N\nstdout...\nstderr...".
 std::string Describe(const std::vector<std::string>& argv, const CommandResult& result);
 

@@ -3,7 +3,9 @@
 
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
+#include <filesystem>
 #include <stdexcept>
 #include <thread>
 
@@ -16,20 +18,32 @@ namespace {
 
 constexpr auto kPoll = std::chrono::milliseconds(50);
 constexpr int kSessionSeconds = 600;  // the window outlives the command, for capture-pane
+std::atomic<uint64_t> sessions{0};
 
 }  // namespace
 
 TmuxSession::TmuxSession(const std::string& shell_command, int width, int height)
-    : socket_(fmt::format("partalign-test.{}.{}", ::getpid(), reinterpret_cast<uintptr_t>(this))) {
+    // A number of its own: a session made where the last one was (same address) must not
+    // meet that one's server while it is still exiting.
+    : socket_(fmt::format("partalign-test.{}.{}", ::getpid(), ++sessions)) {
   const std::string wrapped =
       fmt::format("TERM=xterm-256color {}; echo EXIT=$?; sleep {}", shell_command, kSessionSeconds);
   CommandResult r =
       RunCommand({"tmux", "-L", socket_, "-f", "/dev/null", "new-session", "-d", "-s", "s", "-x",
                   std::to_string(width), "-y", std::to_string(height), wrapped});
   if (r.exit_code != 0) throw std::runtime_error("tmux new-session failed: " + r.err);
+  socket_path_ = RunCommand(Tmux({"display-message", "-p", "#{socket_path}"})).out;
+  while (!socket_path_.empty() && socket_path_.back() == '\n') socket_path_.pop_back();
 }
 
-TmuxSession::~TmuxSession() { RunCommand({"tmux", "-L", socket_, "kill-server"}); }
+TmuxSession::~TmuxSession() {
+  RunCommand({"tmux", "-L", socket_, "kill-server"});
+  // tmux leaves its socket file behind; it goes by its own name (never a wildcard).
+  if (!socket_path_.empty() && socket_path_.find(socket_) != std::string::npos) {
+    std::error_code ignored;
+    std::filesystem::remove(socket_path_, ignored);
+  }
+}
 
 std::vector<std::string> TmuxSession::Tmux(std::vector<std::string> args) const {
   std::vector<std::string> argv{"tmux", "-L", socket_};
@@ -51,6 +65,10 @@ void TmuxSession::Type(const std::string& text) {
 
 std::string TmuxSession::Screen() const {
   return RunCommand(Tmux({"capture-pane", "-p", "-t", "s"})).out;
+}
+
+std::string TmuxSession::ScreenJoined() const {
+  return RunCommand(Tmux({"capture-pane", "-p", "-J", "-t", "s"})).out;
 }
 
 bool TmuxSession::WaitFor(const std::string& needle, double seconds) const {

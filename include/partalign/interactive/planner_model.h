@@ -59,11 +59,19 @@ struct PlannerRow {
   bool inside_extended = false;
 };
 
+/// Why `n` does nothing in the free space of a DOS extended partition.
+inline constexpr const char* kInsideExtendedText =
+    "this free space lies inside the extended partition, and partalign does not plan new "
+    "logical partitions: n makes a partition in free space outside it";
+
 /// What happens to a partition when the layout is applied.
 struct PartitionChange {
-  enum class Kind { kNew, kUnchanged, kTableOnly, kMoveData, kDelete } kind = Kind::kNew;
+  enum class Kind { kNew, kUnchanged, kTableOnly, kMoveData, kImpossible } kind = Kind::kNew;
   uint64_t bytes_to_move = 0;
-  std::string text;  ///< "new", "unchanged", "table only", "move 256 MiB", "delete (ext4)"
+  std::string text;  ///< "new", "unchanged", "table only", "move 256 MiB", "impossible"
+  /// For a partition of the disk's table: why, in `partalign plan`'s words (its action's
+  /// reason); empty for a new one.
+  std::string reason;
 };
 
 class PlannerModel {
@@ -98,11 +106,31 @@ class PlannerModel {
   /// `r`: a new size ("" keeps it, rounded to whole grains); a partition whose start is off the
   /// grain moves to the nearest aligned start the free space around it allows.
   Status Resize(const PlannerRow& row, std::string_view size_text);
+  /// `m`: moves the partition, its size kept (its end grown to the next boundary when the
+  /// space after it allows, as plan does), to `start_text` ("50M", "102400" sectors, as
+  /// sfdisk reads a start; rounded up to the grain) or, for "", to the aligned start nearest
+  /// to where it is that leaves room for all of it. Refused, saying why and what would make
+  /// room, when it does not fit there.
+  Status Move(const PlannerRow& row, std::string_view start_text);
+  /// `A`: every partition of the disk where `partalign plan` puts it (PlanPartitions with the
+  /// same proofs of emptiness): the plan's own answer, including the partitions it cannot
+  /// align. Partitions added or deleted in the planner are undone by it.
+  Status AlignAll();
+  /// PlanPartitions' actions for the disk's table, or why it has none (a fresh disk: empty).
+  const Result<std::vector<PlanAction>>& plan_actions() const { return plan_actions_; }
   /// `t`: "" for linux, an sfdisk shortcut, a GUID or a DOS byte.
   Status SetType(const PlannerRow& row, std::string_view type_text);
+  /// Whether `t` may change the type of `row` at all (not free space, not the extended
+  /// partition, not a partition that may hold data), and why not.
+  Status CanSetType(const PlannerRow& row) const;
 
-  /// The partition's change when applied.
+  /// The partition's change when applied: for a partition of the disk's table, the action plan
+  /// would describe for its new place (DescribeExtents), so that the classes and reasons are
+  /// plan's own.
   PartitionChange ChangeOf(const PlannedPartition& p) const;
+  /// The layout's actions on the disk's table, in table order, when the layout only moves and
+  /// resizes the disk's partitions (none added, deleted or retyped); an error otherwise.
+  Result<std::vector<PlanAction>> Actions() const;
   /// Partitions of the disk's table that are no longer in the layout.
   std::vector<const Partition*> Deleted() const;
   /// "2 partitions new; 1 moves 512 MiB of data" etc.
@@ -112,6 +140,10 @@ class PlannerModel {
   /// disk's partitions hold no data (all of them may go), else new places and sizes for every
   /// existing partition (none added or deleted).
   Result<Plan> MakePlan() const;
+  /// MakePlan, or, when the layout cannot be applied because partitions that may hold data
+  /// would be replaced, the fresh table it describes anyway: for review (an .sfdisk export),
+  /// never for apply.
+  Result<Plan> ReviewPlan() const;
 
   /// The layout as the tools are asked for it (explain --layout): the sizes in disk order, the
   /// last one "the rest" when it reaches the last aligned boundary.
@@ -124,6 +156,12 @@ class PlannerModel {
  private:
   PlannerModel(PlannerDisk disk, PlannerLayout layout, Alignment alignment)
       : disk_(std::move(disk)), layout_(std::move(layout)), alignment_(alignment) {}
+  /// The layout as a fresh table; with `check_data`, refused when a partition of the disk may
+  /// hold data.
+  Result<Plan> FreshPlan(bool check_data) const;
+  /// The layout adds, deletes or retypes partitions of the disk's table (it is no longer
+  /// those partitions, moved or resized).
+  bool Reshaped() const;
   const Partition* Existing(const PlannedPartition& p) const;
   /// The free bytes around partition `index` (between its neighbours at its level).
   std::pair<uint64_t, uint64_t> Room(size_t index) const;
@@ -134,10 +172,13 @@ class PlannerModel {
   PlannerDisk disk_;
   PlannerLayout layout_;
   Alignment alignment_;
+  Result<std::vector<PlanAction>> plan_actions_ = std::vector<PlanAction>{};
 };
 
-/// A size as the planner's prompts take it: "" (nullopt: the default), "512M", "1.5G" is not
-/// accepted (no fractions), "25%" of `whole` (rounded down to bytes).
-Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t whole);
+/// A size as the planner's prompts take it: "" (nullopt: the default), a size as sfdisk reads
+/// it ("512M", "1.5G", a bare number of `sector_size`-byte sectors: partalign/util/sfdisk_size.h),
+/// or "25%" of `whole` (rounded down to bytes).
+Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t whole,
+                                                uint64_t sector_size);
 
 }  // namespace partalign

@@ -28,9 +28,15 @@ struct PlannerFrame {
 inline constexpr size_t kPlannerMinWidth = 80;
 inline constexpr size_t kPlannerMinHeight = 24;
 
+/// Every line of the frame holds at most `width` - 1 characters of text (wrapped between
+/// words; the last column stays empty), padded to `width`.
 PlannerFrame DrawPlanner(const PlannerScreen& screen, size_t width, size_t height);
 
-/// The status line of the list screen: every key.
+/// What a terminal smaller than kPlannerMinWidth x kPlannerMinHeight shows: the size needed
+/// and the key that quits, wrapped to the terminal.
+PlannerFrame DrawPlannerTooSmall(size_t width, size_t height);
+
+/// The status line of the list screen: every key (wrapped to the terminal's width).
 std::string PlannerKeysLine();
 
 }  // namespace partalign

@@ -17,7 +17,8 @@
 
 namespace partalign {
 
-enum class KeyCode { kChar, kUp, kDown, kEnter, kBackspace, kEscape, kOther };
+/// kInterrupt: Ctrl-C (the terminal is in raw mode: it is a key, not a signal).
+enum class KeyCode { kChar, kUp, kDown, kEnter, kBackspace, kEscape, kInterrupt, kOther };
 
 struct Key {
   KeyCode code = KeyCode::kOther;
@@ -31,13 +32,27 @@ struct PlannerEffect {
   enum class Kind { kNone, kWriteFile, kApply, kQuit };
   Kind kind = Kind::kNone;
   std::string path;          ///< kWriteFile
-  std::string content;       ///< kWriteFile
+  std::string content;       ///< kWriteFile; kQuit: how the planner was left ("q", "Ctrl-C")
   std::optional<Plan> plan;  ///< kApply
+  /// kQuit: the edits not written ("2 moving 80 MiB of data"), empty when there are none.
+  std::string dropped;
 };
 
-enum class PlannerMode { kList, kPrompt, kHelp, kPlacement };
+/// kExplain: the selected row in full (`x`): its place, its change and plan's reason, every
+/// tool's verdict, what `w` would do.
+enum class PlannerMode { kList, kPrompt, kHelp, kPlacement, kExplain };
 
-enum class PromptKind { kNewSize, kNewType, kResize, kType, kExportPath, kConfirmWrite };
+/// kConfirmQuit takes one key (y quits); the others a line and Enter.
+enum class PromptKind {
+  kNewSize,
+  kNewType,
+  kResize,
+  kMove,
+  kType,
+  kExportPath,
+  kConfirmWrite,
+  kConfirmQuit
+};
 
 class PlannerScreen {
  public:
@@ -46,6 +61,10 @@ class PlannerScreen {
   PlannerEffect Handle(const Key& key);
   /// The outcome of an effect, for the message line ("wrote 'plan.json'").
   void Report(std::string message) { message_ = std::move(message); }
+  /// The layout just exported was written to a file: quitting no longer drops it unsaved.
+  void MarkExported() { exported_ = model_.layout(); }
+  /// The layout differs from the disk and from the last export: `q` asks first.
+  bool HasUnsavedEdits() const;
   /// After an apply: the disk as it is now (undo history is dropped).
   void Replace(PlannerModel model);
 
@@ -69,6 +88,7 @@ class PlannerScreen {
 
  private:
   PlannerEffect HandleList(const Key& key);
+  PlannerEffect Quit(const Key& key);
   PlannerEffect Submit();
   void Open(PromptKind kind);
   /// Runs an edit, keeping the layout before it for `u`; false (and the message says why)
@@ -92,6 +112,11 @@ class PlannerScreen {
   std::string pending_size_;  ///< `n`: the size typed, while the type is asked
   std::string message_;
   std::vector<PlannerLayout> undo_;
+  /// The layout of the disk as loaded (or as apply left it), and as last exported.
+  PlannerLayout loaded_;
+  std::optional<PlannerLayout> exported_;
+  /// The key that opened kConfirmQuit ("q", "Ctrl-C").
+  std::string quit_key_;
 };
 
 }  // namespace partalign

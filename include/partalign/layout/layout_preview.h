@@ -18,8 +18,9 @@
 
 namespace partalign {
 
-/// The request the tools are asked: the spec's label and sizes.
-LayoutRequest RequestOf(const LayoutSpec& spec);
+/// The request the tools are asked: the spec's label and sizes (a size in sectors counted in
+/// `sector_size`-byte sectors).
+LayoutRequest RequestOf(const LayoutSpec& spec, uint64_t sector_size);
 
 /// The request that remakes `table` on a fresh label: its label and each partition's size in
 /// the order of their starts (a DOS extended partition left out: the tools add their own);

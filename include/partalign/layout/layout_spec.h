@@ -6,8 +6,10 @@
 //   ITEM  := "label=gpt" | "label=dos" | "label: gpt" | FIELD ["," FIELD]...
 //   FIELD := "size=" SIZE | "type=" TYPE | "name=" NAME | "attrs=" ATTRS | "bootable"
 //
-// SIZE as sfdisk reads it ("512M" and "512MiB" are MiB, "1G" GiB, a plain number is bytes);
-// a partition without a size (or "size=+") takes the rest and must be the last one. TYPE is an
+// SIZE as sfdisk reads it (partalign/util/sfdisk_size.h): a bare number counts sectors, as in
+// sfdisk ("size=100000" is 48.83 MiB with 512-byte sectors); "512M" and "512MiB" are MiB, "1G"
+// GiB, "1.5G" 1.5 GiB, "1GB" 10^9 bytes; a partition without a size (or "size=+") takes the
+// rest and must be the last one. TYPE is an
 // sfdisk shortcut (L/linux, S/swap, H/home, U/uefi/esp, R/raid, V/lvm), "bios" or "xbootldr"
 // (GPT), a GPT type GUID or a DOS type byte ("83", "0x83"). NAME may be quoted ("my root").
 // '#' starts a comment line; empty items are ignored. The label defaults to GPT.
@@ -28,18 +30,28 @@
 namespace partalign {
 
 struct LayoutItem {
-  /// nullopt: the rest of the disk.
+  /// The size given with a unit, in bytes; nullopt when it was given in sectors or not at all.
   std::optional<uint64_t> size_bytes;
+  /// The size given as a bare number: sectors of the disk, as sfdisk reads it.
+  std::optional<uint64_t> size_sectors;
   std::string type;  ///< resolved: a GPT type GUID or a DOS "0x83"
   std::string name;
   std::string attributes;
   bool bootable = false;
   bool operator==(const LayoutItem&) const = default;
+
+  /// Takes the rest of the disk (no size).
+  bool rest() const { return !size_bytes && !size_sectors; }
+  /// The size in bytes on a disk of `sector_size`-byte sectors; nullopt for the rest, or when
+  /// a number of sectors overflows 64 bits of bytes (the layout then does not fit).
+  std::optional<uint64_t> SizeBytes(uint64_t sector_size) const;
 };
 
 struct LayoutSpec {
   LabelType label = LabelType::kGpt;
   std::vector<LayoutItem> items;
+  /// The text it was parsed from (what `partalign plan --layout` is given to make it again).
+  std::string text;
   bool operator==(const LayoutSpec&) const = default;
 };
 

@@ -58,13 +58,28 @@ std::vector<MapWindow> DetailWindows(const Plan& plan, const PartitionTable& tab
 std::vector<std::string> DiskMap(const Plan& plan, const PartitionTable& table,
                                  size_t max_details = 8);
 
-/// The plan as a Markdown document (headline, summary, action table, disk map).
-std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table);
+/// How a reader of a rendered plan gets it as a file `partalign apply` accepts.
+struct PlanFileAdvice {
+  /// The command that writes this very plan to `file` ("partalign plan --grain 4M -o
+  /// plan.json disk.img"); empty when `how` says instead how to get it.
+  std::string command;
+  /// What to do when no command makes it ("export it from the planner: e, then a name ending
+  /// in .json").
+  std::string how;
+  /// The plan file the advice names for `partalign apply`.
+  std::string file = "plan.json";
+};
+
+/// The plan as a Markdown document (headline, summary, action table, disk map, and how to
+/// apply it: `advice`).
+std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table,
+                               const PlanFileAdvice& advice);
 
 /// The complete new table as an sfdisk script: label, label-id, first-lba/last-lba (GPT,
 /// those of the existing header), sector size, and every partition with start, size, type,
 /// uuid, name, attrs or bootable. Comments say when partitions need their data moved first
-/// (by `partalign apply`), since writing the table alone would not move it. Fails when the
+/// (by `partalign apply` on this plan's file), since writing the table alone would not move
+/// it. Fails when the
 /// plan does not match `table` (an action for a partition the table lacks).
 Result<std::string> RenderSfdiskScript(const Plan& plan, const PartitionTable& table);
 

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partalign/layout/partition_table.h"
@@ -62,6 +63,19 @@ std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
 Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
                                                const Alignment& alignment,
                                                const PlanOptions& options = {});
+
+/// The actions that take the partitions of `table` to `extents` (the new start and end sector
+/// of each partition, in table order), described as PlanPartitions describes its own: a start
+/// that moves under data is kMoveData (the partition moved whole: a partition counts as empty
+/// only when proven, or discarded in `options`), one proven empty kTableOnly with its proof,
+/// the bytes to move and the reason in plan's words. For layouts a person chose (plan
+/// --interactive), so that a layout equal to plan's gets plan's very actions (an impossible
+/// one aside: a misaligned start left where it is is kNone, or kTableOnly when its end
+/// changes). Fails when the extents overlap, leave the usable area, or move a start off the
+/// alignment.
+Result<std::vector<PlanAction>> DescribeExtents(
+    const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
+    const std::vector<std::pair<uint64_t, uint64_t>>& extents);
 
 /// A plan without actions for `current` on `device`: what every plan is bound to (disk
 /// identity, topology, label, table fingerprint) and the alignment.

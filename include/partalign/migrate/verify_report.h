@@ -33,6 +33,19 @@ inline constexpr const char* kActionNone = "none";
 inline constexpr const char* kActionTranslate = "translate";
 inline constexpr const char* kActionPlan = "plan";
 
+/// What `partalign translate` would do with the disk's table as it is now, when the table is
+/// written for another sector size than the disk's (computed as translate computes it: the
+/// table read with the sector size it is written for, PlanTranslation). Empty when translate
+/// would translate it, or was not asked.
+struct TranslateOutlook {
+  /// Every reason translate would refuse, one sentence each (PlanTranslation's refusals).
+  std::vector<std::string> refusals;
+  /// NTFS and exFAT partitions among them that `translate --accept N` lets through.
+  std::vector<uint32_t> acceptable;
+  /// The refusals are all lifted by --accept.
+  bool only_acceptable = false;
+};
+
 struct VerifyReport {
   bool same_disk = false;
   /// "wwn", "serial", "table_guids", "dos_disk_id", "content_digests"; empty when not the same
@@ -46,6 +59,8 @@ struct VerifyReport {
   std::vector<std::string> actions;
   /// One sentence per action: why.
   std::vector<std::string> action_reasons;
+  /// Why `partalign translate` would refuse the table as it stands (with kActionTranslate).
+  TranslateOutlook translate;
 
   bool action_needed() const;
 };
@@ -53,10 +68,11 @@ struct VerifyReport {
 /// Compares the disk `now` with `before`. `heads_now` are the digests of the bytes now at the
 /// places where `before` recorded its partitions' digests (same offsets and lengths); `versions`
 /// are the partitioners' versions both sides are predicted with, so that only the disk's
-/// changes show.
+/// changes show; `translate`, what translate would say about the table now: the advice names
+/// it instead of a command that would refuse.
 VerifyReport CompareSnapshots(const Snapshot& before, const Snapshot& now,
                               const std::vector<ContentDigest>& heads_now,
-                              const ToolVersions& versions);
+                              const ToolVersions& versions, const TranslateOutlook& translate = {});
 
 /// The `verify --json` document (docs/output.md).
 nlohmann::json VerifyJson(const VerifyReport& report, const std::string& device,

@@ -19,6 +19,7 @@
 #include "partalign/layout/layout_preview.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
+#include "partalign/layout/plan_render.h"
 #include "partalign/migrate/snapshot.h"
 #include "partalign/migrate/verify_report.h"
 #include "partalign/tools/explain_report.h"
@@ -99,6 +100,8 @@ struct DiskReport {
   AuditReport audit;
   std::optional<Plan> plan;
   std::string plan_error;  ///< why there is no plan
+  /// The command that writes the plan as a file (the Markdown page's "Applying it").
+  PlanFileAdvice plan_advice;
   std::optional<BenchReport> bench;
   std::string bench_source;  ///< "a short run of `partalign bench`" or the --bench-json file
   std::optional<VerifyReport> verify;

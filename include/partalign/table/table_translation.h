@@ -47,8 +47,13 @@ struct TableTranslation {
   /// Every reason the table cannot be translated, one sentence each naming the partition or
   /// area; empty when it can.
   std::vector<std::string> refusals;
-  /// Facts worth saying that do not stop the translation (the last partial sector of the disk).
+  /// Facts worth saying that do not stop the translation (the last partial sector of the disk,
+  /// a filesystem accepted with --accept).
   std::vector<std::string> notes;
+  /// Partitions refused only for an NTFS or exFAT sector size that `--accept N` lets through.
+  std::vector<uint32_t> acceptable;
+  /// Partitions `accepted` let through.
+  std::vector<uint32_t> accepted;
 
   bool ok() const { return refusals.empty(); }
 };
@@ -59,9 +64,12 @@ struct TableTranslation {
 /// sizes and EBRs that are not whole new sectors; partitions past the last whole new sector or
 /// (GPT) outside the usable area the new sector size leaves; DOS sector numbers beyond 32 bits;
 /// filesystems that cannot be used with the new sector size (a block or sector size, as
-/// libblkid reports it, below it: FAT bytes per sector, XFS sector size, ext4 1 KiB blocks).
+/// libblkid reports it, below it: FAT bytes per sector, XFS sector size, ext4 1 KiB blocks), but
+/// an NTFS or exFAT partition listed in `accepted` (Windows will not mount it; ntfs-3g and
+/// exfat-fuse read it: a note says so).
 TableTranslation PlanTranslation(const PartitionTable& table, uint64_t disk_size_bytes,
-                                 uint64_t to_sector_size);
+                                 uint64_t to_sector_size,
+                                 const std::vector<uint32_t>& accepted = {});
 
 /// Where the translated table differs from the plan: each partition's new start and size,
 /// kind, type, UUID, name, attributes and boot flag as in `old_table`; the disk identifier;

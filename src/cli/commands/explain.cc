@@ -273,11 +273,13 @@ void AddExplainCommand(CLI::App& app, CommandRunners& runners) {
                   "predict another version: TOOL=X.Y (parted, sfdisk, sgdisk, systemd-repart, "
                   "lvm2, cryptsetup); repeatable")
       ->expected(1)
+      ->allow_extra_args(false)  // one value each: TARGET may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_option("--installer-version", command->installer_versions,
                   "predict another installer version: NAME=X.Y (yast/libstorage-ng, "
                   "anaconda/blivet, calamares/kpmcore, ubuntu/curtin); repeatable")
       ->expected(1)
+      ->allow_extra_args(false)  // one value each: TARGET may follow
       ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   sub->add_flag("--no-cross-check", command->no_cross_check,
                 "do not ask the linked libparted and libfdisk");

@@ -15,6 +15,7 @@
 #include "cli/disk_stacks.h"
 #include "cli/interactive/planner_session.h"
 #include "cli/load_disk.h"
+#include "cli/plan_advice.h"
 #include "cli/target_options.h"
 #include "cli/unfinished_move.h"
 #include "io/boot/boot_records.h"
@@ -236,7 +237,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   if (format == "json") {
     rendered = PlanToJson(*plan).dump(2) + "\n";
   } else if (format == "markdown") {
-    rendered = RenderPlanMarkdown(*plan, table);
+    rendered = RenderPlanMarkdown(
+        *plan, table,
+        PlanFileAdviceFor(command.target, command.grain, command.layout, command.content,
+                          command.output.empty() ? "plan.json" : command.output));
     if (!in_use.empty()) {
       rendered += "\n## In use\n\n";
       for (const std::string& line : in_use) rendered += "- " + line + "\n";

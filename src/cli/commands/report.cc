@@ -17,6 +17,7 @@
 #include "cli/content_proof.h"
 #include "cli/disk_stacks.h"
 #include "cli/load_disk.h"
+#include "cli/plan_advice.h"
 #include "cli/target_options.h"
 #include "cli/unfinished_move.h"
 #include "cli/verify_target.h"
@@ -135,6 +136,7 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
       MakeProvenPlan(io, c.target.target, &r.table, r.device, alignment.alignment, c.content);
   if (plan) {
     r.plan = std::move(*plan);
+    r.plan_advice = PlanFileAdviceFor(c.target, c.grain, std::nullopt, c.content);
   } else {
     r.plan_error = plan.error().message;
   }

@@ -7,6 +7,7 @@
 // must be unused and is held with O_EXCL and flock, every sector written is backed up first
 // (`partalign restore` puts it back), the write order keeps a readable table, the result is
 // read back and compared, and the kernel is told through BLKPG.
+#include <algorithm>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -15,6 +16,7 @@
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
+#include "cli/plan_advice.h"
 #include "cli/target_options.h"
 #include "io/device/device_probe.h"
 #include "io/table/fdisk_table.h"
@@ -30,9 +32,15 @@
 namespace partalign {
 namespace {
 
+// The largest sector size a DOS table is suggested to have been written for: 4Kn disks and
+// the 4K-translating USB bridges (alignment-heuristics.md §1.3).
+constexpr uint64_t kLargestGuessedSectorSize = 4096;
+
 struct TranslateCommand {
   TargetOptions target;
   std::optional<std::string> from;
+  /// --accept N: NTFS/exFAT partitions whose own sector size the user accepts.
+  std::vector<uint32_t> accept;
   bool yes = false;
   bool dry_run = false;
   std::string backup_dir = kDefaultBackupDir;
@@ -76,6 +84,27 @@ std::optional<uint64_t> FromSectorSize(const TranslateCommand& c, const std::str
     return std::nullopt;
   }
   return *detected->sector_size;
+}
+
+// The largest sector size up to 4096 bytes, above the disk's, at which every entry of its DOS
+// table still lies inside the disk: a table that size may have been written for, for all
+// the MBR says. nullopt when there is none (or the table cannot be read).
+std::optional<uint64_t> LargerSectorSizeThatFits(const std::string& path,
+                                                 const DeviceInfo& device) {
+  const uint64_t lss = device.topology.logical_sector_size;
+  Result<TableRead> read = ReadPartitionTable(path, {.sector_size = lss});
+  if (!read || read->table.partitions.empty()) return std::nullopt;
+  uint64_t end_lba = 0;
+  for (const Partition& p : read->table.partitions) {
+    // An extended partition's extent covers its logical partitions.
+    if (p.kind != PartitionKind::kLogical) {
+      end_lba = std::max(end_lba, p.start_sector + p.size_sectors);
+    }
+  }
+  for (uint64_t size = kLargestGuessedSectorSize; size > lss; size /= 2) {
+    if (end_lba * size <= device.topology.size_bytes) return size;
+  }
+  return std::nullopt;
 }
 
 void PrintPartitions(std::ostream& out, const TableTranslation& plan) {
@@ -139,6 +168,7 @@ nlohmann::json DryRunJson(const std::string& path, const TableTranslation& plan,
            plan.last_usable_lba ? nlohmann::json(*plan.last_usable_lba) : nlohmann::json(nullptr)},
           {"partitions", partitions},
           {"notes", plan.notes},
+          {"accepted", plan.accepted},
           {"new_sfdisk_script", computed.new_script},
           {"table_write", write}};
 }
@@ -168,6 +198,15 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
         "The table of '{}' is written for {}-byte sectors, the disk's own: nothing to "
         "translate.\n",
         path, to);
+    if (device->table.label == LabelType::kDos && !c.from) {
+      if (std::optional<uint64_t> other = LargerSectorSizeThatFits(path, *device)) {
+        io.out << fmt::format(
+            "A DOS table does not record the sector size it was written for, and its entries "
+            "fit this disk with {}-byte sectors too: if it was written for those (as behind a "
+            "USB bridge), 'partalign translate --from-sector-size {} {}' translates it.\n",
+            *other, *other, ShellQuote(path));
+      }
+    }
     return ExitCode::kOk;
   }
   Result<TableRead> old_read =
@@ -180,7 +219,24 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
     return ExitCode::kFailure;
   }
   const PartitionTable& old_table = old_read->table;
-  TableTranslation plan = PlanTranslation(old_table, device->topology.size_bytes, to);
+  TableTranslation plan = PlanTranslation(old_table, device->topology.size_bytes, to, c.accept);
+  for (uint32_t n : c.accept) {
+    if (std::find(plan.accepted.begin(), plan.accepted.end(), n) != plan.accepted.end()) continue;
+    const Partition* p = old_table.Find(n);
+    PrintError(io.err,
+               fmt::format("--accept {}: {}; nothing was written", n,
+                           p == nullptr ? fmt::format("'{}' has no partition {}", path, n)
+                           : p->contents.fs_type == "ntfs" || p->contents.fs_type == "exfat"
+                               ? fmt::format("partition {}'s {} needs no --accept: its sector size "
+                                             "is not smaller than the new table's",
+                                             n, p->contents.fs_type)
+                               : fmt::format("partition {} ({}) is not NTFS or exFAT; --accept is "
+                                             "for those only",
+                                             n,
+                                             p->contents.fs_type.empty() ? "no filesystem found"
+                                                                         : p->contents.fs_type)));
+    return ExitCode::kFailure;
+  }
   if (!plan.ok()) {
     for (const std::string& r : plan.refusals) PrintError(io.err, r);
     PrintError(io.err,
@@ -307,6 +363,13 @@ void AddTranslateCommand(CLI::App& app, CommandRunners& runners) {
   AddTargetOptions(sub, &command->target);
   sub->add_option("--from-sector-size", command->from,
                   "the sector size the table was written for (default: what its bytes say)");
+  sub->add_option("--accept", command->accept,
+                  "translate although the NTFS or exFAT of partition N keeps its own sector "
+                  "size (Windows will not mount it; ntfs-3g and exfat-fuse read it); repeatable")
+      ->delimiter(',')
+      ->allow_extra_args(false)  // one value (N or N,M) each: TARGET may follow
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll)
+      ->check(CLI::PositiveNumber);
   sub->add_flag("-y,--yes", command->yes, "do not ask for confirmation");
   sub->add_flag("-n,--dry-run", command->dry_run,
                 "print what would be written (sectors and bytes) and write nothing");

@@ -49,9 +49,10 @@ std::string PlanFilePath(const std::string& backup_dir) {
   return fmt::format("{}/partalign-planner-{}.plan.json", backup_dir, UtcTime("%Y%m%dT%H%M%SZ"));
 }
 
-// Runs apply on `plan` with the terminal back in plain mode, then waits for Enter.
+// Runs apply on `plan` with the terminal back in plain mode, then waits for Enter. On success
+// `*applied` is the plan file apply ran on.
 std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const TargetOptions& target,
-                             const std::string& backup_dir, Streams io) {
+                             const std::string& backup_dir, Streams io, std::string* applied) {
   term.Suspend();
   TableWriteOptions write;
   write.yes = true;  // the planner asked: "yes" was typed
@@ -70,6 +71,7 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
     io.out << fmt::format("\npartalign apply '{}' (the plan the planner made):\n", path);
     io.out.flush();
     ExitCode code = ApplyPlanFile(path, write, io);
+    if (code == ExitCode::kOk) *applied = path;
     outcome = code == ExitCode::kOk ? fmt::format("applied '{}'; the disk as it is now", path)
                                     : fmt::format("apply of '{}' exited {}: see its output above",
                                                   path, static_cast<int>(code));
@@ -103,26 +105,36 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
     PrintError(io.err, term.error().message);
     return ExitCode::kFailure;
   }
+  std::string applied;  // the plan file of the last apply from the planner, if any
+  std::string how = "q";
+  std::string dropped;
   for (;;) {
     auto [columns, lines] = (*term)->Size();
     if (columns < kPlannerMinWidth || lines < kPlannerMinHeight) {
-      PlannerFrame small;
-      small.lines.push_back(fmt::format("The planner needs {}x{}; this terminal is {}x{}.",
-                                        kPlannerMinWidth, kPlannerMinHeight, columns, lines));
-      small.lines.push_back("Enlarge it, or press q to quit.");
-      (*term)->Draw(small);
+      (*term)->Draw(DrawPlannerTooSmall(columns, lines));
       Key k = (*term)->ReadKey();
-      if (k.code == KeyCode::kChar && k.ch == 'q') break;
+      if ((k.code == KeyCode::kChar && k.ch == 'q') || k.code == KeyCode::kInterrupt) {
+        // No room to ask about edits not written: the last line names them.
+        how = k.code == KeyCode::kInterrupt ? "Ctrl-C" : "q";
+        dropped = screen.HasUnsavedEdits() ? screen.model().ChangeSummary() : "";
+        break;
+      }
       continue;
     }
     (*term)->Draw(DrawPlanner(screen, columns, lines));
     PlannerEffect effect = screen.Handle((*term)->ReadKey());
-    if (effect.kind == PlannerEffect::Kind::kQuit) break;
+    if (effect.kind == PlannerEffect::Kind::kQuit) {
+      how = effect.content;
+      dropped = effect.dropped;
+      break;
+    }
     if (effect.kind == PlannerEffect::Kind::kWriteFile) {
       Status s = WriteFileAtomically(effect.path, effect.content);
+      if (s) screen.MarkExported();
       screen.Report(s ? fmt::format("wrote '{}'", effect.path) : s.error().message);
     } else if (effect.kind == PlannerEffect::Kind::kApply) {
-      std::string outcome = ApplyFromPlanner(**term, *effect.plan, target, backup_dir, io);
+      std::string outcome =
+          ApplyFromPlanner(**term, *effect.plan, target, backup_dir, io, &applied);
       std::ostringstream quiet;
       Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet});
       if (reloaded) {
@@ -133,6 +145,12 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
       screen.Report(outcome);
     }
   }
+  term->reset();  // the terminal back to the shell before the last word
+  io.out << fmt::format("partalign: left the planner ({}): {}{}\n", how,
+                        applied.empty() ? fmt::format("nothing was written to '{}'", target.target)
+                                        : fmt::format("'{}' holds what apply wrote (the plan '{}')",
+                                                      target.target, applied),
+                        dropped.empty() ? "" : fmt::format("; edits not written: {}", dropped));
   return ExitCode::kOk;
 }
 

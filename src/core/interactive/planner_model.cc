@@ -7,6 +7,7 @@
 
 #include "partalign/layout/layout_spec.h"
 #include "partalign/layout/planner.h"
+#include "partalign/util/sfdisk_size.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -33,7 +34,8 @@ void SortByStart(std::vector<PlannedPartition>* parts) {
 
 }  // namespace
 
-Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t whole) {
+Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t whole,
+                                                uint64_t sector_size) {
   while (!text.empty() && text.front() == ' ') text.remove_prefix(1);
   while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
   if (text.empty()) return std::optional<uint64_t>();
@@ -45,10 +47,12 @@ Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t 
     return std::optional<uint64_t>(whole / kPlannerPercent * *p +
                                    whole % kPlannerPercent * *p / kPlannerPercent);
   }
-  Result<uint64_t> size = ParseSize(text);
+  Result<SfdiskSize> size = ParseSfdiskSize(text);
   if (!size) return size.error();
-  if (*size == 0) return MakeError("a size of 0");
-  return std::optional<uint64_t>(*size);
+  if (size->value == 0) return MakeError("a size of 0");
+  std::optional<uint64_t> bytes = size->Bytes(sector_size);
+  if (!bytes) return MakeError(fmt::format("'{}': {} is too large", text, size->Text()));
+  return std::optional<uint64_t>(*bytes);
 }
 
 Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_empty) {
@@ -81,7 +85,13 @@ Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_e
   if (a.grain_bytes % t.logical_sector_size != 0) {
     return MakeError("the alignment is not a whole number of sectors");
   }
-  return PlannerModel(std::move(disk), std::move(layout), a);
+  PlannerModel model(std::move(disk), std::move(layout), a);
+  if (model.editing_existing()) {
+    // What `partalign plan` does with this disk: the partitions were proven at load as plan
+    // proves them, so that the same ones count as empty (docs/audit-plan.md).
+    model.plan_actions_ = PlanPartitions(model.disk_.table, a);
+  }
+  return model;
 }
 
 uint64_t PlannerModel::usable_start_bytes() const {
@@ -165,7 +175,8 @@ uint32_t PlannerModel::FreeNumber(PartitionKind kind) const {
 Result<uint64_t> PlannerModel::SnapSize(std::string_view text, uint64_t current, uint64_t start,
                                         uint64_t limit, uint64_t at_least) const {
   const Alignment& a = alignment_;
-  Result<std::optional<uint64_t>> typed = ParsePromptSize(text, limit > start ? limit - start : 0);
+  Result<std::optional<uint64_t>> typed =
+      ParsePromptSize(text, limit > start ? limit - start : 0, sector_size());
   if (!typed) return typed.error();
   // Enter keeps the size, or what fits of it.
   const uint64_t wanted = typed->value_or(std::min(current, limit > start ? limit - start : 0));
@@ -194,7 +205,7 @@ Status PlannerModel::Add(const PlannerRow& row, std::string_view size_text,
                          std::string_view type_text) {
   if (!row.free) return MakeError("select free space to make a partition in");
   if (row.inside_extended) {
-    return MakeError("partalign does not plan new logical partitions; use free space outside");
+    return MakeError(kInsideExtendedText);
   }
   if (layout_.label == LabelType::kDos) {
     size_t primaries = std::count_if(layout_.partitions.begin(), layout_.partitions.end(),
@@ -288,23 +299,123 @@ Status PlannerModel::Resize(const PlannerRow& row, std::string_view size_text) {
     keep = ProtectedSectors(*e, sector_size(), a.grain_bytes / sector_size()) * sector_size();
   }
   Result<uint64_t> size = SnapSize(size_text, p.size_bytes, start, hi, keep);
-  if (!size) return size.error();
+  if (!size) {
+    if (start != p.start_bytes && keep > 0) {
+      return MakeError(fmt::format(
+          "{} (at the aligned start {} the free space ends at {}): m moves it elsewhere, A "
+          "aligns everything as plan does",
+          size.error().message, FormatSize(start), FormatSize(hi)));
+    }
+    return size.error();
+  }
   p.start_bytes = start;
   p.size_bytes = *size;
   return {};
 }
 
-Status PlannerModel::SetType(const PlannerRow& row, std::string_view type_text) {
-  if (row.free) return MakeError("select a partition to set its type");
+Status PlannerModel::Move(const PlannerRow& row, std::string_view start_text) {
+  if (row.free) return MakeError("select a partition to move");
   PlannedPartition& p = layout_.partitions.at(row.index);
+  if (IsContainer(p)) return MakeError("the extended partition follows its logical partitions");
+  const Alignment& a = alignment_;
+  auto [lo, hi] = Room(row.index);
+  const uint64_t size = p.size_bytes;
+  auto room_text = [&] {
+    return fmt::format("the free space around it is {}-{} ({}), it needs {}", FormatSize(lo),
+                       FormatSize(hi), FormatSize(hi > lo ? hi - lo : 0), FormatSize(size));
+  };
+  uint64_t start = 0;
+  if (start_text.empty() || start_text.find_first_not_of(' ') == std::string_view::npos) {
+    // The aligned start nearest to where it is, below or above, with room for all of it.
+    std::optional<uint64_t> best;
+    auto consider = [&](uint64_t s) {
+      if (!a.IsAligned(s) || s < lo || s > hi || hi - s < size) return;
+      const uint64_t d = s > p.start_bytes ? s - p.start_bytes : p.start_bytes - s;
+      const uint64_t bd =
+          best ? (*best > p.start_bytes ? *best - p.start_bytes : p.start_bytes - *best)
+               : UINT64_MAX;
+      if (d < bd) best = s;
+    };
+    if (hi >= size && hi - size >= a.offset_bytes) {
+      consider(a.Down(std::min(p.start_bytes, hi - size)));
+    }
+    consider(a.Up(std::max(p.start_bytes, lo)));
+    if (!best) {
+      return MakeError(fmt::format(
+          "no aligned start leaves room for partition {}: {}; move its neighbour first (m on "
+          "it, with a start), or A aligns everything as plan does",
+          p.number, room_text()));
+    }
+    start = *best;
+  } else {
+    Result<SfdiskSize> typed = ParseSfdiskSize(start_text);
+    if (!typed) return typed.error();
+    std::optional<uint64_t> at = typed->Bytes(sector_size());
+    if (!at) return MakeError(fmt::format("a start of {} is beyond any disk", typed->Text()));
+    start = a.Up(*at);
+    if (start < lo || start > hi || hi - start < size) {
+      return MakeError(fmt::format("partition {} does not fit at {}{}: {}", p.number,
+                                   FormatSize(start), start != *at ? " (on the grain)" : "",
+                                   room_text()));
+    }
+  }
+  const Partition* e = Existing(p);
+  uint64_t new_size = size;
+  // The end on the next boundary when the space allows (plan grows an end so that the next
+  // aligned start follows), unless the contents keep metadata at the partition's end.
+  const uint64_t grown = a.Up(start + size) - start;
+  if (hi - start >= grown && (e == nullptr || !IsEndAnchored(e->contents))) new_size = grown;
+  p.start_bytes = start;
+  p.size_bytes = new_size;
+  return {};
+}
+
+Status PlannerModel::AlignAll() {
+  if (!editing_existing()) {
+    return MakeError("A realigns the partitions of the disk's table; this disk has none");
+  }
+  if (!plan_actions_) {
+    return MakeError(fmt::format("partalign plan has no plan for this table: {}",
+                                 plan_actions_.error().message));
+  }
+  const uint64_t ss = sector_size();
+  PlannerLayout aligned;
+  aligned.label = disk_.table.label;
+  for (const Partition& e : disk_.table.partitions) {
+    PlannedPartition p{
+        e.number,    e.number, e.kind,       e.start_sector * ss, e.size_sectors * ss,
+        e.type_code, e.name,   e.attributes, e.bootable};
+    for (const PlanAction& act : *plan_actions_) {
+      if (act.partition != e.number) continue;
+      p.start_bytes = act.new_start_sector * ss;
+      p.size_bytes = (act.new_end_sector - act.new_start_sector + 1) * ss;
+    }
+    aligned.partitions.push_back(p);
+  }
+  SortByStart(&aligned.partitions);
+  layout_ = std::move(aligned);
+  return {};
+}
+
+Status PlannerModel::CanSetType(const PlannerRow& row) const {
+  if (row.free) return MakeError("select a partition to set its type");
+  const PlannedPartition& p = layout_.partitions.at(row.index);
   if (IsContainer(p)) return MakeError("the extended partition keeps its type");
   const Partition* e = Existing(p);
   if (e != nullptr && e->contents.MayHoldData()) {
     return MakeError(fmt::format(
-        "partition {} holds data; apply moves partitions but does not change their type "
-        "(sfdisk --part-type does)",
-        p.number));
+        "partition {} {}: apply moves partitions but does not change their type, so t keeps "
+        "it ({}); sfdisk --part-type changes it",
+        p.number,
+        e->contents.fs_type.empty() ? MayHoldDataText(e->contents) : "holds " + e->contents.fs_type,
+        PartitionTypeName(layout_.label, p.type)));
   }
+  return {};
+}
+
+Status PlannerModel::SetType(const PlannerRow& row, std::string_view type_text) {
+  if (Status can = CanSetType(row); !can) return can;
+  PlannedPartition& p = layout_.partitions.at(row.index);
   Result<std::string> type =
       ResolvePartitionType(layout_.label, type_text.empty() ? "L" : type_text);
   if (!type) return type.error();
@@ -316,18 +427,74 @@ const Partition* PlannerModel::Existing(const PlannedPartition& p) const {
   return p.existing ? disk_.table.Find(*p.existing) : nullptr;
 }
 
+bool PlannerModel::Reshaped() const {
+  if (!Deleted().empty()) return true;
+  return std::any_of(layout_.partitions.begin(), layout_.partitions.end(),
+                     [&](const PlannedPartition& p) {
+                       const Partition* e = Existing(p);
+                       return e == nullptr || p.type != e->type_code;
+                     });
+}
+
+Result<std::vector<PlanAction>> PlannerModel::Actions() const {
+  if (!editing_existing() || Reshaped()) {
+    return MakeError("the layout adds, deletes or retypes partitions");
+  }
+  const uint64_t ss = sector_size();
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
+  for (const Partition& e : disk_.table.partitions) {
+    for (const PlannedPartition& p : layout_.partitions) {
+      if (p.existing == e.number) extents.emplace_back(p.start_bytes / ss, p.end_bytes() / ss - 1);
+    }
+  }
+  Result<std::vector<PlanAction>> actions =
+      DescribeExtents(disk_.table, alignment_, PlanOptions{}, extents);
+  if (!actions) return actions.error();
+  // Where the layout is plan's, plan's own action, also for a partition it cannot align.
+  if (plan_actions_) {
+    for (PlanAction& a : *actions) {
+      for (const PlanAction& planned : *plan_actions_) {
+        if (planned.partition == a.partition && planned.new_start_sector == a.new_start_sector &&
+            planned.new_end_sector == a.new_end_sector) {
+          a = planned;
+        }
+      }
+    }
+  }
+  return actions;
+}
+
 PartitionChange PlannerModel::ChangeOf(const PlannedPartition& p) const {
   const Partition* e = Existing(p);
-  if (e == nullptr) return {PartitionChange::Kind::kNew, 0, "new"};
+  if (e == nullptr) return {PartitionChange::Kind::kNew, 0, "new", ""};
+  Result<std::vector<PlanAction>> actions = Actions();
+  if (actions) {
+    for (const PlanAction& a : *actions) {
+      if (a.partition != p.number) continue;
+      switch (a.kind) {
+        case ActionKind::kNone:
+          return {PartitionChange::Kind::kUnchanged, 0, "unchanged", a.reason};
+        case ActionKind::kTableOnly:
+          return {PartitionChange::Kind::kTableOnly, 0,
+                  a.new_start_sector != a.old_start_sector ? "table only" : "resize", a.reason};
+        case ActionKind::kMoveData:
+          return {PartitionChange::Kind::kMoveData, a.bytes_to_move,
+                  "move " + FormatSize(a.bytes_to_move), a.reason};
+        case ActionKind::kImpossible:
+          return {PartitionChange::Kind::kImpossible, 0, "impossible", a.reason};
+      }
+    }
+  }
+  // A reshaped layout (a fresh table, or not applicable): what happens to the bytes.
   const uint64_t ss = sector_size();
   const bool moved = p.start_bytes != e->start_sector * ss;
   const bool resized = p.size_bytes != e->size_sectors * ss;
-  if (!moved && !resized) return {PartitionChange::Kind::kUnchanged, 0, "unchanged"};
+  if (!moved && !resized) return {PartitionChange::Kind::kUnchanged, 0, "unchanged", ""};
   if (moved && e->contents.MayHoldData()) {
     uint64_t bytes = std::min(p.size_bytes, e->size_sectors * ss);
-    return {PartitionChange::Kind::kMoveData, bytes, "move " + FormatSize(bytes)};
+    return {PartitionChange::Kind::kMoveData, bytes, "move " + FormatSize(bytes), ""};
   }
-  return {PartitionChange::Kind::kTableOnly, 0, moved ? "table only" : "resize"};
+  return {PartitionChange::Kind::kTableOnly, 0, moved ? "table only" : "resize", ""};
 }
 
 std::vector<const Partition*> PlannerModel::Deleted() const {
@@ -342,12 +509,13 @@ std::vector<const Partition*> PlannerModel::Deleted() const {
 }
 
 std::string PlannerModel::ChangeSummary() const {
-  size_t added = 0, moved = 0, table_only = 0;
+  size_t added = 0, moved = 0, table_only = 0, impossible = 0;
   uint64_t bytes = 0;
   for (const PlannedPartition& p : layout_.partitions) {
     PartitionChange c = ChangeOf(p);
     added += c.kind == PartitionChange::Kind::kNew;
     table_only += c.kind == PartitionChange::Kind::kTableOnly;
+    impossible += c.kind == PartitionChange::Kind::kImpossible;
     if (c.kind == PartitionChange::Kind::kMoveData) {
       ++moved;
       bytes += c.bytes_to_move;
@@ -358,6 +526,7 @@ std::string PlannerModel::ChangeSummary() const {
   if (size_t d = Deleted().size()) parts.push_back(fmt::format("{} deleted", d));
   if (table_only) parts.push_back(fmt::format("{} table-only", table_only));
   if (moved) parts.push_back(fmt::format("{} moving {} of data", moved, FormatSize(bytes)));
+  if (impossible) parts.push_back(fmt::format("{} cannot be aligned", impossible));
   if (parts.empty()) return "no changes";
   std::string s;
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];
@@ -365,41 +534,27 @@ std::string PlannerModel::ChangeSummary() const {
 }
 
 Result<Plan> PlannerModel::MakePlan() const {
-  const uint64_t ss = sector_size();
   Plan plan = EmptyPlan(disk_.table, disk_.device, alignment_);
-  bool reshaped = !Deleted().empty();
-  for (const PlannedPartition& p : layout_.partitions) {
-    const Partition* e = Existing(p);
-    reshaped |= e == nullptr || p.type != e->type_code;
-  }
-  if (editing_existing() && !reshaped) {
-    for (const PlannedPartition& p : layout_.partitions) {
-      const Partition& e = *Existing(p);
-      PartitionChange c = ChangeOf(p);
-      PlanAction act;
-      act.partition = e.number;
-      act.old_start_sector = e.start_sector;
-      act.old_end_sector = e.end_sector();
-      act.new_start_sector = p.start_bytes / ss;
-      act.new_end_sector = p.end_bytes() / ss - 1;
-      act.kind = c.kind == PartitionChange::Kind::kMoveData    ? ActionKind::kMoveData
-                 : c.kind == PartitionChange::Kind::kUnchanged ? ActionKind::kNone
-                                                               : ActionKind::kTableOnly;
-      act.bytes_to_move = c.bytes_to_move;
-      if (act.kind == ActionKind::kTableOnly &&
-          (act.new_start_sector != act.old_start_sector ||
-           act.new_end_sector - act.new_start_sector < act.old_end_sector - act.old_start_sector) &&
-          !e.contents.MayHoldData()) {
-        act.empty =
-            e.contents.proof == ContentProof::kHoles ? Emptiness::kHoles : Emptiness::kZeros;
-      }
-      act.reason = fmt::format("planned interactively: {}", c.text);
-      plan.actions.push_back(act);
-    }
+  if (editing_existing() && !Reshaped()) {
+    Result<std::vector<PlanAction>> actions = Actions();
+    if (!actions) return actions.error();
+    plan.actions = std::move(*actions);
     return plan;
   }
+  return FreshPlan(/*check_data=*/true);
+}
+
+Result<Plan> PlannerModel::ReviewPlan() const {
+  Result<Plan> plan = MakePlan();
+  if (plan || (editing_existing() && !Reshaped())) return plan;
+  return FreshPlan(/*check_data=*/false);
+}
+
+Result<Plan> PlannerModel::FreshPlan(bool check_data) const {
+  const uint64_t ss = sector_size();
+  Plan plan = EmptyPlan(disk_.table, disk_.device, alignment_);
   for (const Partition& e : disk_.table.partitions) {
-    if (e.contents.MayHoldData()) {
+    if (check_data && e.contents.MayHoldData()) {
       return MakeError(fmt::format(
           "this layout adds, deletes or retypes partitions, but partition {} {}: apply only "
           "moves and resizes partitions that may hold data (undo those edits, or export .sfdisk "

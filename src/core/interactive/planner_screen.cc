@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "partalign/layout/layout_spec.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/util/units.h"
 
@@ -23,7 +24,8 @@ PlannerScreen::PlannerScreen(PlannerModel model, std::vector<TopologyProfile> pr
     : model_(std::move(model)),
       profiles_(std::move(profiles)),
       versions_(versions),
-      shown_(model_.disk().device.topology) {}
+      shown_(model_.disk().device.topology),
+      loaded_(model_.layout()) {}
 
 void PlannerScreen::Replace(PlannerModel model) {
   model_ = std::move(model);
@@ -31,6 +33,12 @@ void PlannerScreen::Replace(PlannerModel model) {
   selected_ = 0;
   profile_.reset();
   shown_ = model_.disk().device.topology;
+  loaded_ = model_.layout();
+  exported_.reset();
+}
+
+bool PlannerScreen::HasUnsavedEdits() const {
+  return !(model_.layout() == loaded_) && !(exported_ && *exported_ == model_.layout());
 }
 
 std::string PlannerScreen::profile_name() const {
@@ -63,19 +71,33 @@ void PlannerScreen::SelectPartitionAt(uint64_t start_bytes) {
 std::string PlannerScreen::PromptText() const {
   std::optional<PlannerRow> row = SelectedRow();
   const uint64_t free = row ? row->end_bytes - row->start_bytes : 0;
+  const PlannedPartition* part =
+      row && !row->free ? &model_.layout().partitions.at(row->index) : nullptr;
   switch (prompt_) {
     case PromptKind::kNewSize:
-      return fmt::format("Size (512M, 20G, 25%; Enter = all {} free): ", FormatSize(free));
+      return fmt::format("Size (512M, 1.5G, 25%, N sectors; Enter = all {} free): ",
+                         FormatSize(free));
     case PromptKind::kNewType:
-    case PromptKind::kType:
       return "Type (linux, swap, uefi, home, raid, lvm, bios, a GUID or DOS byte; Enter = linux): ";
+    case PromptKind::kType:
+      return fmt::format(
+          "Type (linux, swap, uefi, home, raid, lvm, bios, a GUID or DOS byte; Enter = linux; "
+          "now {}): ",
+          part ? PartitionTypeName(model_.layout().label, part->type) : "-");
     case PromptKind::kResize:
       return fmt::format("New size (Enter = keep {}, snapped to the grain): ", FormatSize(free));
+    case PromptKind::kMove:
+      return fmt::format(
+          "New start (50M, N sectors; Enter = the nearest aligned start with room; now {}): ",
+          part ? FormatSize(part->start_bytes) : "-");
     case PromptKind::kExportPath:
       return "Export to (.json plan file, .sfdisk script, .md report): ";
     case PromptKind::kConfirmWrite:
       return fmt::format("Type yes to write this table to '{}': ",
                          model_.disk().device.identity.path);
+    case PromptKind::kConfirmQuit:
+      return fmt::format("Quit? {} not written to '{}'. y quits, any other key stays: ",
+                         model_.ChangeSummary(), model_.disk().device.identity.path);
   }
   return "";
 }
@@ -125,10 +147,37 @@ void PlannerScreen::CycleTopology() {
   }
 }
 
+PlannerEffect PlannerScreen::Quit(const Key& key) {
+  const std::string how = key.code == KeyCode::kInterrupt ? "Ctrl-C" : std::string(1, key.ch);
+  if (HasUnsavedEdits()) {
+    quit_key_ = how;
+    Open(PromptKind::kConfirmQuit);
+    return {};
+  }
+  return {PlannerEffect::Kind::kQuit, "", how, std::nullopt, ""};
+}
+
 PlannerEffect PlannerScreen::Handle(const Key& key) {
+  if (mode_ == PlannerMode::kPrompt && prompt_ == PromptKind::kConfirmQuit) {
+    mode_ = PlannerMode::kList;
+    if ((key.code == KeyCode::kChar && (key.ch == 'y' || key.ch == 'Y')) ||
+        key.code == KeyCode::kInterrupt) {
+      return {PlannerEffect::Kind::kQuit, "",
+              key.code == KeyCode::kInterrupt ? "Ctrl-C" : quit_key_, std::nullopt,
+              model_.ChangeSummary()};
+    }
+    message_ = "not quit: the layout is as it was";
+    return {};
+  }
+  if (key.code == KeyCode::kInterrupt) {
+    // Ctrl-C leaves from anywhere, asking first when edits would be lost.
+    mode_ = PlannerMode::kList;
+    return Quit(key);
+  }
   switch (mode_) {
     case PlannerMode::kHelp:
     case PlannerMode::kPlacement:
+    case PlannerMode::kExplain:
       // Up/Down scroll a page longer than the terminal (DrawPlanner clamps the line); any
       // other key returns to the list.
       if (key.code == KeyCode::kDown) {
@@ -177,6 +226,8 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
     case 'n':
       if (!row || !row->free) {
         message_ = "select free space (a 'free' line) for a new partition";
+      } else if (row->inside_extended) {
+        message_ = kInsideExtendedText;
       } else {
         Open(PromptKind::kNewSize);
       }
@@ -190,12 +241,32 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
       }
       break;
     case 'r':
-    case 't':
+    case 'm':
       if (!row || row->free) {
         message_ = "select a partition";
       } else {
-        Open(key.ch == 'r' ? PromptKind::kResize : PromptKind::kType);
+        Open(key.ch == 'r' ? PromptKind::kResize : PromptKind::kMove);
       }
+      break;
+    case 't':
+      if (!row || row->free) {
+        message_ = "select a partition";
+      } else if (Status can = model_.CanSetType(*row); !can) {
+        // Said now, not after a prompt that promises a type.
+        message_ = can.error().message;
+      } else {
+        Open(PromptKind::kType);
+      }
+      break;
+    case 'A':
+      if (Edit([&](PlannerModel& m) { return m.AlignAll(); })) {
+        ClampSelection();
+        message_ = "every partition where partalign plan puts it: " + model_.ChangeSummary();
+      }
+      break;
+    case 'x':
+      mode_ = PlannerMode::kExplain;
+      page_line_ = 0;
       break;
     case 'a':
       CycleTopology();
@@ -227,7 +298,7 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
       break;
     }
     case 'q':
-      return {PlannerEffect::Kind::kQuit, "", "", std::nullopt};
+      return Quit(key);
     case '?':
       mode_ = PlannerMode::kHelp;
       page_line_ = 0;
@@ -275,31 +346,66 @@ PlannerEffect PlannerScreen::Submit() {
       }
       return {};
     }
+    case PromptKind::kMove: {
+      const uint64_t was = row->start_bytes;
+      if (Edit([&](PlannerModel& m) { return m.Move(*row, text); })) {
+        const PlannedPartition& p = model_.layout().partitions.at(row->index);
+        SelectPartitionAt(p.start_bytes);
+        message_ = p.start_bytes == was
+                       ? fmt::format("partition {} stays at {}", p.number, FormatSize(was))
+                       : fmt::format("partition {}: {} at {} (was at {}); {}", p.number,
+                                     FormatSize(p.size_bytes), FormatSize(p.start_bytes),
+                                     FormatSize(was), model_.ChangeOf(p).text);
+      }
+      return {};
+    }
     case PromptKind::kType:
-      Edit([&](PlannerModel& m) { return m.SetType(*row, text); });
+      if (Edit([&](PlannerModel& m) { return m.SetType(*row, text); })) {
+        const PlannedPartition& p = model_.layout().partitions.at(row->index);
+        message_ = fmt::format("partition {}: type {}", p.number,
+                               PartitionTypeName(model_.layout().label, p.type));
+      }
+      return {};
+    case PromptKind::kConfirmQuit:
       return {};
     case PromptKind::kExportPath: {
       if (text.empty()) {
         message_ = "cancelled";
         return {};
       }
-      Result<Plan> plan = model_.MakePlan();
+      const bool script = EndsWith(text, ".sfdisk");
+      Result<Plan> applicable = model_.MakePlan();
+      // An sfdisk script is for review: it is exported even when apply would refuse the
+      // layout, and says so at its top.
+      Result<Plan> plan = script ? model_.ReviewPlan() : applicable;
       if (!plan) {
         message_ = "cannot export: " + plan.error().message;
         return {};
       }
       std::string content;
+      if (script && !applicable) {
+        content = fmt::format(
+            "# For review only: partalign apply refuses this layout ({}).\n"
+            "# Writing it with sfdisk replaces the table and loses those partitions' data.\n",
+            applicable.error().message);
+      }
       if (EndsWith(text, ".json")) {
         content = PlanToJson(*plan).dump(2) + "\n";
       } else if (EndsWith(text, ".sfdisk")) {
-        Result<std::string> script = RenderSfdiskScript(*plan, model_.disk().table);
-        if (!script) {
-          message_ = "cannot export: " + script.error().message;
+        Result<std::string> rendered = RenderSfdiskScript(*plan, model_.disk().table);
+        if (!rendered) {
+          message_ = "cannot export: " + rendered.error().message;
           return {};
         }
-        content = *script;
+        content += *rendered;
       } else if (EndsWith(text, ".md")) {
-        content = RenderPlanMarkdown(*plan, model_.disk().table);
+        // No command makes a plan the planner made: it is exported as a plan file.
+        content = RenderPlanMarkdown(
+            *plan, model_.disk().table,
+            {"",
+             "Export the same plan from the planner as a plan file (`e`, then a name ending in "
+             "`.json`, such as `plan.json`)",
+             "plan.json"});
       } else {
         message_ = fmt::format("'{}': the name must end in .json, .sfdisk or .md", text);
         return {};

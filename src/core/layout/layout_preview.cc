@@ -63,10 +63,10 @@ uint64_t GapBefore(const LayoutPrediction& p, const PlacedPartition& q, Area are
 
 }  // namespace
 
-LayoutRequest RequestOf(const LayoutSpec& spec) {
+LayoutRequest RequestOf(const LayoutSpec& spec, uint64_t sector_size) {
   LayoutRequest r;
   r.label = spec.label;
-  for (const LayoutItem& it : spec.items) r.sizes_bytes.push_back(it.size_bytes);
+  for (const LayoutItem& it : spec.items) r.sizes_bytes.push_back(it.SizeBytes(sector_size));
   return r;
 }
 
@@ -90,7 +90,11 @@ LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
   LayoutPrediction p;
   p.tool = "partalign";
   AlignmentRecommendation a = RecommendAlignment(t);
-  p.command.push_back("partalign plan --layout SPEC");
+  // The spec as given, quoted for a shell; DEV as in every tool's command.
+  std::string quoted = "'";
+  for (char c : spec.text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  p.command.push_back(spec.text.empty() ? "partalign plan --layout SPEC DEV"
+                                        : "partalign plan --layout " + quoted + "' DEV");
   p.reasons = a.reasons;
   Result<PlanLayout> layout =
       MakeLayout(spec, t.size_bytes / t.logical_sector_size, t.logical_sector_size, a.alignment);
@@ -111,7 +115,8 @@ LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topol
 
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,
                             const ToolVersions& versions) {
-  LayoutPreview preview = PreviewRequest(RequestOf(spec), topology, versions);
+  LayoutPreview preview =
+      PreviewRequest(RequestOf(spec, topology.logical_sector_size), topology, versions);
   preview.predictions.push_back(PartalignPlacement(spec, topology));
   return preview;
 }

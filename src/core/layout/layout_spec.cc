@@ -8,6 +8,7 @@
 
 #include "partalign/layout/planner.h"
 #include "partalign/util/checked_math.h"
+#include "partalign/util/sfdisk_size.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -20,6 +21,8 @@ constexpr size_t kMaxGptPartitions = 128;
 constexpr size_t kMaxDosPrimaries = 4;
 // MAXIMUM_PARTS (libfdisk dos.c): 4 primary slots and up to 56 logical partitions.
 constexpr size_t kMaxDosPartitions = 60;
+// A size in sectors times the largest sector size (64 KiB) stays within 64 bits of bytes.
+constexpr uint64_t kMaxLayoutSectors = UINT64_MAX >> 16;
 
 struct TypeAlias {
   std::string_view names[3];
@@ -134,6 +137,11 @@ std::string PartitionTypeName(LabelType label, std::string_view code) {
   return std::string(code);
 }
 
+std::optional<uint64_t> LayoutItem::SizeBytes(uint64_t sector_size) const {
+  if (size_sectors) return CheckedMul(*size_sectors, sector_size);
+  return size_bytes;
+}
+
 Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
   LayoutSpec spec;
   // Comment lines go first, then items split at ';' and newlines.
@@ -194,14 +202,16 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
       } else if (eq == std::string_view::npos) {
         return error("expected key=value (size=, type=, name=, attrs=) or bootable");
       } else if (key == "size") {
-        if (value.empty() || value == "+") {
-          out.size_bytes.reset();
-          continue;
-        }
-        Result<uint64_t> size = ParseSize(value);
+        out.size_bytes.reset();
+        out.size_sectors.reset();
+        if (value.empty() || value == "+") continue;
+        Result<SfdiskSize> size = ParseSfdiskSize(value);
         if (!size) return error(size.error().message);
-        if (*size == 0) return error("is 0");
-        out.size_bytes = *size;
+        if (size->value == 0) return error("is 0");
+        if (size->sectors && size->value > kMaxLayoutSectors) {
+          return error(fmt::format("{} sectors is too large for any disk", size->value));
+        }
+        (size->sectors ? out.size_sectors : out.size_bytes) = size->value;
       } else if (key == "type" || key == "id") {
         type = value;
       } else if (key == "name") {
@@ -218,6 +228,7 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
     spec.items.push_back(std::move(out));
   }
   if (spec.items.empty()) return MakeError("--layout: no partitions");
+  spec.text = std::string(text);
   for (size_t i = 0; i < spec.items.size(); ++i) {
     LayoutItem& it = spec.items[i];
     auto error = [&](const std::string& what) {
@@ -226,7 +237,7 @@ Result<LayoutSpec> ParseLayoutSpec(std::string_view text) {
     Result<std::string> type = ResolvePartitionType(spec.label, raw_types[i]);
     if (!type) return error("type: " + type.error().message);
     it.type = *type;
-    if (!it.size_bytes && i + 1 != spec.items.size()) {
+    if (it.rest() && i + 1 != spec.items.size()) {
       return error("only the last partition may take the rest (give it a size=)");
     }
     if (spec.label == LabelType::kDos && (!it.name.empty() || !it.attributes.empty())) {
@@ -299,13 +310,17 @@ Result<PlanLayout> MakeLayout(const LayoutSpec& spec, uint64_t disk_sectors, uin
     p.bootable = it.bootable;
     p.start_sector = start;
     uint64_t sectors;
-    if (it.size_bytes) {
-      if (*it.size_bytes > *disk_bytes) {
+    if (!it.rest()) {
+      const std::optional<uint64_t> size_bytes = it.SizeBytes(ss);
+      if (!size_bytes || *size_bytes > *disk_bytes) {
         return MakeError(fmt::format(
-            "the layout does not fit: partition {} is {} bytes, more than the whole disk ({})",
-            p.partition, *it.size_bytes, FormatSize(*disk_bytes)));
+            "the layout does not fit: partition {} is {}, more than the whole disk ({})",
+            p.partition,
+            it.size_sectors ? fmt::format("{} sectors of {} bytes", *it.size_sectors, ss)
+                            : fmt::format("{} bytes", *size_bytes),
+            FormatSize(*disk_bytes)));
       }
-      const uint64_t wanted = *it.size_bytes / ss + (*it.size_bytes % ss != 0 ? 1 : 0);
+      const uint64_t wanted = *size_bytes / ss + (*size_bytes % ss != 0 ? 1 : 0);
       std::optional<uint64_t> rounded = CheckedAdd(wanted, grain - 1);
       if (!rounded) return MakeError(fmt::format("partition {} is too large", p.partition));
       sectors = *rounded / grain * grain;

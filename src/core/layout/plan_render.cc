@@ -275,7 +275,8 @@ std::vector<std::string> DiskMap(const Plan& plan, const PartitionTable& table,
   return lines;
 }
 
-std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table) {
+std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table,
+                               const PlanFileAdvice& advice) {
   std::string out = fmt::format("# Alignment {} for `{}`\n\n", KindText(plan), plan.disk.path);
   out += PlanHeadline(plan) + ".\n\n";
   if (!plan.layout) out += "**" + PlanSummary(plan) + "**\n\n";
@@ -302,10 +303,11 @@ std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table) {
   bool moves = std::any_of(plan.actions.begin(), plan.actions.end(),
                            [](const PlanAction& a) { return a.kind == ActionKind::kMoveData; });
   out += "\n## Applying it\n\n";
-  out +=
-      "Nothing has been written. Save the plan with `partalign plan -o plan.json` and apply it "
-      "with `partalign apply plan.json`: it checks that the disk and its table are still the "
-      "ones planned for, backs up the table";
+  out += fmt::format(
+      "Nothing has been written. {}, then apply it with `partalign apply {}`: it checks that "
+      "the disk and its table are still the ones planned for, backs up the table",
+      advice.command.empty() ? advice.how : fmt::format("Save the plan with `{}`", advice.command),
+      advice.file);
   out += moves ? ", moves the data of the `move-data` partitions (journaled), then writes the "
                  "new table.\n"
                : ", then writes the new table.\n";
@@ -332,7 +334,8 @@ Result<std::string> RenderSfdiskScript(const Plan& plan, const PartitionTable& t
   if (!moved.empty()) {
     out += fmt::format(
         "# WARNING: partition{} {} start{} elsewhere in this table, but the data has not been\n"
-        "# moved. 'partalign apply PLAN' moves it first (journaled), then writes this table.\n"
+        "# moved. 'partalign apply' on this plan's file (partalign plan -o) moves it first\n"
+        "# (journaled), then writes this table.\n"
         "# Writing this script with sfdisk alone points those partitions at sectors that do\n"
         "# not hold their data.\n",
         moved.size() == 1 ? "" : "s", fmt::join(moved, ", "), moved.size() == 1 ? "s" : "");

@@ -803,6 +803,66 @@ Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
   return actions;
 }
 
+Result<std::vector<PlanAction>> DescribeExtents(
+    const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
+    const std::vector<std::pair<uint64_t, uint64_t>>& extents) {
+  if (extents.size() != table.partitions.size()) {
+    return MakeError(
+        fmt::format("{} new extents for {} partitions", extents.size(), table.partitions.size()));
+  }
+  Result<Context> cx = MakeContext(table, alignment, options);
+  if (!cx) return cx.error();
+  PartitionTable changed = table;
+  NewLayout layout;
+  for (size_t i = 0; i < table.partitions.size(); ++i) {
+    const auto [start, end] = extents[i];
+    if (end < start) {
+      return MakeError(fmt::format("partition {}: end {} before start {}",
+                                   table.partitions[i].number, end, start));
+    }
+    changed.partitions[i].start_sector = start;
+    changed.partitions[i].size_sectors = end - start + 1;
+    layout.extent[i] = extents[i];
+    layout.gap_before[i] = 0;
+    if (table.partitions[i].kind == PartitionKind::kExtended) layout.ext_index = i;
+  }
+  if (Status s = CheckLayout(changed, cx->lo, cx->hi); !s) return s.error();
+  std::vector<PlanAction> actions;
+  for (size_t i = 0; i < table.partitions.size(); ++i) {
+    const Partition& p = table.partitions[i];
+    const auto [start, end] = extents[i];
+    if (p.kind == PartitionKind::kExtended || cx->grid.IsAligned(start)) {
+      actions.push_back(DescribeAction(*cx, layout, i));
+      continue;
+    }
+    if (start != p.start_sector) {
+      return MakeError(
+          fmt::format("partition {}: start {} is not on the alignment", p.number, start));
+    }
+    // Left where it is, misaligned: nothing moves; only its end may change.
+    PlanAction a;
+    a.partition = p.number;
+    a.old_start_sector = p.start_sector;
+    a.old_end_sector = p.end_sector();
+    a.new_start_sector = start;
+    a.new_end_sector = end;
+    std::vector<std::string> parts{
+        fmt::format("start {} is not aligned: left where it is", p.start_sector)};
+    if (end != p.end_sector()) {
+      a.kind = ActionKind::kTableOnly;
+      parts.push_back(EndChangeText(p, a, cx->empty[i]));
+      if (end < p.end_sector()) {
+        a.empty = EmptinessOf(*cx, i);
+        if (a.empty != Emptiness::kNotClaimed)
+          parts.push_back(EmptyText(p, a.empty, cx->table.sector_size));
+      }
+    }
+    a.reason = fmt::format("{}", fmt::join(parts, "; "));
+    actions.push_back(std::move(a));
+  }
+  return actions;
+}
+
 std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
                                              const std::vector<PlanAction>& optimistic,
                                              const PlanOptions& options) {

@@ -333,13 +333,34 @@ nlohmann::json TextOrNull(const std::string& s) {
   return s.empty() ? nlohmann::json(nullptr) : nlohmann::json(s);
 }
 
+struct TopologyField {
+  const char* name;
+  uint64_t Topology::*member;
+};
+constexpr std::array<TopologyField, 5> kTopologyFields{{
+    {"logical_sector_size", &Topology::logical_sector_size},
+    {"physical_sector_size", &Topology::physical_sector_size},
+    {"minimum_io_size", &Topology::minimum_io_size},
+    {"optimal_io_size", &Topology::optimal_io_size},
+    {"alignment_offset", &Topology::alignment_offset},
+}};
+
 void IdentityChanges(const Snapshot& before, const Snapshot& now, VerifyReport* r) {
   const Identity& a = before.identity;
   const Identity& b = now.identity;
   if (a.transport != b.transport) {
+    const bool topology_changed =
+        std::any_of(kTopologyFields.begin(), kTopologyFields.end(),
+                    [&](const TopologyField& f) {
+                      return before.topology.*f.member != now.topology.*f.member;
+                    }) ||
+        before.topology.size_bytes != now.topology.size_bytes;
     r->changes.push_back({"transport", ToString(a.transport), ToString(b.transport),
-                          "the disk is attached another way: its topology comes from another "
-                          "controller now (see the fields below)"});
+                          topology_changed
+                              ? "the disk is attached another way: its topology comes from "
+                                "another controller now (the topology fields below)"
+                              : "the disk is attached another way; its topology is the same as "
+                                "before"});
   }
   if (BridgeText(a.usb_bridge) != BridgeText(b.usb_bridge)) {
     r->changes.push_back(
@@ -360,6 +381,25 @@ void IdentityChanges(const Snapshot& before, const Snapshot& now, VerifyReport* 
   }
 }
 
+// What reading a table written for `written_for`-byte sectors with `lss`-byte ones does.
+std::string MisreadText(uint64_t written_for, uint64_t lss, LabelType label) {
+  const std::string where =
+      written_for > lss
+          ? fmt::format("lands at 1/{} of the byte it was written for", written_for / lss)
+          : fmt::format("lands {} times as far into the disk as the byte it was written for",
+                        lss / written_for);
+  const std::string what =
+      label == LabelType::kGpt
+          ? "the kernel, fdisk and gdisk find no GPT (gdisk offers to create a new, empty one: "
+            "one write and the table is gone)"
+          : "the kernel and fdisk show its partitions at the wrong places (reading one shows "
+            "other bytes, writing one destroys them)";
+  return fmt::format(
+      "the table is written for {}-byte sectors: read with {}-byte sectors every LBA in it {}, "
+      "so {}; translate it",
+      written_for, lss, where, what);
+}
+
 // The sentence for a logical sector size change: what it does to the table.
 std::string TableConsequence(const Snapshot& now) {
   const uint64_t lss = now.topology.logical_sector_size;
@@ -370,54 +410,68 @@ std::string TableConsequence(const Snapshot& now) {
   if (w == lss) {
     return fmt::format("the table is written for {}-byte sectors, as the disk now has", lss);
   }
-  const std::string factor =
-      w > lss ? fmt::format("1/{}", w / lss) : fmt::format("{} times", lss / w);
-  return fmt::format(
-      "the table is written for {}-byte sectors: read with {}-byte sectors every LBA in it points "
-      "to {} of its place, so the kernel, fdisk and gdisk do not see the partitions (gdisk offers "
-      "to create a new, empty GPT: one write and the table is gone); translate it",
-      w, lss, factor);
+  return MisreadText(w, lss, now.table.label);
 }
 
-struct TopologyField {
-  const char* name;
-  uint64_t Topology::*member;
-};
-constexpr std::array<TopologyField, 5> kTopologyFields{{
-    {"logical_sector_size", &Topology::logical_sector_size},
-    {"physical_sector_size", &Topology::physical_sector_size},
-    {"minimum_io_size", &Topology::minimum_io_size},
-    {"optimal_io_size", &Topology::optimal_io_size},
-    {"alignment_offset", &Topology::alignment_offset},
-}};
+// What going from topology `from` to `to` changes for each partitioner and each partition's
+// verdicts, one sentence each.
+std::vector<std::string> TopologyConsequences(const Topology& from, const Topology& to,
+                                              const PartitionTable& table,
+                                              const ToolVersions& versions) {
+  std::vector<std::string> out = ToolDifferences(from, to, table, versions);
+  for (std::string& s : FlipSentences(AuditAt(table, from), AuditAt(table, to))) {
+    out.push_back(std::move(s));
+  }
+  return out;
+}
 
-// Each topology field that changed, with what it changes on its own: the fields are changed
-// one after the other (in this order) from the topology before, and each one's consequence is
-// the difference it makes at that step, for each partitioner and each partition's verdicts.
+// Each topology field that changed, with what it means. The consequences are those of the
+// whole change (the topology before against the topology now, never a half-changed one), each
+// said once, under the field it needs: the first field that, changed back alone, makes it go
+// away (the first changed field when only several together cause it).
 void TopologyChanges(const Snapshot& before, const Snapshot& now, const ToolVersions& versions,
                      VerifyReport* r) {
-  Topology current = before.topology;
+  std::vector<const TopologyField*> changed;
   for (const TopologyField& f : kTopologyFields) {
-    if (before.topology.*f.member == now.topology.*f.member) continue;
-    Topology next = current;
-    next.*f.member = now.topology.*f.member;
+    if (before.topology.*f.member != now.topology.*f.member) changed.push_back(&f);
+  }
+  std::map<const TopologyField*, std::vector<std::string>> said;
+  if (!changed.empty()) {
+    const std::vector<std::string> whole =
+        TopologyConsequences(before.topology, now.topology, now.table, versions);
+    std::map<const TopologyField*, std::vector<std::string>> without;
+    for (const TopologyField* f : changed) {
+      Topology t = now.topology;
+      t.*f->member = before.topology.*f->member;
+      without[f] = TopologyConsequences(before.topology, t, now.table, versions);
+    }
+    for (const std::string& sentence : whole) {
+      const TopologyField* owner = changed.front();
+      for (const TopologyField* f : changed) {
+        const std::vector<std::string>& w = without[f];
+        if (std::find(w.begin(), w.end(), sentence) == w.end()) {
+          owner = f;
+          break;
+        }
+      }
+      said[owner].push_back(sentence);
+    }
+  }
+  const Audited now_audit = AuditAt(now.table, now.topology);
+  for (const TopologyField* f : changed) {
     std::vector<std::string> parts;
-    if (f.member == &Topology::logical_sector_size) parts.push_back(TableConsequence(now));
-    for (std::string& s : ToolDifferences(current, next, now.table, versions)) {
-      parts.push_back(std::move(s));
+    if (f->member == &Topology::logical_sector_size) {
+      parts.push_back(TableConsequence(now));
+      if (!now_audit.left_out.empty()) {
+        parts.push_back(fmt::format("{} {} not whole {}-byte sectors", Numbers(now_audit.left_out),
+                                    now_audit.left_out.size() == 1 ? "is" : "are",
+                                    now.topology.logical_sector_size));
+      }
     }
-    const Audited was = AuditAt(now.table, current);
-    const Audited will = AuditAt(now.table, next);
-    for (std::string& s : FlipSentences(was, will)) parts.push_back(std::move(s));
-    if (!will.left_out.empty() && f.member == &Topology::logical_sector_size) {
-      parts.push_back(fmt::format("{} {} not whole {}-byte sectors", Numbers(will.left_out),
-                                  will.left_out.size() == 1 ? "is" : "are",
-                                  next.logical_sector_size));
-    }
+    for (std::string& s : said[f]) parts.push_back(std::move(s));
     if (parts.empty()) parts.push_back("no partitioner changes what it does, in bytes");
-    r->changes.push_back({f.name, before.topology.*f.member, now.topology.*f.member,
+    r->changes.push_back({f->name, before.topology.*f->member, now.topology.*f->member,
                           Capitalized(Join(parts, "; "))});
-    current = next;
   }
   if (before.topology.size_bytes != now.topology.size_bytes) {
     const bool smaller = now.topology.size_bytes < before.topology.size_bytes;
@@ -454,12 +508,16 @@ void TableChanges(const Snapshot& before, const Snapshot& now, VerifyReport* r) 
   }
   if (before.table_written_for != now.table_written_for && before.table_written_for &&
       now.table_written_for) {
-    r->changes.push_back({"table_sector_size", *before.table_written_for, *now.table_written_for,
-                          fmt::format("The table is now written for {}-byte sectors (translated){}",
-                                      *now.table_written_for,
-                                      *now.table_written_for == now.topology.logical_sector_size
-                                          ? ", the disk's sector size"
-                                          : "")});
+    const uint64_t lss = now.topology.logical_sector_size;
+    r->changes.push_back(
+        {"table_sector_size", *before.table_written_for, *now.table_written_for,
+         *now.table_written_for == lss
+             ? fmt::format("The table was rewritten (translated) for {}-byte sectors, the "
+                           "disk's: every partition is where its bytes are",
+                           lss)
+             : fmt::format("The table was rewritten since the snapshot, and is not written for "
+                           "the disk's {}-byte sectors: {}",
+                           lss, MisreadText(*now.table_written_for, lss, now.table.label))});
   }
   if (a.disk_id != b.disk_id) {
     r->changes.push_back({"disk_id", TextOrNull(a.disk_id), TextOrNull(b.disk_id),
@@ -478,6 +536,23 @@ const ContentDigest* FindDigest(const std::vector<ContentDigest>& digests, uint6
   return nullptr;
 }
 
+// The command that puts `p` (of `table`, the snapshot's) back into the disk's table as the
+// snapshot recorded it: its bytes, type, GUID and name, in the disk's sectors now.
+std::string RestoreEntryCommand(const Partition& p, const PartitionTable& table,
+                                const Snapshot& now) {
+  const uint64_t lss = now.topology.logical_sector_size;
+  std::string type = p.type_code;
+  if (type.rfind("0x", 0) == 0) type = type.substr(2);  // sfdisk reads DOS types as hex
+  std::string entry = fmt::format("start={}, size={}, type={}", StartBytes(table, p) / lss,
+                                  SizeBytes(table, p) / lss, type);
+  if (!p.uuid.empty()) entry += ", uuid=" + p.uuid;
+  if (!p.name.empty()) entry += fmt::format(", name=\"{}\"", p.name);
+  if (p.bootable) entry += ", bootable";
+  std::string quoted;
+  for (char c : entry) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return fmt::format("echo '{}' | sfdisk -N {} {}", quoted, p.number, now.identity.path);
+}
+
 void PartitionChanges(const Snapshot& before, const Snapshot& now,
                       const std::vector<ContentDigest>& heads_now, VerifyReport* r) {
   const PartitionTable& a = before.table;
@@ -494,9 +569,10 @@ void PartitionChanges(const Snapshot& before, const Snapshot& now,
           {field, Extent(a, p), nullptr,
            data_still_there
                ? fmt::format("No partition {} any more, but its data is still at byte {} (its "
-                             "first {} match): put the table back (partalign restore) rather "
-                             "than creating a new one",
-                             p.number, start, FormatSize(was->length_bytes))
+                             "first {} match): put its entry back as the snapshot has it, rather "
+                             "than creating a new one: {}",
+                             p.number, start, FormatSize(was->length_bytes),
+                             RestoreEntryCommand(p, a, now))
                : fmt::format("No partition {} any more", p.number)});
       continue;
     }
@@ -574,17 +650,37 @@ void VerdictChanges(const Snapshot& before, const Snapshot& now, VerifyReport* r
   }
 }
 
-void DecideActions(const Snapshot& now, VerifyReport* r) {
+void DecideActions(const Snapshot& now, const TranslateOutlook& translate, VerifyReport* r) {
   const uint64_t lss = now.topology.logical_sector_size;
   const std::string device = now.identity.path;
   if (now.table_written_for && *now.table_written_for != lss &&
       now.table.label != LabelType::kNone) {
+    const uint64_t w = *now.table_written_for;
     r->actions.push_back(kActionTranslate);
-    r->action_reasons.push_back(fmt::format(
-        "the table is written for {}-byte sectors and the disk has {}-byte sectors now: "
-        "'partalign translate {}' rewrites it for {}-byte sectors, every partition at the same "
-        "byte offsets",
-        *now.table_written_for, lss, device, lss));
+    r->translate = translate;
+    std::string reason = fmt::format(
+        "the table is written for {}-byte sectors and the disk has {}-byte sectors now", w, lss);
+    if (translate.refusals.empty()) {
+      reason += fmt::format(
+          ": 'partalign translate {}' rewrites it for {}-byte sectors, every partition at the "
+          "same byte offsets",
+          device, lss);
+    } else if (translate.only_acceptable) {
+      std::vector<std::string> numbers;
+      for (uint32_t n : translate.acceptable) numbers.push_back(std::to_string(n));
+      reason += fmt::format(
+          ", but 'partalign translate {}' refuses it as it stands: {}. 'partalign translate "
+          "--accept {} {}' rewrites it for {}-byte sectors, every partition at the same byte "
+          "offsets, if you accept that",
+          device, Join(translate.refusals, "; "), Join(numbers, ","), device, lss);
+    } else {
+      reason += fmt::format(
+          ", but 'partalign translate {}' refuses it: {}. Instead: use the disk where it has "
+          "{}-byte sectors, where the table and filesystems are read as they are; or do there "
+          "what the reasons above ask, then translate",
+          device, Join(translate.refusals, "; "), w);
+    }
+    r->action_reasons.push_back(std::move(reason));
   }
   const Audited audit = AuditAt(now.table, now.topology);
   if (!audit.misaligned.empty()) {
@@ -634,7 +730,7 @@ PartitionTable TableInSectors(const PartitionTable& table, uint64_t sector_size,
 
 VerifyReport CompareSnapshots(const Snapshot& before, const Snapshot& now,
                               const std::vector<ContentDigest>& heads_now,
-                              const ToolVersions& versions) {
+                              const ToolVersions& versions, const TranslateOutlook& translate) {
   VerifyReport r;
   DecideIdentity(before, now, heads_now, &r);
   if (!r.same_disk) return r;
@@ -643,7 +739,7 @@ VerifyReport CompareSnapshots(const Snapshot& before, const Snapshot& now,
   TableChanges(before, now, &r);
   PartitionChanges(before, now, heads_now, &r);
   VerdictChanges(before, now, &r);
-  DecideActions(now, &r);
+  DecideActions(now, translate, &r);
   return r;
 }
 
@@ -667,7 +763,10 @@ nlohmann::json VerifyJson(const VerifyReport& r, const std::string& device,
           {"identity", r.identity},
           {"changes", changes},
           {"actions", r.actions},
-          {"action_reasons", r.action_reasons}};
+          {"action_reasons", r.action_reasons},
+          {"translate_refusals", r.translate.refusals},
+          {"translate_accept", r.translate.only_acceptable ? nlohmann::json(r.translate.acceptable)
+                                                           : nlohmann::json::array()}};
 }
 
 std::vector<std::string> VerifyLines(const VerifyReport& r, const std::string& device,

@@ -702,7 +702,7 @@ std::string ReportMarkdown(const DiskReport& r) {
 
   md += std::string("## ") + kPlan.title + "\n\n";
   if (r.plan) {
-    md += Demoted(RenderPlanMarkdown(*r.plan, r.table)) + "\n";
+    md += Demoted(RenderPlanMarkdown(*r.plan, r.table, r.plan_advice)) + "\n";
   } else {
     md += MdText("No plan: " + r.plan_error) + "\n\n";
   }

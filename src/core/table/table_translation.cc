@@ -34,47 +34,90 @@ uint64_t DivCeil(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 bool IsSectorSize(uint64_t size) { return size >= 512 && size <= 64 * kKiB && IsPowerOfTwo(size); }
 
-// Why a filesystem with `block` bytes per block (libblkid BLOCK_SIZE) cannot live on a disk
-// with `to`-byte logical sectors: the kernel reads and writes whole logical sectors, and these
-// filesystems address their metadata in units of that size.
-std::string FilesystemRefusal(const Partition& p, uint64_t block, uint64_t to) {
+// NTFS and exFAT keep their sector size in the boot sector. Windows mounts them only when it
+// equals the disk's logical sector size (it shows the volume as RAW otherwise); Linux's FUSE
+// drivers, ntfs-3g and exfat-fuse, read them all the same (tested here at 4096 with 512-byte
+// filesystems). So the user may accept it, partition by partition (--accept N).
+bool AcceptableFilesystem(const std::string& type) { return type == "ntfs" || type == "exfat"; }
+
+// Why a filesystem with `block` bytes per block (libblkid BLOCK_SIZE) cannot be used on a disk
+// with `to`-byte logical sectors, and what to do: the kernel reads and writes whole logical
+// sectors, and these filesystems address their metadata in units of their own size.
+std::string FilesystemRefusal(const Partition& p, uint64_t block, uint64_t from, uint64_t to) {
   const std::string& type = p.contents.fs_type;
-  std::string what;
-  if (type == "vfat" || type == "exfat") {
-    what = fmt::format("its {} filesystem has {}-byte sectors (boot sector: bytes per sector)",
-                       type, block);
+  if (type == "ntfs" || type == "exfat") {
+    const bool ntfs = type == "ntfs";
+    return fmt::format(
+        "partition {}: its {} boot sector says {} bytes per sector ({}), the new table is for "
+        "{}-byte sectors: Windows mounts {} only when the two are the same, and shows it as RAW "
+        "otherwise; Linux's {} reads it all the same (--accept {} translates the table anyway; "
+        "the filesystem is not changed)",
+        p.number, ntfs ? "NTFS" : "exFAT", block, ntfs ? "BytesPerSector" : "BytesPerSectorShift",
+        to, ntfs ? "an NTFS volume" : "an exFAT volume", ntfs ? "ntfs-3g" : "exfat-fuse", p.number);
+  }
+  std::string what, driver, mkfs;
+  if (type == "vfat") {
+    what = fmt::format("its vfat filesystem has {}-byte sectors (boot sector: bytes per sector)",
+                       block);
+    driver = "Linux's vfat driver";
+    mkfs = "mkfs.vfat";
   } else if (type == "xfs") {
     what = fmt::format("its XFS filesystem has {}-byte sectors (sb_sectsize)", block);
-  } else if (type == "ntfs") {
-    what = fmt::format("its NTFS filesystem has {}-byte sectors (bytes per sector)", block);
+    driver = "the kernel's XFS";
+    mkfs = "mkfs.xfs";
   } else if (type.rfind("ext", 0) == 0) {
     what = fmt::format("its {} filesystem has {}-byte blocks", type, block);
+    driver = "the kernel's " + type + " driver";
+    mkfs = "mkfs." + type;
   } else {
     what = fmt::format("its {} contents use {}-byte blocks (libblkid BLOCK_SIZE)", type, block);
+    driver = "the kernel";
+    mkfs = "its mkfs";
   }
   return fmt::format(
-      "partition {}: {}, smaller than the {}-byte sectors of the new table: the kernel cannot "
-      "mount it on a disk with {}-byte sectors (recreate it, or copy the data elsewhere first)",
-      p.number, what, to, to);
+      "partition {}: {}, smaller than the {}-byte sectors of the new table: {} does not mount it "
+      "on a disk with {}-byte sectors. Keep using the disk where it has {}-byte sectors, or there "
+      "copy its files elsewhere and wipe it (wipefs -a on the partition), then translate and "
+      "make it anew ({}) on the {}-byte disk",
+      p.number, what, to, driver, to, from, mkfs, to);
 }
 
-void CheckFilesystem(const Partition& p, uint64_t to, std::vector<std::string>* refusals) {
+void CheckFilesystem(const Partition& p, uint64_t from, uint64_t to,
+                     const std::vector<uint32_t>& accepted, TableTranslation* t) {
   if (p.kind == PartitionKind::kExtended || p.contents.fs_type.empty()) return;
+  const std::string& type = p.contents.fs_type;
+  const bool accept = AcceptableFilesystem(type) &&
+                      std::find(accepted.begin(), accepted.end(), p.number) != accepted.end();
+  std::optional<std::string> refusal;
   if (p.contents.fs_block_size) {
     if (*p.contents.fs_block_size < to) {
-      refusals->push_back(FilesystemRefusal(p, *p.contents.fs_block_size, to));
+      refusal = FilesystemRefusal(p, *p.contents.fs_block_size, from, to);
     }
+  } else if (std::find(kSectorSizeFilesystems.begin(), kSectorSizeFilesystems.end(), type) !=
+                 kSectorSizeFilesystems.end() &&
+             to > 512) {
+    refusal = fmt::format(
+        "partition {}: libblkid does not report the sector size of its {} filesystem, so "
+        "partalign cannot tell whether it can be mounted with {}-byte sectors{}",
+        p.number, type, to,
+        AcceptableFilesystem(type)
+            ? fmt::format(" (--accept {} translates the table anyway; the filesystem is not "
+                          "changed)",
+                          p.number)
+            : "");
+  }
+  if (!refusal) return;
+  if (accept) {
+    t->accepted.push_back(p.number);
+    t->notes.push_back(fmt::format(
+        "partition {}: accepted (--accept {}): its {} keeps its own sector size; Windows will "
+        "not mount it on this disk, Linux's {} reads it",
+        p.number, p.number, type == "ntfs" ? "NTFS" : "exFAT",
+        type == "ntfs" ? "ntfs-3g" : "exfat-fuse"));
     return;
   }
-  const bool records_sector =
-      std::find(kSectorSizeFilesystems.begin(), kSectorSizeFilesystems.end(), p.contents.fs_type) !=
-      kSectorSizeFilesystems.end();
-  if (records_sector && to > 512) {
-    refusals->push_back(fmt::format(
-        "partition {}: libblkid does not report the sector size of its {} filesystem, so "
-        "partalign cannot tell whether it can be mounted with {}-byte sectors",
-        p.number, p.contents.fs_type, to));
-  }
+  if (AcceptableFilesystem(type)) t->acceptable.push_back(p.number);
+  t->refusals.push_back(std::move(*refusal));
 }
 
 // GPT: the usable area with `to`-byte sectors, keeping the old one's byte range where it can.
@@ -117,7 +160,8 @@ void PlanGptUsableArea(const PartitionTable& table, uint64_t new_disk_sectors, u
 }
 
 void PlanPartition(const Partition& p, const PartitionTable& table, uint64_t to,
-                   uint64_t usable_end_bytes, TableTranslation* t) {
+                   uint64_t usable_end_bytes, const std::vector<uint32_t>& accepted,
+                   TableTranslation* t) {
   const uint64_t from = table.sector_size;
   TranslatedPartition tp;
   tp.number = p.number;
@@ -141,9 +185,9 @@ void PlanPartition(const Partition& p, const PartitionTable& table, uint64_t to,
   if (*start % to != 0) {
     refuse.push_back(fmt::format(
         "partition {}: its start (sector {} of {} bytes, byte {}) is not a multiple of {} bytes: "
-        "no {}-byte sector number addresses it (move it to a {}-byte boundary first, with the "
-        "table read as {}-byte sectors: --assume log={})",
-        p.number, p.start_sector, from, *start, to, to, to, from, from));
+        "no {}-byte sector number addresses it; move it first where the disk has {}-byte "
+        "sectors ('partalign plan' there puts every start on 1 MiB, a multiple of {} bytes)",
+        p.number, p.start_sector, from, *start, to, to, from, to));
   }
   if (*size % to != 0) {
     refuse.push_back(fmt::format(
@@ -161,9 +205,10 @@ void PlanPartition(const Partition& p, const PartitionTable& table, uint64_t to,
       (tp.new_start_sector > kMaxDosSectors || tp.new_size_sectors > kMaxDosSectors)) {
     refuse.push_back(fmt::format(
         "partition {}: bytes {}-{} need sector numbers beyond 32 bits with {}-byte sectors, and "
-        "a DOS table cannot hold them ({} at most with {}-byte sectors); convert the disk to GPT "
-        "first",
-        p.number, *start, *end - 1, to, FormatSize((kMaxDosSectors + 1) * to), to));
+        "a DOS table cannot hold them ({} at most with {}-byte sectors); convert the table to "
+        "GPT first where it is read right, with {}-byte sectors (sgdisk --mbrtogpt DEVICE), "
+        "then translate",
+        p.number, *start, *end - 1, to, FormatSize((kMaxDosSectors + 1) * to), to, from));
   }
   if (refuse.size() == refusals_before && t->label == LabelType::kGpt && t->first_usable_lba &&
       t->last_usable_lba) {
@@ -179,7 +224,7 @@ void PlanPartition(const Partition& p, const PartitionTable& table, uint64_t to,
           p.number, *end - 1, to, (*t->last_usable_lba + 1) * to - 1));
     }
   }
-  CheckFilesystem(p, to, &refuse);
+  CheckFilesystem(p, from, to, accepted, t);
   t->partitions.push_back(tp);
 }
 
@@ -279,7 +324,7 @@ std::vector<std::pair<uint64_t, uint64_t>> Subtract(const Span& span,
 }  // namespace
 
 TableTranslation PlanTranslation(const PartitionTable& table, uint64_t disk_size_bytes,
-                                 uint64_t to_sector_size) {
+                                 uint64_t to_sector_size, const std::vector<uint32_t>& accepted) {
   TableTranslation t;
   t.label = table.label;
   t.from_sector_size = table.sector_size;
@@ -310,7 +355,9 @@ TableTranslation PlanTranslation(const PartitionTable& table, uint64_t disk_size
   } else {
     CheckDosAreas(table, to, &t);
   }
-  for (const Partition& p : table.partitions) PlanPartition(p, table, to, usable_end_bytes, &t);
+  for (const Partition& p : table.partitions) {
+    PlanPartition(p, table, to, usable_end_bytes, accepted, &t);
+  }
   return t;
 }
 

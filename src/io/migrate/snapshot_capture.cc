@@ -109,8 +109,8 @@ Result<Snapshot> CaptureSnapshot(const std::string& path, const ProbeOptions& op
   } else {
     s.audit_note = fmt::format(
         "not audited: the table is written for {}-byte sectors and the disk has {}-byte sectors "
-        "(translate it first)",
-        read_size, lss);
+        "(rewrite it for them first: 'partalign translate {}')",
+        read_size, lss, path);
     RecordPredictions(s.topology, nullptr, versions, &s);
   }
   return s;

@@ -15,6 +15,9 @@ namespace {
 constexpr int kEscapeDelayMs = 25;
 constexpr int kDelete = 127;
 constexpr int kEscape = 27;
+// Ctrl-C: in raw mode the terminal sends it as this byte instead of raising SIGINT, so that the
+// planner can say what it leaves behind (and ask first when edits are not written).
+constexpr int kControlC = 3;
 
 }  // namespace
 
@@ -24,7 +27,7 @@ Result<std::unique_ptr<CursesTerminal>> CursesTerminal::Open() {
   }
   std::setlocale(LC_ALL, "");
   if (initscr() == nullptr) return MakeError("cannot initialise the terminal (initscr)");
-  cbreak();
+  raw();
   noecho();
   keypad(stdscr, TRUE);
   set_escdelay(kEscapeDelayMs);
@@ -77,6 +80,8 @@ Key CursesTerminal::ReadKey() {
       return Key::Of(KeyCode::kBackspace);
     case kEscape:
       return Key::Of(KeyCode::kEscape);
+    case kControlC:
+      return Key::Of(KeyCode::kInterrupt);
     default:
       if (c > 0 && c < 128) return Key::Char(static_cast<char>(c));
       return Key::Of(KeyCode::kOther);  // KEY_RESIZE and keys the planner does not use

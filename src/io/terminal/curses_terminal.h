@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The terminal of `plan --interactive`, through ncursesw (Debian's libncurses-dev, as cfdisk):
 // it puts the lines the planner core drew on the screen (reverse video on the selected row,
-// the cursor at the end of a prompt) and turns key presses into planner keys. Nothing else:
+// the cursor at the end of a prompt) and turns key presses into planner keys. Raw mode, as
+// cfdisk: Ctrl-C is a key the planner answers (KeyCode::kInterrupt), not a signal that kills it
+// without a word. Nothing else:
 // what is drawn and what a key does is the core's (include/partalign/interactive/).
 #pragma once
 

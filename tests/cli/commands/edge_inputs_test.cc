@@ -108,10 +108,20 @@ TEST_F(EdgeInputsTest, ImpossibleAssumedTopologiesAreRefusedWithTheReason) {
 }
 
 TEST_F(EdgeInputsTest, LayoutSizeThatWrapsIsRefused) {
+  // A bare number counts sectors, as in sfdisk; with "B", bytes.
   ExpectOneLineRefusal({"plan", "--layout", "size=18446744073709551615", image_},
+                       "18446744073709551615 sectors is too large for any disk");
+  ExpectOneLineRefusal({"plan", "--layout", "size=18446744073709551615B", image_},
                        "more than the whole disk");
-  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=18446744073709551104", image_},
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=18446744073709551104B", image_},
                        "partition 2 is 18446744073709551104 bytes, more than the whole disk");
+  // The largest count accepted (UINT64_MAX >> 16: times 64 KiB sectors it stays in 64 bits)
+  // reaches the disk check without wrapping.
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=281474976710655", image_},
+                       "partition 2 is 281474976710655 sectors of 512 bytes, more than the "
+                       "whole disk");
+  ExpectOneLineRefusal({"plan", "--layout", "size=1M;size=281474976710656", image_},
+                       "281474976710656 sectors is too large for any disk");
 }
 
 TEST_F(EdgeInputsTest, ExplainSizeThatIsNotAWholeNumberOfSectorsIsRefused) {

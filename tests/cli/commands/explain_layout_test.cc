@@ -114,7 +114,7 @@ TEST_P(ExplainLayoutOracleTest, EveryToolPlacesEveryPartitionAsPredicted) {
   ASSERT_TRUE(spec) << spec.error().message;
   LayoutRequest request;
   request.label = spec->label;
-  for (const LayoutItem& it : spec->items) request.sizes_bytes.push_back(it.size_bytes);
+  for (const LayoutItem& it : spec->items) request.sizes_bytes.push_back(it.SizeBytes(c.lbs));
   int compared = 0;
   for (const nlohmann::json& pj : j) {
     LayoutPrediction p = test::LayoutPredictionFromJson(pj);

@@ -135,7 +135,8 @@ TEST(PlanCommandTest, SfdiskRenderingIsAcceptedAndYieldsThePlannedTable) {
   // Data must move before this table means anything: the script says so.
   EXPECT_NE(script.find("# WARNING: partitions 1, 2, 3 start elsewhere"), std::string::npos)
       << script;
-  EXPECT_NE(script.find("'partalign apply PLAN' moves it first"), std::string::npos);
+  EXPECT_NE(script.find("'partalign apply' on this plan's file (partalign plan -o) moves it first"),
+            std::string::npos);
   const std::string copy = dir.File("copy.img");
   test::CreateSparseFile(copy, test::kTwoEraDiskBytes);
   TableRead before = Read(image);

@@ -306,7 +306,7 @@ TEST_F(TranslateRefusalTest, DosBeyondTwoTiBIn512ByteSectorsIsRefused) {
                                   "4096", "--yes", "--backup-dir", dir.File("b")});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("a DOS table cannot hold them (2 TiB at most with 512-byte sectors); "
-                       "convert the disk to GPT first"),
+                       "convert the table to GPT first where it is read right"),
             std::string::npos)
       << r.err;
   struct stat st_after {};

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/interactive/planner_test_disks.h"
+#include "partalign/layout/planner.h"
 #include "partalign/tools/installers/installer_report.h"
 #include "partalign/util/units.h"
 
@@ -191,13 +192,120 @@ TEST(PlannerModelTest, RequestEndsWithTheRest) {
   EXPECT_EQ(r.sizes_bytes, (std::vector<std::optional<uint64_t>>{256 * kMiB, std::nullopt}));
 }
 
+// Sizes as sfdisk reads them (issue #30 item 5): a bare number counts sectors, decimals are
+// accepted where sfdisk reads them as written.
 TEST(PlannerModelTest, PromptSizes) {
-  EXPECT_EQ(*ParsePromptSize("", 100), std::nullopt);
-  EXPECT_EQ(**ParsePromptSize("25%", 1000), 250u);
-  EXPECT_EQ(**ParsePromptSize(" 2G ", 0), 2 * kGiB);
-  EXPECT_FALSE(ParsePromptSize("0", 10));
-  EXPECT_FALSE(ParsePromptSize("0%", 10));
-  EXPECT_FALSE(ParsePromptSize("1.5G", 10));
+  EXPECT_EQ(*ParsePromptSize("", 100, 512), std::nullopt);
+  EXPECT_EQ(**ParsePromptSize("25%", 1000, 512), 250u);
+  EXPECT_EQ(**ParsePromptSize(" 2G ", 0, 512), 2 * kGiB);
+  EXPECT_EQ(**ParsePromptSize("1.5G", 10, 512), 3 * kGiB / 2);
+  EXPECT_EQ(**ParsePromptSize("100000", 10, 512), 100000u * 512);
+  EXPECT_EQ(**ParsePromptSize("100000", 10, 4096), 100000u * 4096);
+  EXPECT_FALSE(ParsePromptSize("0", 10, 512));
+  EXPECT_FALSE(ParsePromptSize("0%", 10, 512));
+  Result<std::optional<uint64_t>> odd = ParsePromptSize("1.3G", 10, 512);
+  ASSERT_FALSE(odd);
+  EXPECT_NE(odd.error().message.find("sfdisk reads it as 1431655765 bytes"), std::string::npos)
+      << odd.error().message;
+}
+
+// Issue #30 item 1: the legacy layout the planner could not realign. r on partition 1 cannot
+// keep its data before partition 2; m moves partitions (partition 2 first, to a typed start,
+// then partition 1 to the nearest aligned start with room) and A puts every partition where
+// `partalign plan` does: both give plan's very actions (kinds, places, bytes, reasons).
+TEST(PlannerModelTest, LegacyDosLayoutIsRealignedAsPlanDoes) {
+  PlannerDisk disk = test::LegacyDosDisk();
+  Result<std::vector<PlanAction>> planned =
+      PlanPartitions(disk.table, RecommendAlignment(disk.device.topology).alignment);
+  ASSERT_TRUE(planned) << planned.error().message;
+  ASSERT_EQ(planned->size(), 2u);
+  EXPECT_EQ((*planned)[0].new_start_sector, 2048u);
+  EXPECT_EQ((*planned)[1].new_start_sector, 102400u);
+
+  PlannerModel m = Model(disk);
+  Status cut = m.Resize(PartitionRow(m, 1), "");
+  ASSERT_FALSE(cut);
+  EXPECT_NE(cut.error().message.find("would cut it"), std::string::npos) << cut.error().message;
+  EXPECT_NE(cut.error().message.find("m moves it elsewhere, A aligns everything"),
+            std::string::npos)
+      << cut.error().message;
+  // Partition 1 has no aligned start with room for it while partition 2 is where it is.
+  Status stuck = m.Move(PartitionRow(m, 1), "");
+  ASSERT_FALSE(stuck);
+  EXPECT_NE(stuck.error().message.find("no aligned start leaves room for partition 1"),
+            std::string::npos)
+      << stuck.error().message;
+  // A start that does not fit is refused with the room there is.
+  Status no_room = m.Move(PartitionRow(m, 2), "127M");
+  ASSERT_FALSE(no_room);
+  EXPECT_NE(no_room.error().message.find("does not fit at 127 MiB"), std::string::npos)
+      << no_room.error().message;
+
+  ASSERT_TRUE(m.Move(PartitionRow(m, 2), "50M"));
+  ASSERT_TRUE(m.Move(PartitionRow(m, 1), ""));
+  Result<Plan> moved = m.MakePlan();
+  ASSERT_TRUE(moved) << moved.error().message;
+  EXPECT_EQ(moved->actions, *planned);
+  EXPECT_EQ(m.ChangeOf(m.layout().partitions[0]).kind, PartitionChange::Kind::kMoveData);
+  EXPECT_EQ(m.ChangeOf(m.layout().partitions[0]).reason, (*planned)[0].reason);
+
+  PlannerModel a = Model(disk);
+  ASSERT_TRUE(a.AlignAll());
+  Result<Plan> aligned = a.MakePlan();
+  ASSERT_TRUE(aligned) << aligned.error().message;
+  EXPECT_EQ(aligned->actions, *planned);
+  EXPECT_EQ(aligned->actions[0].kind, ActionKind::kMoveData);
+  EXPECT_EQ(aligned->actions[1].kind, ActionKind::kMoveData);
+  EXPECT_NE(a.ChangeSummary().find("2 moving"), std::string::npos) << a.ChangeSummary();
+  // The plan file apply reads says the same.
+  Result<Plan> back = PlanFromJson(PlanToJson(*aligned).dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(back->actions, *planned);
+}
+
+// A partition not proven empty (no signature, its head zeros, the rest not read: --no-scan)
+// is moved whole, never by the table alone; one read in full and found zeros moves by the
+// table, with its proof. Both as plan says.
+TEST(PlannerModelTest, OnlyAProofLetsAPartitionMoveByTheTableAlone) {
+  for (ContentProof proof : {ContentProof::kUnscanned, ContentProof::kZeros}) {
+    PlannerDisk disk = test::LegacyDosDisk(proof);
+    Result<std::vector<PlanAction>> planned =
+        PlanPartitions(disk.table, RecommendAlignment(disk.device.topology).alignment);
+    ASSERT_TRUE(planned) << planned.error().message;
+    PlannerModel m = Model(disk);
+    ASSERT_TRUE(m.AlignAll());
+    Result<Plan> plan = m.MakePlan();
+    ASSERT_TRUE(plan) << plan.error().message;
+    EXPECT_EQ(plan->actions, *planned);
+    for (const PlanAction& a : plan->actions) {
+      if (a.new_start_sector == a.old_start_sector) continue;
+      if (proof == ContentProof::kUnscanned) {
+        EXPECT_EQ(a.kind, ActionKind::kMoveData) << a.reason;
+        EXPECT_NE(a.reason.find("not proven empty: moved whole"), std::string::npos) << a.reason;
+      } else {
+        EXPECT_EQ(a.kind, ActionKind::kTableOnly) << a.reason;
+        EXPECT_EQ(a.empty, Emptiness::kZeros);
+      }
+    }
+    // m alone gives the same class.
+    PlannerModel one = Model(disk);
+    ASSERT_TRUE(one.Move(PartitionRow(one, 2), "50M"));
+    EXPECT_EQ(one.ChangeOf(one.layout().partitions[1]).kind,
+              proof == ContentProof::kUnscanned ? PartitionChange::Kind::kMoveData
+                                                : PartitionChange::Kind::kTableOnly);
+  }
+}
+
+// Issue #30 item 6: t refuses at once what it cannot do, instead of a prompt that promises a
+// type.
+TEST(PlannerModelTest, TypeOfAPartitionWithDataCannotChange) {
+  PlannerModel m = Model(test::LegacyDosDisk());
+  Status can = m.CanSetType(PartitionRow(m, 1));
+  ASSERT_FALSE(can);
+  EXPECT_NE(can.error().message.find("partition 1 holds ext4"), std::string::npos)
+      << can.error().message;
+  EXPECT_NE(can.error().message.find("t keeps it (linux)"), std::string::npos)
+      << can.error().message;
 }
 
 }  // namespace

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/interactive/planner_test_disks.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -35,7 +36,9 @@ TEST(PlannerRenderTest, FrameIsExactlyTheTerminal) {
   EXPECT_EQ(f.lines[0].rfind("new GPT table: disk.img, 2 GiB (4194304 sectors of 512 bytes)", 0),
             0u)
       << f.lines[0];
-  EXPECT_EQ(f.lines.back().rfind(PlannerKeysLine().substr(0, 40), 0), 0u) << f.lines.back();
+  // The keys wrap over the last lines, between words.
+  EXPECT_EQ(f.lines[22].rfind(PlannerKeysLine().substr(0, 40), 0), 0u) << f.lines[22];
+  EXPECT_NE(f.lines.back().find("q quit  ? help"), std::string::npos) << f.lines.back();
   ASSERT_GE(f.highlight, 0);
   EXPECT_NE(f.lines[f.highlight].find("free"), std::string::npos) << f.lines[f.highlight];
 }
@@ -56,7 +59,7 @@ TEST(PlannerRenderTest, ListMapAndTicks) {
     return all;
   }();
   std::string header = Find(f, "NR KIND");
-  EXPECT_NE(header.find("ALIGNED parted fdisk  gdisk"), std::string::npos) << header;
+  EXPECT_NE(header.find("ALIGNED parted fdisk gdisk calamares"), std::string::npos) << header;
   std::string row1 = f.lines.at(f.highlight);
   EXPECT_NE(row1.find("63"), std::string::npos) << row1;
   EXPECT_NE(row1.find("unchanged"), std::string::npos) << row1;
@@ -73,6 +76,15 @@ TEST(PlannerRenderTest, PromptPutsTheCursorAtTheEnd) {
   EXPECT_EQ(f.cursor_line, 23);
   EXPECT_EQ(f.lines[23].substr(0, 5), "Size ");
   EXPECT_EQ(f.lines[23][f.cursor_column - 1], '5');
+  // A prompt longer than the terminal wraps; the cursor ends up after its last word.
+  s.Handle(Key::Of(KeyCode::kEscape));
+  s.Handle(Key::Char('n'));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  f = DrawPlanner(s, 80, 24);
+  EXPECT_EQ(f.cursor_line, 23);
+  EXPECT_EQ(f.lines[22].rfind("Type (linux, swap", 0), 0u) << f.lines[22];
+  EXPECT_EQ(f.lines[23].substr(0, 12), "  linux):   ") << f.lines[23];
+  EXPECT_EQ(f.cursor_column, 10);
 }
 
 TEST(PlannerRenderTest, HelpAndPlacementScreens) {
@@ -103,8 +115,11 @@ TEST(PlannerRenderTest, HelpAndPlacementScreens) {
   s.Handle(Key::Char('?'));
   PlannerFrame h = DrawPlanner(s, 80, 24);
   EXPECT_NE(Find(h, "cycle the assumed topology"), "");
-  EXPECT_NE(Find(h, "isAligned) on the topology shown."), "");
-  EXPECT_EQ(h.lines.back().rfind("Any key returns", 0), 0u);
+  // Longer than 23 lines at 80 columns: it scrolls to its last line.
+  EXPECT_EQ(h.lines.back().rfind("Lines 1-23 of ", 0), 0u) << h.lines.back();
+  for (int i = 0; i < 100; ++i) s.Handle(Key::Of(KeyCode::kDown));
+  h = DrawPlanner(s, 80, 24);
+  EXPECT_NE(Find(h, "KPMcore isAligned) on the topology shown"), "");
 }
 
 // Issue 30: a 64 MiB disk, partitions of 1 MiB and 60 MiB, the bridge profile: the YaST row
@@ -180,6 +195,141 @@ TEST(PlannerRenderTest, AssumedTopologyShowsItsWarning) {
   PlannerFrame f = DrawPlanner(s, 120, 30);
   EXPECT_NE(Find(f, "verdicts as if usb-jmicron-0xffff: 512/4096/4096/33553920/0"), "");
   EXPECT_NE(Find(f, "warning: optimal I/O size 33553920"), "");
+}
+
+// Issue #30 item 2: 64 MiB, partitions of 1M and 60M, the JMicron bridge, `p`: the YaST row
+// showed partition 1 only, with no "fails:" line. Each installer's command line is followed
+// by its partition 2 row or by a "fails:" line saying why not.
+TEST(PlannerRenderTest, PlacementRowsShowEveryPartitionOrSayWhyNot) {
+  PlannerScreen s = Screen(test::EmptyDisk(64 * kMiB));
+  s.Handle(Key::Char('n'));
+  for (char c : std::string("1M")) s.Handle(Key::Char(c));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kDown));
+  s.Handle(Key::Char('n'));
+  for (char c : std::string("60M")) s.Handle(Key::Char(c));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  s.Handle(Key::Of(KeyCode::kEnter));
+  ASSERT_EQ(s.model().layout().partitions.size(), 2u) << s.message();
+  while (s.profile_name() != "usb-jmicron-0xffff") s.Handle(Key::Char('a'));
+  s.Handle(Key::Char('p'));
+  PlannerFrame f = DrawPlanner(s, 200, 200);
+  std::vector<std::string> lines;
+  for (const std::string& l : f.lines) lines.push_back(l.substr(0, l.find_last_not_of(' ') + 1));
+  for (const char* tool : {"yast", "anaconda", "calamares", "ubuntu"}) {
+    size_t rows = 0;
+    for (const std::string& l : lines) rows += l.rfind(std::string(tool) + " ", 0) == 0;
+    if (rows >= 2) continue;
+    // One row (or none): the lines under its command must say why.
+    bool says_why = false;
+    for (size_t i = 0; i < lines.size(); ++i) {
+      if (lines[i].rfind(std::string(tool) + ": ", 0) != 0) continue;
+      for (size_t j = i + 1; j < lines.size() && lines[j].rfind("  ", 0) == 0; ++j) {
+        says_why |= lines[j].rfind("  fails: partition 2", 0) == 0;
+      }
+    }
+    std::string all;
+    for (const std::string& l : lines) all += l + "\n";
+    EXPECT_TRUE(says_why) << tool << " shows " << rows << " partition(s) and no reason:\n" << all;
+  }
+}
+
+// Issue #30 item 3: at 80x24, the planner's stated minimum, and at 120x40, no screen has text
+// in the last column (where a cut word would show): everything wraps between words.
+std::vector<std::string> CutLines(const PlannerFrame& f, size_t width) {
+  std::vector<std::string> cut;
+  for (const std::string& l : f.lines) {
+    if (l.size() != width || l.back() != ' ') cut.push_back(l);
+  }
+  return cut;
+}
+
+TEST(PlannerRenderTest, EveryScreenWrapsInsteadOfCutting) {
+  for (auto [width, height] : {std::pair<size_t, size_t>{80, 24}, {120, 40}}) {
+    for (bool legacy : {false, true}) {
+      PlannerScreen s = Screen(legacy ? test::LegacyDosDisk() : test::MisalignedDisk());
+      // Long reasons: an edit that is refused, a verdict on the bridge topology.
+      while (s.profile_name() != "usb-jmicron-0xffff") s.Handle(Key::Char('a'));
+      s.Handle(Key::Char('r'));
+      s.Handle(Key::Of(KeyCode::kEnter));
+      std::vector<std::string> screens;
+      auto check = [&](const std::string& what) {
+        PlannerFrame f = DrawPlanner(s, width, height);
+        EXPECT_EQ(f.lines.size(), height) << what;
+        std::vector<std::string> cut = CutLines(f, width);
+        std::string all;
+        for (const std::string& l : f.lines) all += l + "|\n";
+        EXPECT_TRUE(cut.empty()) << what << " at " << width << "x" << height << ":\n" << all;
+      };
+      check("list after a refused resize");
+      for (char key : {'?', 'p', 'x'}) {
+        s.Handle(Key::Char(key));
+        check(std::string("page ") + key);
+        for (int i = 0; i < 60; ++i) s.Handle(Key::Of(KeyCode::kDown));
+        check(std::string("page ") + key + " scrolled");
+        s.Handle(Key::Of(KeyCode::kEscape));
+      }
+      for (char key : {'r', 'm', 'e', 'w'}) {
+        s.Handle(Key::Char(key));
+        check(std::string("prompt ") + key);
+        s.Handle(Key::Of(KeyCode::kEscape));
+      }
+      s.Handle(Key::Char('A'));
+      check("aligned by A");
+      s.Handle(Key::Char('q'));
+      check("quit question");
+    }
+  }
+}
+
+TEST(PlannerRenderTest, NarrowListCountsTheWarningsInOneColumn) {
+  PlannerScreen s = Screen(test::MisalignedDisk());
+  while (s.profile_name() != "usb-jmicron-0xffff") s.Handle(Key::Char('a'));
+  PlannerFrame narrow = DrawPlanner(s, 80, 24);
+  std::string header = Find(narrow, "NR ");
+  EXPECT_NE(header.find("TOOLS"), std::string::npos) << header;
+  EXPECT_EQ(header.find("calamares"), std::string::npos) << header;
+  EXPECT_NE(narrow.lines.at(narrow.highlight).find("4 WARN"), std::string::npos)
+      << narrow.lines.at(narrow.highlight);
+  PlannerFrame wide = DrawPlanner(s, 120, 40);
+  EXPECT_NE(Find(wide, "NR ").find("calamares"), std::string::npos);
+}
+
+TEST(PlannerRenderTest, ATerminalTooSmallSaysWhichKeyQuits) {
+  for (auto [width, height] : {std::pair<size_t, size_t>{20, 8}, {40, 5}, {79, 23}}) {
+    PlannerFrame f = DrawPlannerTooSmall(width, height);
+    ASSERT_EQ(f.lines.size(), height);
+    EXPECT_TRUE(CutLines(f, width).empty()) << width << "x" << height;
+    std::string words;
+    for (const std::string& l : f.lines) {
+      const size_t end = l.find_last_not_of(' ');
+      if (end != std::string::npos) words += (words.empty() ? "" : " ") + l.substr(0, end + 1);
+    }
+    EXPECT_EQ(words, fmt::format("The planner needs 80x24; this terminal is {}x{}. Enlarge it, "
+                                 "or press q to quit.",
+                                 width, height));
+  }
+}
+
+TEST(PlannerRenderTest, ExplainShowsTheChangeAndEveryVerdictInFull) {
+  PlannerScreen s = Screen(test::LegacyDosDisk());
+  s.Handle(Key::Char('A'));
+  s.Handle(Key::Char('x'));
+  PlannerFrame f = DrawPlanner(s, 120, 40);
+  std::string all;
+  for (const std::string& l : f.lines) all += l + "\n";
+  EXPECT_NE(all.find("Partition 1 (primary, type linux)"), std::string::npos) << all;
+  EXPECT_NE(all.find("on the disk now: sectors 63-100062 of 512 bytes, 48.83 MiB; it holds data "
+                     "(ext4)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("change: move 48.83 MiB: start 63 -> 2048 (up 1985 sectors)"),
+            std::string::npos)
+      << all;
+  EXPECT_NE(all.find("partalign plan: move-data: sectors 2048-102399:"), std::string::npos) << all;
+  EXPECT_NE(all.find("  parted: ok"), std::string::npos) << all;
+  EXPECT_NE(all.find("w moves and resizes the existing partitions"), std::string::npos) << all;
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 
 #include "core/interactive/planner_test_disks.h"
 #include "partalign/interactive/planner_render.h"
+#include "partalign/layout/plan.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -58,6 +59,7 @@ TEST(PlannerScreenTest, DoneWhenSequenceExportsATwoPartitionPlan) {
   }
   EXPECT_EQ(plan->layout->partitions[0].end_sector - plan->layout->partitions[0].start_sector + 1,
             256u * 2048);
+  s.MarkExported();  // the session, once the file is written
   EXPECT_EQ(Type(s, "q").kind, PlannerEffect::Kind::kQuit);
 }
 
@@ -148,6 +150,161 @@ TEST(PlannerScreenTest, ExistingTableResizeShowsTheMove) {
   EXPECT_EQ(plan->actions.at(1).kind, ActionKind::kMoveData);
 }
 
+// Issue #30 item 1 on the screen: m with a typed start, m with Enter, A, and x saying why.
+TEST(PlannerScreenTest, MoveAndAlignAllKeys) {
+  PlannerScreen s = Screen(test::LegacyDosDisk());
+  Type(s, "vm");  // partition 2
+  EXPECT_EQ(s.mode(), PlannerMode::kPrompt);
+  EXPECT_NE(s.PromptText().find("New start (50M, N sectors; Enter = the nearest aligned start"),
+            std::string::npos)
+      << s.PromptText();
+  Type(s, "50M\n");
+  EXPECT_EQ(s.model().layout().partitions[1].start_bytes, 50 * kMiB) << s.message();
+  EXPECT_NE(s.message().find("partition 2: "), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("move 39.06 MiB"), std::string::npos) << s.message();
+  Type(s, "^^^m\n");  // partition 1 (a free MiB lies between them now): the nearest start with room
+  EXPECT_EQ(s.model().layout().partitions[0].start_bytes, kMiB) << s.message();
+  Type(s, "x");
+  EXPECT_EQ(s.mode(), PlannerMode::kExplain);
+  Type(s, "\n");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  Type(s, "uu");
+  EXPECT_EQ(s.model().layout().partitions[0].start_bytes, 63u * 512);
+  Type(s, "A");
+  EXPECT_EQ(s.model().layout().partitions[0].start_bytes, kMiB);
+  EXPECT_EQ(s.model().layout().partitions[1].start_bytes, 50 * kMiB);
+  EXPECT_NE(s.message().find("every partition where partalign plan puts it: 2 moving"),
+            std::string::npos)
+      << s.message();
+  PlannerEffect e = Type(s, "wyes\n");
+  ASSERT_EQ(e.kind, PlannerEffect::Kind::kApply) << s.message();
+  EXPECT_EQ(e.plan->actions.size(), 2u);
+}
+
+// Issue #30 item 6: q and Ctrl-C ask before edits are lost; y (or a second Ctrl-C) quits and
+// says what was dropped; any other key stays.
+TEST(PlannerScreenTest, QuitAsksWhenEditsAreNotWritten) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  EXPECT_EQ(Type(s, "q").kind, PlannerEffect::Kind::kQuit);  // nothing to lose
+  Type(s, "n\n\n");
+  EXPECT_TRUE(s.HasUnsavedEdits());
+  EXPECT_EQ(Type(s, "q").kind, PlannerEffect::Kind::kNone);
+  EXPECT_EQ(s.prompt(), PromptKind::kConfirmQuit);
+  EXPECT_NE(s.PromptText().find("Quit? 1 new not written to 'disk.img'. y quits"),
+            std::string::npos)
+      << s.PromptText();
+  EXPECT_EQ(Type(s, "n").kind, PlannerEffect::Kind::kNone);
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_EQ(s.message(), "not quit: the layout is as it was");
+  Type(s, "q");
+  PlannerEffect quit = Type(s, "y");
+  ASSERT_EQ(quit.kind, PlannerEffect::Kind::kQuit);
+  EXPECT_EQ(quit.content, "q");
+  EXPECT_EQ(quit.dropped, "1 new");
+  // Ctrl-C: the same question, and a second Ctrl-C quits.
+  EXPECT_EQ(s.Handle(Key::Of(KeyCode::kInterrupt)).kind, PlannerEffect::Kind::kNone);
+  PlannerEffect ctrl_c = s.Handle(Key::Of(KeyCode::kInterrupt));
+  ASSERT_EQ(ctrl_c.kind, PlannerEffect::Kind::kQuit);
+  EXPECT_EQ(ctrl_c.content, "Ctrl-C");
+  // Exported: nothing is lost by quitting.
+  PlannerEffect exported = Type(s, "ea.json\n");
+  ASSERT_EQ(exported.kind, PlannerEffect::Kind::kWriteFile);
+  s.MarkExported();
+  EXPECT_FALSE(s.HasUnsavedEdits());
+  EXPECT_EQ(Type(s, "q").kind, PlannerEffect::Kind::kQuit);
+}
+
+// Issue #30 item 6: the type prompt says what Enter does and what the type is now, and does
+// it; t on a partition holding data refuses at once.
+TEST(PlannerScreenTest, TypePromptDoesWhatItSays) {
+  PlannerScreen s = Screen(test::EmptyDisk());
+  Type(s, "n100M\nswap\n^t");
+  EXPECT_NE(s.PromptText().find("Enter = linux; now swap"), std::string::npos) << s.PromptText();
+  Type(s, "\n");
+  EXPECT_EQ(s.model().layout().partitions[0].type, "0FC63DAF-8483-4772-8E79-3D69D8477DE4");
+  EXPECT_EQ(s.message(), "partition 1: type linux");
+  PlannerScreen data = Screen(test::LegacyDosDisk());
+  Type(data, "t");
+  EXPECT_EQ(data.mode(), PlannerMode::kList);
+  EXPECT_NE(data.message().find("partition 1 holds ext4"), std::string::npos) << data.message();
+}
+
+// Issue #30 item 6: in a DOS extended partition's free space, the hint and n agree: no new
+// logical partitions.
+TEST(PlannerScreenTest, FreeSpaceInsideTheExtendedPartitionSaysNIsNotForIt) {
+  PlannerDisk d = test::EmptyDisk(256ull << 20);
+  d.table.label = LabelType::kDos;
+  d.table.first_usable_lba = 2048;
+  d.table.last_usable_lba = (256ull << 20) / 512 - 1;
+  auto add = [&](uint32_t n, PartitionKind kind, uint64_t start, uint64_t sectors) {
+    Partition p;
+    p.number = n;
+    p.kind = kind;
+    p.start_sector = start;
+    p.size_sectors = sectors;
+    p.type_code = kind == PartitionKind::kExtended ? "0x05" : "0x83";
+    p.contents.proof = ContentProof::kZeros;
+    d.table.partitions.push_back(p);
+  };
+  add(1, PartitionKind::kPrimary, 2048, 204800);
+  add(2, PartitionKind::kExtended, 206848, 313344);
+  add(5, PartitionKind::kLogical, 208896, 20480);
+  PlannerScreen s = Screen(d);
+  std::vector<PlannerRow> rows = s.rows();
+  size_t inside = rows.size();
+  for (size_t i = 0; i < rows.size(); ++i) {
+    if (rows[i].free && rows[i].inside_extended) inside = i;
+  }
+  ASSERT_LT(inside, rows.size());
+  while (s.selected() < inside) s.Handle(Key::Of(KeyCode::kDown));
+  PlannerFrame f = DrawPlanner(s, 120, 40);
+  // The words of the screen, whatever the wrapping.
+  std::string all;
+  for (const std::string& l : f.lines) {
+    const size_t begin = l.find_first_not_of(' ');
+    if (begin != std::string::npos)
+      all += l.substr(begin, l.find_last_not_of(' ') + 1 - begin) + " ";
+  }
+  EXPECT_EQ(all.find("n makes a partition here"), std::string::npos) << all;
+  EXPECT_NE(all.find("partalign does not plan new logical partitions"), std::string::npos) << all;
+  Type(s, "n");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_NE(s.message().find("partalign does not plan new logical partitions"), std::string::npos);
+}
+
+// Issue #30 item 4: the planner's own advice works. Its Markdown says to export the same plan
+// as .json and apply that (no `partalign plan -o`, which would plan something else); a layout
+// w refuses names undo and an .sfdisk export for review, and both do what they say.
+TEST(PlannerScreenTest, ExportAdviceAndReviewScripts) {
+  PlannerScreen s = Screen(test::MisalignedDisk());
+  Type(s, "r\n");
+  PlannerEffect md = Type(s, "ea.md\n");
+  ASSERT_EQ(md.kind, PlannerEffect::Kind::kWriteFile) << s.message();
+  EXPECT_NE(md.content.find("Export the same plan from the planner as a plan file (`e`, then a "
+                            "name ending in `.json`, such as `plan.json`), then apply it with "
+                            "`partalign apply plan.json`"),
+            std::string::npos)
+      << md.content;
+  EXPECT_EQ(md.content.find("partalign plan -o"), std::string::npos) << md.content;
+  PlannerEffect json = Type(s, "eplan.json\n");
+  ASSERT_EQ(json.kind, PlannerEffect::Kind::kWriteFile);
+  EXPECT_TRUE(PlanFromJson(json.content));
+
+  Type(s, "vd");  // partition 2 holds ext4: a fresh table would lose it
+  Type(s, "w");
+  EXPECT_NE(s.message().find("cannot write: "), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("(undo those edits, or export .sfdisk to review)"), std::string::npos)
+      << s.message();
+  PlannerEffect review = Type(s, "ereview.sfdisk\n");
+  ASSERT_EQ(review.kind, PlannerEffect::Kind::kWriteFile) << s.message();
+  EXPECT_EQ(review.content.rfind("# For review only: partalign apply refuses this layout", 0), 0u)
+      << review.content;
+  EXPECT_NE(review.content.find("label: gpt"), std::string::npos) << review.content;
+  EXPECT_EQ(Type(s, "e.json\n").kind, PlannerEffect::Kind::kNone);  // a plan file: not that
+  Type(s, "u");
+  EXPECT_EQ(Type(s, "wyes\n").kind, PlannerEffect::Kind::kApply) << s.message();
+}
+
 TEST(PlannerScreenTest, HelpAndPlacementReturnOnAnyKey) {
   PlannerScreen s = Screen(test::EmptyDisk());
   Type(s, "?");
@@ -166,6 +323,10 @@ TEST(PlannerScreenTest, HelpAndPlacementReturnOnAnyKey) {
   EXPECT_EQ(s.mode(), PlannerMode::kList);
   Type(s, "z");
   EXPECT_NE(s.message().find("'z' is not a key here"), std::string::npos);
+  Type(s, "x");
+  EXPECT_EQ(s.mode(), PlannerMode::kExplain);
+  Type(s, "z");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
 }
 
 }  // namespace

@@ -50,4 +50,32 @@ inline PlannerDisk MisalignedDisk() {
   return d;
 }
 
+/// The most common legacy layout (issue #30): a 128 MiB DOS disk, partition 1 at 63-100062
+/// and partition 2 at 100100-180099, both ext4 filling them. `partalign plan` moves them to
+/// 2048 and 102400.
+inline PlannerDisk LegacyDosDisk(ContentProof proof = ContentProof::kSignature) {
+  PlannerDisk d = EmptyDisk(128ull << 20);
+  PartitionTable& t = d.table;
+  t.label = LabelType::kDos;
+  t.first_usable_lba = 1;
+  t.last_usable_lba = (128ull << 20) / 512 - 1;
+  t.disk_id = "0x1234abcd";
+  auto add = [&](uint32_t n, uint64_t start, uint64_t sectors) {
+    Partition p;
+    p.number = n;
+    p.start_sector = start;
+    p.size_sectors = sectors;
+    p.type_code = "0x83";
+    p.contents.proof = proof;
+    if (proof == ContentProof::kSignature) {
+      p.contents.fs_type = "ext4";
+      p.contents.fs_size_bytes = sectors * 512;
+    }
+    t.partitions.push_back(p);
+  };
+  add(1, 63, 100000);
+  add(2, 100100, 80000);
+  return d;
+}
+
 }  // namespace partalign::test

@@ -29,6 +29,27 @@ TEST(LayoutSpecTest, ParsesSfdiskLikeItems) {
   EXPECT_EQ(spec->items[2].name, "my root");
 }
 
+// Issue #30 item 5: SIZE as sfdisk reads it. A bare number counts sectors (sfdisk's
+// "size=100000" is 48.83 MiB with 512-byte sectors, not 98 KiB), and decimals are read as
+// sfdisk reads them.
+TEST(LayoutSpecTest, BareNumbersAreSectorsAndDecimalsAreAccepted) {
+  Result<LayoutSpec> spec = ParseLayoutSpec("size=100000;size=1.5G;size=0x800;size=4096B");
+  ASSERT_TRUE(spec) << spec.error().message;
+  ASSERT_EQ(spec->items.size(), 4u);
+  EXPECT_EQ(spec->items[0].size_sectors, 100000u);
+  EXPECT_FALSE(spec->items[0].size_bytes);
+  EXPECT_EQ(spec->items[0].SizeBytes(512), 100000u * 512);
+  EXPECT_EQ(spec->items[0].SizeBytes(4096), 100000u * 4096);
+  EXPECT_EQ(spec->items[1].size_bytes, 3 * kGiB / 2);
+  EXPECT_EQ(spec->items[2].size_sectors, 2048u);
+  EXPECT_EQ(spec->items[3].size_bytes, 4096u);
+  // The layout follows: 100000 sectors rounded up to whole MiB at 512 bytes a sector.
+  Result<PlanLayout> l = MakeLayout(*spec, 16777216, 512, {kMiB, 0});
+  ASSERT_TRUE(l) << l.error().message;
+  EXPECT_EQ(l->partitions[0].end_sector - l->partitions[0].start_sector + 1, 100352u);
+  EXPECT_EQ(l->partitions[1].end_sector - l->partitions[1].start_sector + 1, 3145728u);
+}
+
 TEST(LayoutSpecTest, DosLabelAndTypeBytes) {
   Result<LayoutSpec> spec = ParseLayoutSpec(
       "# a BIOS disk\nlabel: dos\nsize=1G,type=83,bootable\nsize=2G,type=0x82\n"
@@ -55,7 +76,9 @@ TEST(LayoutSpecTest, BadSpecsNameTheItemAndField) {
   };
   for (const Case& c : std::initializer_list<Case>{
            {"", "no partitions"},
-           {"size=12X", "item 1: size: '12X' has an unknown unit"},
+           {"size=12X", "item 1: size: '12X': unknown unit 'X'"},
+           {"size=1.3G", "item 1: size: '1.3G': sfdisk reads it as 1431655765 bytes"},
+           {"size=010", "sfdisk reads a number that starts with 0 as octal (8, not 10)"},
            {"size=1G;size=0", "item 2: size: is 0"},
            {"type=linux; size=1G", "item 1: only the last partition may take the rest"},
            {"size=1G,type=bogus", "item 1: type: type 'bogus' is not a GPT type GUID"},
@@ -174,8 +197,10 @@ TEST(LayoutSpecTest, LayoutPlanIsOnlyForAnEmptyDisk) {
 // Issue #11 item 7: "--layout size=18446744073709551615" gave a plan for a 0-byte partition
 // (the size wrapped when rounded up to whole sectors).
 TEST(LayoutSpecTest, HugeSizesAreRefusedNotWrapped) {
-  for (const char* text : {"size=18446744073709551615", "size=18446744073709551104",
-                           "size=1G;size=18446744073709551615"}) {
+  for (const char* text :
+       {"size=18446744073709551615", "size=18446744073709551104", "size=18446744073709551615B",
+        "size=18446744073709551104B", "size=1G;size=18446744073709551615",
+        "size=1G;size=18446744073709551615B", "size=281474976710655"}) {
     Result<LayoutSpec> spec = ParseLayoutSpec(text);
     if (!spec) {
       EXPECT_NE(spec.error().message.find("too large"), std::string::npos)

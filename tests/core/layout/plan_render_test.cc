@@ -55,7 +55,8 @@ TEST(PlanRenderTest, SfdiskScriptIsTheCompleteNewTable) {
             "# partalign plan for 'disk.img': the new partition table as an sfdisk script.\n"
             "# 2 partitions: 1 unchanged, 0 table-only, 1 move data (2 MiB), 0 impossible\n"
             "# WARNING: partition 1 starts elsewhere in this table, but the data has not been\n"
-            "# moved. 'partalign apply PLAN' moves it first (journaled), then writes this table.\n"
+            "# moved. 'partalign apply' on this plan's file (partalign plan -o) moves it first\n"
+            "# (journaled), then writes this table.\n"
             "# Writing this script with sfdisk alone points those partitions at sectors that do\n"
             "# not hold their data.\n"
             "label: gpt\n"
@@ -163,7 +164,8 @@ TEST(PlanRenderTest, DiskMapDrawsStartsAgainstMiBBoundaries) {
 
 TEST(PlanRenderTest, MarkdownHasTheActionTableAndTheMap) {
   PartitionTable t = GptTable();
-  std::string md = RenderPlanMarkdown(PlanFor(t), t);
+  std::string md =
+      RenderPlanMarkdown(PlanFor(t), t, {"partalign plan -o my.json disk.img", "", "my.json"});
   EXPECT_EQ(md.rfind("# Alignment plan for `disk.img`\n", 0), 0u) << md;
   EXPECT_NE(md.find("| 1 | move-data | 63 | 4158 | 2048 | 6143 | 2097152 | start 63 -> 2048"),
             std::string::npos)
@@ -172,6 +174,11 @@ TEST(PlanRenderTest, MarkdownHasTheActionTableAndTheMap) {
       << md;
   EXPECT_NE(md.find("```text\nwhole disk"), std::string::npos);
   EXPECT_NE(md.find("moves the data of the `move-data` partitions"), std::string::npos);
+  // Issue #30 item 4: the command that writes this plan, and the file apply takes.
+  EXPECT_NE(md.find("Save the plan with `partalign plan -o my.json disk.img`, then apply it with "
+                    "`partalign apply my.json`"),
+            std::string::npos)
+      << md;
 }
 
 TEST(PlanRenderTest, RowsAndSymbols) {

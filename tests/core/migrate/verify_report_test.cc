@@ -113,7 +113,9 @@ TEST(VerifyReportTest, TableWrittenFor4096ReadOn512AsksForTranslate) {
   EXPECT_EQ(lss->before, 4096);
   EXPECT_EQ(lss->after, 512);
   EXPECT_NE(lss->consequence.find("written for 4096-byte sectors"), std::string::npos);
-  EXPECT_NE(lss->consequence.find("1/8 of its place"), std::string::npos);
+  EXPECT_NE(lss->consequence.find("every LBA in it lands at 1/8 of the byte it was written for"),
+            std::string::npos)
+      << lss->consequence;
   EXPECT_EQ(r.actions, std::vector<std::string>{"translate"});
 
   // Translated: the same partitions in 512-byte sectors. Nothing left to do.
@@ -164,6 +166,13 @@ TEST(VerifyReportTest, ContentsIdentifyADiskWhoseTableWasReplaced) {
   ASSERT_NE(gone, nullptr);
   EXPECT_NE(gone->consequence.find("its data is still at byte 100661760"), std::string::npos)
       << gone->consequence;
+  // The advice is a command that puts the entry back as it was (sfdisk -N; run by
+  // tests/cli/commands/migrate_advice_test.cc).
+  EXPECT_NE(gone->consequence.find("echo 'start=196605, size=262140, "
+                                   "type=0FC63DAF-8483-4772-8E79-3D69D8477DE4, uuid=P2' | sfdisk "
+                                   "-N 2 /dev/sda"),
+            std::string::npos)
+      << gone->consequence;
   // Nothing recognisable at all: not the same disk.
   std::vector<ContentDigest> other = Heads(before);
   for (ContentDigest& d : other) d.xxh64 = "xxh64:ffff";
@@ -184,6 +193,118 @@ TEST(VerifyReportTest, JsonHasTheDocumentedKeys) {
   EXPECT_NE(std::find_if(lines.begin(), lines.end(),
                          [](const std::string& l) { return l.rfind("action: plan", 0) == 0; }),
             lines.end());
+}
+
+// Issue #30 item 7: a table written for 512-byte sectors read at 4096 says what that does: no
+// "8 times of its place", and no "(translated)" without the danger.
+TEST(VerifyReportTest, ATableReadWithLargerSectorsSaysWhereItsLbasLand) {
+  Snapshot before = OnSata();
+  before.identity.wwn.clear();
+  Snapshot now = before;
+  now.topology.logical_sector_size = 4096;
+  now.topology.physical_sector_size = 4096;
+  now.topology.minimum_io_size = 4096;
+  VerifyReport r = CompareSnapshots(before, now, Heads(before), NewestKnownVersions());
+  const VerifyChange* lss = Find(r, "logical_sector_size");
+  ASSERT_NE(lss, nullptr);
+  EXPECT_NE(lss->consequence.find("every LBA in it lands 8 times as far into the disk as the "
+                                  "byte it was written for, so the kernel, fdisk and gdisk find "
+                                  "no GPT"),
+            std::string::npos)
+      << lss->consequence;
+  EXPECT_EQ(lss->consequence.find("times of its place"), std::string::npos);
+
+  // Translated for 4096 behind a bridge, snapshotted, translated back for 512 elsewhere, and
+  // verified at 4096 again: the table changed, and it is the wrong one for this disk.
+  Snapshot at4096 = now;
+  at4096.table_written_for = 4096;
+  Snapshot back = now;
+  back.table_written_for = 512;
+  r = CompareSnapshots(at4096, back, Heads(at4096), NewestKnownVersions());
+  const VerifyChange* table = Find(r, "table_sector_size");
+  ASSERT_NE(table, nullptr);
+  EXPECT_EQ(table->consequence.find("(translated)"), std::string::npos) << table->consequence;
+  EXPECT_NE(table->consequence.find("is not written for the disk's 4096-byte sectors"),
+            std::string::npos)
+      << table->consequence;
+  EXPECT_NE(table->consequence.find("translate it"), std::string::npos) << table->consequence;
+  EXPECT_EQ(r.actions, std::vector<std::string>{"translate"});
+}
+
+// Issue #30 item 7: every topology field's consequences are judged against the whole new
+// topology, not against a half-changed one. Here the minimum I/O size alone would make parted
+// align to 24 sectors (partition 1 fails), and the optimal I/O size alone back to 2048 (it
+// passes again): together parted does what it did, and says nothing about it.
+TEST(VerifyReportTest, TopologyFieldsAreJudgedAgainstTheWholeNewTopology) {
+  Snapshot before = OnSata();
+  before.identity.wwn.clear();
+  before.table.partitions = {Part(1, 2048, 2048 * 100, "P1")};
+  before.digests = {{2048 * 512, 65536, "xxh64:1"}};
+  Snapshot now = before;
+  now.topology.minimum_io_size = 12288;
+  now.topology.optimal_io_size = 1048576;
+  VerifyReport r = CompareSnapshots(before, now, Heads(before), NewestKnownVersions());
+  const VerifyChange* min_io = Find(r, "minimum_io_size");
+  const VerifyChange* opt_io = Find(r, "optimal_io_size");
+  ASSERT_NE(min_io, nullptr);
+  ASSERT_NE(opt_io, nullptr);
+  for (const VerifyChange* c : {min_io, opt_io}) {
+    EXPECT_EQ(c->consequence.find("parted's align-check"), std::string::npos) << c->consequence;
+    EXPECT_EQ(c->consequence.find("Parted now aligns"), std::string::npos) << c->consequence;
+  }
+  // What does change - fdisk's physical-sector check: max(physical, minimum I/O) no longer
+  // divides 1 MiB - is said once, under the field that causes it.
+  EXPECT_NE(min_io->consequence.find("partition 1 now fails fdisk's physical-sector check"),
+            std::string::npos)
+      << min_io->consequence;
+  EXPECT_EQ(opt_io->consequence.find("fdisk"), std::string::npos) << opt_io->consequence;
+  EXPECT_EQ(opt_io->consequence, "No partitioner changes what it does, in bytes");
+}
+
+// Issue #30 item 7: "see the fields below" only when there are fields below.
+TEST(VerifyReportTest, ATransportChangeWithTheSameTopologySaysSo) {
+  Snapshot before = OnSata();
+  Snapshot now = before;
+  now.identity.transport = Transport::kNvme;
+  VerifyReport r = CompareSnapshots(before, now, Heads(before), NewestKnownVersions());
+  const VerifyChange* t = Find(r, "transport");
+  ASSERT_NE(t, nullptr);
+  EXPECT_EQ(t->consequence.find("below"), std::string::npos) << t->consequence;
+  EXPECT_NE(t->consequence.find("its topology is the same as before"), std::string::npos);
+  VerifyReport moved = CompareSnapshots(OnBridge(), OnSata(), Heads(before), NewestKnownVersions());
+  EXPECT_NE(Find(moved, "transport")->consequence.find("the topology fields below"),
+            std::string::npos);
+}
+
+// Issue #30 item 4: verify does not advise a translate that would refuse; it says why and what
+// to do instead, or the --accept that lets it through.
+TEST(VerifyReportTest, TranslateAdviceSaysWhenTranslateWouldRefuse) {
+  Snapshot before = OnSata();
+  before.identity.wwn.clear();
+  Snapshot now = before;
+  now.topology.logical_sector_size = 4096;
+  now.topology.physical_sector_size = 4096;
+  now.topology.minimum_io_size = 4096;
+  TranslateOutlook refused;
+  refused.refusals = {"partition 1: its vfat filesystem has 512-byte sectors"};
+  VerifyReport r = CompareSnapshots(before, now, Heads(before), NewestKnownVersions(), refused);
+  ASSERT_EQ(r.actions, std::vector<std::string>{"translate"});
+  EXPECT_NE(r.action_reasons[0].find("'partalign translate /dev/sda' refuses it: partition 1: "
+                                     "its vfat filesystem has 512-byte sectors. Instead: use the "
+                                     "disk where it has 512-byte sectors"),
+            std::string::npos)
+      << r.action_reasons[0];
+  TranslateOutlook ntfs;
+  ntfs.refusals = {"partition 2: its NTFS boot sector says 512 bytes per sector"};
+  ntfs.acceptable = {2};
+  ntfs.only_acceptable = true;
+  r = CompareSnapshots(before, now, Heads(before), NewestKnownVersions(), ntfs);
+  EXPECT_NE(r.action_reasons[0].find("'partalign translate --accept 2 /dev/sda' rewrites it"),
+            std::string::npos)
+      << r.action_reasons[0];
+  nlohmann::json j = VerifyJson(r, "/dev/sda", "snap", before);
+  EXPECT_EQ(j["translate_accept"], nlohmann::json::array({2}));
+  EXPECT_EQ(j["translate_refusals"].size(), 1u);
 }
 
 TEST(TableInSectorsTest, KeepsBytesAndLeavesOutWhatDoesNotFit) {

@@ -110,6 +110,10 @@ TEST(PlanTranslationTest, StartsAndSizesNotWholeNewSectorsAreRefused) {
                        "32256) is not a multiple of 4096 bytes"));
   EXPECT_TRUE(Mentions(plan.refusals, "partition 2: its size (2049 sectors of 512 bytes"));
   EXPECT_FALSE(Mentions(plan.refusals, "partition 2: its start"));
+  // The way out: partalign plan where the disk has 512-byte sectors (its starts: 1 MiB).
+  EXPECT_TRUE(Mentions(plan.refusals,
+                       "move it first where the disk has 512-byte sectors ('partalign plan' "
+                       "there puts every start on 1 MiB, a multiple of 4096 bytes)"));
 }
 
 TEST(PlanTranslationTest, DosBeyondTwoTiBIn512ByteSectorsIsRefusedWithGptAsTheWayOut) {
@@ -119,7 +123,10 @@ TEST(PlanTranslationTest, DosBeyondTwoTiBIn512ByteSectorsIsRefusedWithGptAsTheWa
   ASSERT_EQ(plan.refusals.size(), 1u);
   EXPECT_NE(plan.refusals[0].find("beyond 32 bits with 512-byte sectors"), std::string::npos);
   EXPECT_NE(plan.refusals[0].find("2 TiB"), std::string::npos);
-  EXPECT_NE(plan.refusals[0].find("convert the disk to GPT"), std::string::npos);
+  EXPECT_NE(plan.refusals[0].find("convert the table to GPT first where it is read right, with "
+                                  "4096-byte sectors (sgdisk --mbrtogpt DEVICE), then translate"),
+            std::string::npos)
+      << plan.refusals[0];
   // The same disk stays translatable as GPT.
   PartitionTable gpt = Gpt(4096, {Part(1, 256, disk / 4096 - 512)}, disk);
   EXPECT_TRUE(PlanTranslation(gpt, disk, 512).ok());
@@ -154,6 +161,11 @@ TEST(PlanTranslationTest, FilesystemsThatRecordASmallerSectorAreRefusedWithTheRe
                               .proof = ContentProof::kSignature};  // size unknown
   TableTranslation plan = PlanTranslation(t, kDisk, 4096);
   EXPECT_TRUE(Mentions(plan.refusals, "partition 1: its vfat filesystem has 512-byte sectors"));
+  EXPECT_TRUE(Mentions(plan.refusals,
+                       "Linux's vfat driver does not mount it on a disk with "
+                       "4096-byte sectors. Keep using the disk where it has "
+                       "512-byte sectors"));
+  EXPECT_TRUE(plan.acceptable.empty());
   EXPECT_TRUE(Mentions(plan.refusals, "partition 2: its XFS filesystem has 512-byte sectors"));
   EXPECT_TRUE(Mentions(plan.refusals, "partition 3: its ext4 filesystem has 1024-byte blocks"));
   EXPECT_FALSE(Mentions(plan.refusals, "partition 4"));
@@ -167,6 +179,52 @@ TEST(PlanTranslationTest, FilesystemsThatRecordASmallerSectorAreRefusedWithTheRe
   big = Gpt(4096, big.partitions);
   EXPECT_TRUE(PlanTranslation(big, kDisk, 512).ok())
       << PlanTranslation(big, kDisk, 512).refusals[0];
+}
+
+// Issue #30 item 8: NTFS and exFAT keep their sector size in the boot sector; the refusal says
+// what breaks (Windows mounts them only when it equals the disk's; ntfs-3g and exfat-fuse read
+// them), and --accept N lets each through, with a note, while an ext4 beside them translates.
+TEST(PlanTranslationTest, NtfsAndExfatAreRefusedUnlessAcceptedPartitionByPartition) {
+  PartitionTable t = Gpt(
+      512, {Part(1, 2048, 2048), Part(2, 4096, 2048), Part(3, 6144, 2048), Part(4, 8192, 2048)});
+  t.partitions[0].contents = {
+      .fs_type = "ntfs", .fs_block_size = 512, .proof = ContentProof::kSignature};
+  t.partitions[1].contents = {
+      .fs_type = "exfat", .fs_block_size = 512, .proof = ContentProof::kSignature};
+  t.partitions[2].contents = {
+      .fs_type = "ext4", .fs_block_size = 4096, .proof = ContentProof::kSignature};
+  t.partitions[3].contents = {.fs_type = "ntfs", .proof = ContentProof::kSignature};
+  TableTranslation plan = PlanTranslation(t, kDisk, 4096);
+  EXPECT_EQ(plan.refusals.size(), 3u);
+  EXPECT_TRUE(Mentions(plan.refusals,
+                       "partition 1: its NTFS boot sector says 512 bytes per sector "
+                       "(BytesPerSector), the new table is for 4096-byte sectors: Windows mounts "
+                       "an NTFS volume only when the two are the same, and shows it as RAW "
+                       "otherwise; Linux's ntfs-3g reads it all the same (--accept 1 translates "
+                       "the table anyway; the filesystem is not changed)"));
+  EXPECT_TRUE(Mentions(plan.refusals,
+                       "partition 2: its exFAT boot sector says 512 bytes per "
+                       "sector (BytesPerSectorShift)"));
+  EXPECT_TRUE(Mentions(plan.refusals, "Linux's exfat-fuse reads it all the same (--accept 2"));
+  EXPECT_TRUE(Mentions(plan.refusals,
+                       "partition 4: libblkid does not report the sector size of "
+                       "its ntfs filesystem"));
+  EXPECT_FALSE(Mentions(plan.refusals, "kernel cannot mount"));
+  EXPECT_EQ(plan.acceptable, (std::vector<uint32_t>{1, 2, 4}));
+  TableTranslation some = PlanTranslation(t, kDisk, 4096, {1});
+  EXPECT_EQ(some.refusals.size(), 2u);
+  EXPECT_EQ(some.accepted, std::vector<uint32_t>{1});
+  TableTranslation all = PlanTranslation(t, kDisk, 4096, {1, 2, 4});
+  EXPECT_TRUE(all.ok()) << all.refusals[0];
+  EXPECT_EQ(all.accepted, (std::vector<uint32_t>{1, 2, 4}));
+  EXPECT_TRUE(Mentions(all.notes,
+                       "partition 2: accepted (--accept 2): its exFAT keeps its own "
+                       "sector size; Windows will not mount it on this disk, Linux's "
+                       "exfat-fuse reads it"));
+  // --accept does not let a vfat through: Linux itself does not mount it.
+  t.partitions[2].contents = {
+      .fs_type = "vfat", .fs_block_size = 512, .proof = ContentProof::kSignature};
+  EXPECT_FALSE(PlanTranslation(t, kDisk, 4096, {1, 2, 3, 4}).ok());
 }
 
 TEST(PlanTranslationTest, DosEbrsMustBeWholeNewSectorsClearOfData) {

@@ -9,6 +9,7 @@
 #include "partalign/tools/installers/installer_version.h"
 #include "partalign/tools/installers/kpmcore_model.h"
 #include "partalign/tools/installers/libstorage_model.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {

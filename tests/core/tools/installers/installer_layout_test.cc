@@ -213,6 +213,36 @@ TEST(InstallerLayoutTest, UbuntuSizesTheRestAsSubiquitysGap) {
   EXPECT_NE(big.error.find("sgdisk --new fails"), std::string::npos) << big.error;
 }
 
+// Issue #30 item 2: a 64 MiB disk behind the JMicron bridge, partitions of 1 MiB and 60 MiB.
+// YaST's grain is the bridge's 65535 sectors: after partition 1 no aligned slot is left. Its
+// row showed partition 1 only, with no word about partition 2; every row shows both
+// partitions or says why not.
+TEST(InstallerLayoutTest, EveryRowShowsPartitionTwoOrSaysWhyNot) {
+  Topology t = test::kRowC.topology();
+  t.size_bytes = 64 * kMiB;
+  const ToolVersions versions = NewestKnownVersions();
+  for (LabelType label : {LabelType::kGpt, LabelType::kDos}) {
+    const LayoutRequest request{label, {1 * kMiB, 60 * kMiB}};
+    for (const LayoutPrediction& p : PredictLayouts(t, versions, request, true)) {
+      if (p.partitions.empty()) {
+        EXPECT_FALSE(p.error.empty()) << p.tool;
+        continue;
+      }
+      if (p.partitions.size() < 2) {
+        EXPECT_NE(p.error.find("partition 2"), std::string::npos) << p.tool << ": " << p.error;
+      }
+    }
+    const std::vector<LayoutPrediction> all = PredictLayouts(t, versions, request, true);
+    const LayoutPrediction* yast = Find(all, "yast");
+    ASSERT_NE(yast, nullptr);
+    ASSERT_EQ(yast->partitions.size(), 1u) << yast->error;
+    EXPECT_EQ(
+        yast->error.rfind("partition 2: no aligned slot is left after a 1 MiB partition 1", 0), 0u)
+        << yast->error;
+    EXPECT_NE(yast->error.find("65535 sectors"), std::string::npos) << yast->error;
+  }
+}
+
 TEST(InstallerLayoutTest, CalamaresVerdictIsKpmcores) {
   const Topology t = Bridge();
   auto calamares = std::find_if(ToolViews().begin(), ToolViews().end(),

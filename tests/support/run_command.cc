@@ -141,8 +141,12 @@ CommandResult RunAdvice(const std::string& command, const std::string& directory
   const std::string binary = PARTALIGN_BINARY;
   const std::string bin_dir = binary.substr(0, binary.find_last_of('/'));
   const char* path = std::getenv("PATH");
+  // partalign's state (the registry, the default journal and backup places) in the test's own
+  // directory, never the machine's /var/lib/partalign: tests running side by side must not see
+  // each other's journals.
   return RunCommand({"sh", "-c", "cd \"$1\" && " + command, "sh", directory}, input,
-                    {{"PATH", bin_dir + ":" + (path ? path : "/usr/sbin:/usr/bin:/sbin:/bin")}});
+                    {{"PATH", bin_dir + ":" + (path ? path : "/usr/sbin:/usr/bin:/sbin:/bin")},
+                     {"PARTALIGN_STATE_DIR", directory + "/partalign-state"}});
 }
 
 std::string Describe(const std::vector<std::string>& argv, const CommandResult& result) {

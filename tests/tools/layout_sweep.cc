@@ -93,7 +93,7 @@ Case DrawCase(test::Draw& d) {
     }
     uint64_t size = DrawSize(d, budget / count, lbs);
     c.request.sizes_bytes.push_back(size);
-    c.spec += fmt::format(";size={}", size);
+    c.spec += fmt::format(";size={}B", size);  // bytes (a bare number counts sectors)
   }
   return c;
 }

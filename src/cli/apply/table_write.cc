@@ -73,9 +73,8 @@ void AddTableWriteOptions(CLI::App* command, TableWriteOptions* options) {
   command->add_flag("-y,--yes", options->yes, "do not ask for confirmation");
   command->add_flag("-n,--dry-run", options->dry_run,
                     "print what would be written (sectors and bytes) and write nothing");
-  command->add_option(
-      "--backup-dir", options->backup_dir,
-      "where the table backup goes (default: " + std::string(kDefaultBackupDir) + ")");
+  command->add_option("--backup-dir", options->backup_dir,
+                      "where the table backup goes (default: " + DefaultBackupDir() + ")");
 }
 
 Result<ProbeOptions> MakeProbeOptions(const TableWriteOptions& options) {

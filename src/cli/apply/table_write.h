@@ -29,7 +29,7 @@ struct TableWriteOptions {
   std::optional<std::string> sector_size;
   bool yes = false;
   bool dry_run = false;
-  std::string backup_dir = kDefaultBackupDir;
+  std::string backup_dir = DefaultBackupDir();
 };
 
 /// The time now, UTC, as strftime(3) `format` puts it.

@@ -43,8 +43,8 @@ struct PlanCommand {
   std::optional<std::string> layout;
   bool interactive = false;   ///< --interactive: the terminal planner
   std::string label = "gpt";  ///< --label: the table the planner starts on an empty disk
-  std::string backup_dir = kDefaultBackupDir;  ///< --backup-dir: where the planner's w writes
-  ContentOptions content;                      ///< --discard, --no-scan
+  std::string backup_dir = DefaultBackupDir();  ///< --backup-dir: where the planner's w writes
+  ContentOptions content;                       ///< --discard, --no-scan
 };
 
 void PrintText(const Plan& plan, const PartitionTable& table, Streams io) {
@@ -313,7 +313,7 @@ void AddPlanCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_option("--backup-dir", command->backup_dir,
                   "--interactive: where w keeps the plan it applies and apply its table backup "
                   "(default: " +
-                      std::string(kDefaultBackupDir) + ")");
+                      DefaultBackupDir() + ")");
   runners[sub] = [command](Streams io) { return RunPlan(*command, io); };
 }
 

@@ -43,7 +43,7 @@ struct TranslateCommand {
   std::vector<uint32_t> accept;
   bool yes = false;
   bool dry_run = false;
-  std::string backup_dir = kDefaultBackupDir;
+  std::string backup_dir = DefaultBackupDir();
 };
 
 // The sector size the table was written for: --from-sector-size, checked against what the
@@ -374,7 +374,7 @@ void AddTranslateCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_flag("-n,--dry-run", command->dry_run,
                 "print what would be written (sectors and bytes) and write nothing");
   sub->add_option("--backup-dir", command->backup_dir,
-                  "where the table backup goes (default: " + std::string(kDefaultBackupDir) + ")");
+                  "where the table backup goes (default: " + DefaultBackupDir() + ")");
   runners[sub] = [command](Streams io) { return RunTranslate(*command, io); };
 }
 

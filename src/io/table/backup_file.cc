@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <filesystem>
 
 #include <fmt/format.h>
@@ -21,6 +22,11 @@
 #include "io/util/xxhash_digest.h"
 
 namespace partalign {
+
+std::string DefaultBackupDir() {
+  const char* dir = std::getenv("PARTALIGN_STATE_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : "/var/lib/partalign") + "/backups";
+}
 namespace {
 
 // Backups hold raw table sectors and device identities: readable by root only.

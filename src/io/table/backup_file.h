@@ -12,8 +12,9 @@
 
 namespace partalign {
 
-/// Where backups go unless --backup-dir says otherwise.
-inline constexpr const char* kDefaultBackupDir = "/var/lib/partalign/backups";
+/// Where backups go unless --backup-dir says otherwise: `backups` in the state directory
+/// ($PARTALIGN_STATE_DIR, by default /var/lib/partalign), beside the registry of moves.
+std::string DefaultBackupDir();
 
 /// Creates `dir` and its parents (mode 0700) where missing: the backup directory, where the
 /// planner also keeps the plan files it applies.

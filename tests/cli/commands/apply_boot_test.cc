@@ -331,17 +331,34 @@ INSTANTIATE_TEST_SUITE_P(
                            "checksums recomputed)"}),
     [](const testing::TestParamInfo<FsCase>& p) { return std::string(p.param.name); });
 
-// GRUB 2 on a DOS disk with /boot at 63 (core.img in the embedding area, which apply never
-// writes), booted in QEMU before and after partalign's own plan and apply.
-TEST(ApplyBootQemuTest, GrubOnDosWithBootAt63BootsAfterApply) {
-  PARTALIGN_REQUIRE_BOOT_TEST(test::BootLoader::kGrubDos);
+// A disk that booted before partalign's own plan and apply boots after it, in QEMU (SeaBIOS,
+// TCG): GRUB 2 on a DOS disk with /boot at 63 (core.img in the embedding area, which apply never
+// writes), GRUB 2 on GPT with a BIOS boot partition at 34 and /boot at 2081 (the planner leaves
+// the BIOS boot partition where it is), EXTLINUX on a DOS disk at 63 (its boot record's hidden
+// sectors updated with the move). The loaders print a marker from a config file on the moved
+// partition.
+struct QemuCase {
+  test::BootLoader loader;
+  const char* name;
+  uint64_t boot_start;
+  uint32_t boot_partition;
+};
+
+void PrintTo(const QemuCase& c, std::ostream* os) { *os << c.name; }
+
+class ApplyBootQemuTest : public testing::TestWithParam<QemuCase> {};
+
+TEST_P(ApplyBootQemuTest, BootsBeforeAndAfterApply) {
+  const QemuCase& c = GetParam();
+  PARTALIGN_REQUIRE_BOOT_TEST(c.loader);
   test::TempDir dir;
-  const std::string image = dir.File("grub-dos.img");
-  test::BootDiskLayout layout{test::BootLoader::kGrubDos};
-  layout.marker = "PARTALIGN-APPLY-GRUB-DOS";
+  const std::string image = dir.File(std::string(c.name) + ".img");
+  test::BootDiskLayout layout{c.loader};
+  layout.boot_start = c.boot_start;
+  layout.marker = fmt::format("PARTALIGN-APPLY-{}", c.name);
   test::BuildBootDisk(image, layout, dir.path());
   const test::QemuBoot first = test::BootInQemu(image, dir.path());
-  ASSERT_TRUE(test::PrintedMarker(first, layout.marker)) << first.serial;
+  ASSERT_TRUE(test::PrintedMarker(first, layout.marker)) << "before apply:\n" << first.serial;
 
   const std::string before = dir.File("before.img");
   test::RunOrThrow({"cp", "--sparse=always", image, before});
@@ -355,13 +372,30 @@ TEST(ApplyBootQemuTest, GrubOnDosWithBootAt63BootsAfterApply) {
                           dir.File("journals"), dir.File("plan.json")},
                          "", env);
   ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
-  EXPECT_EQ(test::SfdiskJson(image)["partitions"][0]["start"], kNewStart);
-  // The embedding area (sectors 1-62, core.img) holds the same bytes.
-  EXPECT_EQ(test::ReadBytes(image, 512, 62 * 512), test::ReadBytes(before, 512, 62 * 512));
+  const nlohmann::json table = test::SfdiskJson(image);
+  const uint64_t moved_to = table["partitions"][c.boot_partition - 1]["start"];
+  EXPECT_NE(moved_to, c.boot_start) << applied.out;
+  EXPECT_EQ(moved_to % 2048, 0u) << applied.out;
+  if (c.loader == test::BootLoader::kGrubGpt) {
+    // The BIOS boot partition stays at 34, its bytes (core.img) with it.
+    EXPECT_EQ(table["partitions"][0]["start"], 34) << applied.out;
+    EXPECT_EQ(test::ReadBytes(image, 34 * 512, 2014 * 512),
+              test::ReadBytes(before, 34 * 512, 2014 * 512));
+  } else {
+    // The DOS embedding area (sectors 1-62: GRUB's core.img) holds the same bytes.
+    EXPECT_EQ(test::ReadBytes(image, 512, 62 * 512), test::ReadBytes(before, 512, 62 * 512));
+  }
   const test::QemuBoot after = test::BootInQemu(image, dir.path());
-  EXPECT_TRUE(test::PrintedMarker(after, layout.marker)) << after.serial;
+  EXPECT_TRUE(test::PrintedMarker(after, layout.marker)) << "after apply:\n" << after.serial;
   EXPECT_TRUE(after.exited) << "QEMU did not stop by itself";
 }
+
+INSTANTIATE_TEST_SUITE_P(
+    Loaders, ApplyBootQemuTest,
+    testing::Values(QemuCase{test::BootLoader::kGrubDos, "grub_dos", 63, 1},
+                    QemuCase{test::BootLoader::kGrubGpt, "grub_gpt", 2081, 2},
+                    QemuCase{test::BootLoader::kExtlinuxDos, "extlinux_dos", 63, 1}),
+    [](const testing::TestParamInfo<QemuCase>& p) { return std::string(p.param.name); });
 
 }  // namespace
 }  // namespace partalign

@@ -8,6 +8,9 @@
 // with ntfscat and hivexget - the volumes check clean, and nothing else in them changed. A
 // hive that was not written cleanly is refused before anything is written.
 #include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <map>
 
 #include <fmt/format.h>
 
@@ -192,6 +195,43 @@ TEST(WindowsStoresTest, AHiveNotWrittenCleanlyIsRefusedWithTheRepair) {
       << why[0];
   EXPECT_NE(why[0].find("bcdboot C:\\Windows"), std::string::npos) << why[0];
   EXPECT_EQ(test::CmpFiles(image_before, w.disk.Snapshot("after.img")), "");
+}
+
+// The same disk through partalign's own plan and apply: the BCD store and MountedDevices name
+// the partitions' new offsets afterwards (read back with hivexget from the volumes), or apply
+// refused before writing.
+TEST(WindowsStoresTest, ApplyUpdatesTheBcdAndMountedDevicesWithTheMoves) {
+  PARTALIGN_REQUIRE_DEVICES();
+  WindowsDisk w;
+  const std::map<std::string, std::string> env = {{"PARTALIGN_STATE_DIR", w.disk.File("state")}};
+  const test::CommandResult planned =
+      test::RunPartalign({"plan", "-o", w.disk.File("plan.json"), w.disk.device()}, "", env);
+  ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
+  EXPECT_NE(planned.out.find("BCD store \\Boot\\BCD"), std::string::npos) << planned.out;
+  const test::CommandResult applied =
+      test::RunPartalign({"apply", "--yes", "--backup-dir", w.disk.File("backups"), "--journal-dir",
+                          w.disk.File("journals"), w.disk.File("plan.json")},
+                         "", env);
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  const nlohmann::json table = test::SfdiskJson(w.disk.device());
+  const uint64_t system = table["partitions"][0]["start"];
+  const uint64_t windows = table["partitions"][1]["start"];
+  ASSERT_NE(system, kSystemStart) << applied.out;
+  EXPECT_EQ(table["id"], fmt::format("0x{:08x}", kSignature)) << "the disk signature is kept";
+  EXPECT_EQ(HiveValue(w, w.p1(), "/Boot/BCD", std::string(kBootMgr) + "11000001", "Element"),
+            test::BcdPartitionDeviceBytes(system * 512, kSignature));
+  EXPECT_EQ(HiveValue(w, w.p1(), "/Boot/BCD", std::string(kObject) + "11000001", "Element"),
+            test::BcdPartitionDeviceBytes(windows * 512, kSignature));
+  EXPECT_EQ(HiveValue(w, w.p1(), "/Boot/BCD", std::string(kObject) + "21000001", "Element"),
+            test::BcdPartitionDeviceBytes(windows * 512, kSignature));
+  EXPECT_EQ(
+      HiveValue(w, w.p2(), "/Windows/System32/config/SYSTEM", "MountedDevices", "\\DosDevices\\C:"),
+      test::MountedDeviceBytes(kSignature, windows * 512));
+  for (const std::string& dev : {w.p1(), w.p2()}) {
+    const test::CommandResult fix = test::RunCommand({"ntfsfix", "-n", dev});
+    EXPECT_EQ(fix.exit_code, 0) << dev << ": " << fix.out << fix.err;
+  }
+  EXPECT_EQ(test::RunCommand({"ntfscat", w.p2(), "/hello.txt"}).out, "C: survives\n");
 }
 
 }  // namespace

@@ -101,7 +101,11 @@ std::vector<Range> TableAreaRanges(const std::string& target, unsigned sector_si
   Result<TableRead> read =
       ReadPartitionTable(target, {.sector_size = sector_size, .probe_contents = false});
   std::vector<Range> out;
-  if (!read) return out;
+  if (!read) {
+    // (A disk without a table reads as label "none", with no areas.)
+    throw std::runtime_error(
+        fmt::format("cannot locate the table areas of '{}': {}", target, read.error().message));
+  }
   for (const TableArea& a : read->table.areas) {
     const uint64_t first = a.offset_bytes / sector_size * sector_size;
     const uint64_t end =

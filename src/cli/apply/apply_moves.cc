@@ -395,7 +395,10 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
   Result<std::vector<ComputedTransition>> chain =
       ComputeTransitionChain(r.path, sector_size, edits);
   if (!chain) {
+    // A table libfdisk cannot make or read back (a logical partition's EBR where the plan puts
+    // data): the plan needs what apply cannot do, a refusal like an unorderable plan.
     PrintError(io.err, chain.error().message + "; nothing was written");
+    *code = ExitCode::kRefused;
     return std::nullopt;
   }
 

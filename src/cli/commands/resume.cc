@@ -160,9 +160,12 @@ ExitCode Forget(const ResumeCommand& c, const std::string& journal, const std::s
 }
 
 // After the move is over either way: the kernel's partitions as the table says (BLKPG).
-bool TellTheKernel(Streams io, Target& target, uint64_t sector_size) {
-  Result<TableRead> table =
-      ReadPartitionTable(target.path, {.sector_size = sector_size, .probe_contents = false});
+// An image file has no kernel partitions (and no sector size of its own to read its table
+// with): nothing to tell.
+bool TellTheKernel(Streams io, Target& target) {
+  if (target.kind != TargetKind::kBlockDevice) return true;
+  Result<TableRead> table = ReadPartitionTable(
+      target.path, {.sector_size = target.logical_sector_size, .probe_contents = false});
   if (!table) {
     PrintError(io.err, table.error().message +
                            "; the kernel was not told (run 'partx -u' or "
@@ -277,7 +280,7 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   // Asked to roll back a move that had completed: nothing was undone, which is not success.
   if (command.rollback && status == MoveStatus::kCompleted) return ExitCode::kFailure;
   if (status == MoveStatus::kCompleted || status == MoveStatus::kRolledBack) {
-    if (!TellTheKernel(io, *target, header.device.logical_sector_size)) {
+    if (!TellTheKernel(io, *target)) {
       return ExitCode::kFailure;
     }
   }

@@ -10,6 +10,7 @@
 
 #include "support/apply_layouts.h"
 #include "support/device_test.h"
+#include "support/disk_invariant.h"
 #include "support/in_use_guards.h"
 #include "support/partitioned_loop.h"
 #include "support/plan_maker.h"
@@ -65,11 +66,17 @@ TEST(RestoreTest, CheckTellsDifferentFromIdentical) {
 TEST(RestoreTest, RestoreIsUndoneByItsOwnBackup) {
   PARTALIGN_REQUIRE_DEVICES();
   PartitionedLoop disk(test::ApplyLayoutNamed("gpt_512").script, 512);
+  const std::string original = disk.Snapshot("original.img");
   const std::string backup = ApplyPlan(disk, disk.File("backups"));
   const std::string applied = disk.Snapshot("applied.img");
   const std::string undo_dir = disk.File("undo");
   CommandResult r = RunPartalign({"restore", "--yes", "--backup-dir", undo_dir, backup});
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  // Restored: the disk invariant against the disk before the apply (every partition where it
+  // was with its bytes, nothing else changed but the table's own sectors).
+  for (const std::string& v : test::DiskInvariantViolations(original, disk.device())) {
+    ADD_FAILURE() << v;
+  }
   std::vector<std::string> undo = Backups(undo_dir);
   ASSERT_EQ(undo.size(), 1u);
   EXPECT_NE(r.out.find(undo[0]), std::string::npos) << r.out;

@@ -268,7 +268,8 @@ DiskSpec DrawDisk(Random& r, double kill_fraction) {
   d.sectors = at + tail + (d.gpt ? 1 + 16384 / ss : 0) + 1;
   if (r.Chance(kill_fraction)) {
     d.kill = true;
-    d.kill_point = static_cast<int>(r.Below(kMaxKillPoint));
+    // The switch counts from 1 (PARTALIGN_TEST_KILL_AFTER=0 is refused): a draw of 0 is 1.
+    d.kill_point = std::max(1, static_cast<int>(r.Below(kMaxKillPoint)));
     d.rollback = r.Chance(0.25);
   }
   // Files for the filesystems: a few, of odd sizes, small next to the filesystem.

@@ -414,9 +414,10 @@ Result<Target> OpenForScopedWrite(const std::string& path, const WriteScope& sco
       if (!Blocks(as_user, scope)) continue;
       const int fd = ::open(n.path.c_str(), O_RDONLY | O_EXCL | O_CLOEXEC);
       if (fd < 0) {
+        const int err = errno;  // EBUSY: somebody holds it (IsBusy: a refusal)
         return Error{fmt::format("cannot hold partition {} ('{}') for the write: {}", n.partition,
-                                 n.path, std::strerror(errno)),
-                     errno == EBUSY ? EBUSY : errno};
+                                 n.path, std::strerror(err)),
+                     err};
       }
       target->claims.emplace_back(fd);
     }

@@ -42,6 +42,14 @@ struct ResumeCommand {
 // The start of what the mover refuses a disk with when it does not hold the journal's state.
 constexpr std::string_view kNotTheJournalsState = "the disk no longer holds the interrupted move";
 
+// What to do with a journal whose move the disk no longer holds.
+std::string ForgetAdvice(const std::string& journal) {
+  return fmt::format(
+      "if the disk was restored from a copy, or the move finished by other means, forget the "
+      "journal: partalign resume --forget '{}'",
+      journal);
+}
+
 // Whether `path` is a journal file (its magic, or the name apply gives journals: one being
 // created has no magic yet), as opposed to a disk or an image.
 bool IsJournalFile(const std::string& path) {
@@ -235,6 +243,16 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
       "this {} the move of {} bytes on '{}' from byte {} to byte {}{} (journal state: {})",
       command.rollback ? "rolls back" : "completes", header.move.length_bytes, device_path,
       header.move.source_bytes, header.move.dest_bytes, copies, state);
+  // A disk that no longer holds the move is refused before the question, in one line (the mover
+  // proves it again once the disk is held; an error here is left for it to report).
+  if (Result<Target> reader = OpenTarget(device_path)) {
+    Result<std::optional<std::string>> proof = CheckResumable(*reader, journal);
+    if (proof && *proof) {
+      PrintError(io.err, **proof);
+      PrintError(io.err, ForgetAdvice(journal));
+      return ExitCode::kRefused;
+    }
+  }
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
 
   // Held from here to the kernel's update: O_EXCL and the flock; or, while partitions the move
@@ -271,10 +289,7 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
       },
       header.move, header.table.size(), journal, &status);
   if (!refused.str().empty()) {
-    PrintError(io.err,
-               fmt::format("if the disk was restored from a copy, or the move finished by other "
-                           "means, forget the journal: partalign resume --forget '{}'",
-                           journal));
+    PrintError(io.err, ForgetAdvice(journal));
     return ExitCode::kRefused;
   }
   // Asked to roll back a move that had completed: nothing was undone, which is not success.

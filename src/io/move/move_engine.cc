@@ -304,6 +304,39 @@ Result<std::optional<std::string>> Engine::CheckDiskState() {
         "begun: the journal is damaged and cannot say where the move stopped (it is not read as "
         "'never started', which would copy over half-moved data); nothing was written");
   }
+  // The table first: every sector the move rewrites holds the bytes the state says - the table
+  // the move started from until its table is being written (old or new sector by sector while
+  // it is being written or rolled back). A disk put back from a copy taken before an earlier
+  // step holds another table, and nothing of it may be written: the data the journal would copy
+  // could land on a partition that table has where this move's destination is.
+  if (state->phase != JournalPhase::kDone) {
+    const bool either =
+        state->phase == JournalPhase::kTableWriting || state->phase == JournalPhase::kRollbackTable;
+    for (const TableUpdate& update : table_) {
+      if (update.in_data) continue;  // inside the moved data: the chunks' digests vouch for it
+      AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
+      IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
+      if (Status read = device_.Read({&span, 1}); !read) return read.error();
+      // Sector by sector (I7: a torn table write leaves each sector old or new).
+      bool holds = true;
+      for (uint64_t at = 0; at < update.old_bytes.size() && holds; at += sector_) {
+        const uint64_t n = std::min<uint64_t>(sector_, update.old_bytes.size() - at);
+        const bool old_bytes = std::memcmp(on_disk.data() + at, &update.old_bytes[at], n) == 0;
+        const bool new_bytes = at + n <= update.new_bytes.size() &&
+                               std::memcmp(on_disk.data() + at, &update.new_bytes[at], n) == 0;
+        holds = old_bytes || (either && new_bytes);
+      }
+      if (holds) continue;
+      return std::optional<std::string>(fmt::format(
+          "the disk no longer holds the interrupted move: the partition-table bytes at byte {} "
+          "are not {} (journal state: {}) - the table changed since (the disk restored from a "
+          "copy?); nothing was written",
+          update.offset_bytes,
+          either ? "the table the move started from nor the one it was writing"
+                 : "the table the move started from",
+          ToString(state->phase)));
+    }
+  }
   // The regions to check: which steps of which segment, and where their data must be.
   struct Region {
     Segment segment;
@@ -552,6 +585,21 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       const Digest128 digest =
           hasher_.Hash128({header_at(item, step) + kJournalBlockBytes, length_of(step)});
       const std::optional<Digest128> known = KnownDigest(chunk);
+      if (!known && look_for_copies && item < regions_) {
+        // A saved copy whose data is damaged while its header is intact: the header still says
+        // what the source held when the copy was taken, and the source, read instead, must
+        // hold it (it may have been overwritten after the copy was made durable).
+        std::optional<RecordHeader> record = DecodeRecordHeader(
+            {header_at(item, step), kJournalBlockBytes}, uuid, hasher_, version_);
+        if (record && record->chunk == chunk && record->length_bytes == length_of(step)) {
+          if (digest != record->digest) {
+            return MakeError(fmt::format(
+                "chunk {}: its saved copy in the journal is damaged and its source (the {} bytes "
+                "at byte {} of '{}') no longer holds what was copied; stopped before writing it",
+                chunk, length_of(step), DataOffset(segment, step, false), device_.name()));
+          }
+        }
+      }
       if (!known) {
         digests_[chunk] = digest;
       } else if (digest != *known) {

@@ -450,6 +450,18 @@ uint64_t JournalFileBytes(const MoveRequest& request) {
   return ComputeJournalLayout(request.move, table).file_bytes;
 }
 
+Result<std::optional<std::string>> CheckResumable(const Target& target,
+                                                  const std::string& journal_path) {
+  Result<std::unique_ptr<FdBlockIo>> journal_file = OpenJournalFile(journal_path);
+  if (!journal_file) return journal_file.error();
+  Result<MoveJournal> journal = MoveJournal::Load(**journal_file, kHasher);
+  if (!journal) return journal.error();
+  Result<std::unique_ptr<FdBlockIo>> device_io =
+      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
+  if (!device_io) return device_io.error();
+  return ProveJournalState(**device_io, *journal);
+}
+
 Result<std::string> ForgetJournal(const Target& target, const std::string& journal_path) {
   if (Status locked = LockTarget(target); !locked) return locked.error();
   Result<std::unique_ptr<FdBlockIo>> journal_file = OpenJournalFile(journal_path);

@@ -132,6 +132,12 @@ Result<JournalSummary> InspectJournal(const std::string& journal_path);
 Result<MoveOutcome> ResumeMove(const Target& target, const std::string& journal_path,
                                ResumeMode mode, const MoverHooks& hooks = {});
 
+/// Before resume asks anything: whether the disk `target` (open, read-only is enough) holds the
+/// state the journal at `journal_path` describes (ProveJournalState). nullopt when it does, else
+/// what was found; writes nothing. ResumeMove checks it again once the disk is held.
+Result<std::optional<std::string>> CheckResumable(const Target& target,
+                                                  const std::string& journal_path);
+
 /// `resume --forget`: removes the journal (and its registration) of a move whose disk no
 /// longer holds it - restored from a copy, or finished by other means - after proving that:
 /// `target` (the journal's device, held: O_EXCL and its flock) does not hold the journal's state

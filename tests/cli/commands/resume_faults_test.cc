@@ -174,6 +174,13 @@ TEST_F(ResumeFaultsTest, ADiskRestoredFromACopyIsNotResumed) {
   ASSERT_FALSE(journal.empty());
   test::RunOrThrow({"dd", "if=" + pristine, "of=" + disk_->device(), "bs=1M", "conv=notrunc,fsync",
                     "status=none"});
+  // Without --yes: refused before the question, for what the disk holds, not for the missing
+  // --yes.
+  const CommandResult asked = Partalign({"resume", journal});
+  EXPECT_EQ(asked.exit_code, 3) << asked.out << asked.err;
+  EXPECT_NE(asked.err.find("the disk no longer holds the interrupted move"), std::string::npos)
+      << asked.err;
+  EXPECT_EQ(asked.err.find("without --yes"), std::string::npos) << asked.err;
   const CommandResult r = Partalign({"resume", journal, "--yes"});
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("the disk no longer holds the interrupted move"), std::string::npos)

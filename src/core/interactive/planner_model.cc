@@ -318,7 +318,11 @@ Status PlannerModel::Move(const PlannerRow& row, std::string_view start_text) {
   PlannedPartition& p = layout_.partitions.at(row.index);
   if (IsContainer(p)) return MakeError("the extended partition follows its logical partitions");
   const Alignment& a = alignment_;
-  auto [lo, hi] = Room(row.index);
+  // Plain variables, not a structured binding: lambdas capture them (Clang 14 refuses to
+  // capture a binding).
+  const auto room = Room(row.index);
+  const uint64_t lo = room.first;
+  const uint64_t hi = room.second;
   const uint64_t size = p.size_bytes;
   auto room_text = [&] {
     return fmt::format("the free space around it is {}-{} ({}), it needs {}", FormatSize(lo),

@@ -5,7 +5,10 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cstdlib>
 #include <iostream>
+#include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <utility>
@@ -33,6 +36,15 @@ std::atomic<bool> g_stop_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
 extern "C" void OnStopSignal(int) { g_stop_requested.store(true); }
+
+// PARTALIGN_TEST_SIGINT_AFTER_BATCHES=N (N >= 1), or nothing.
+std::optional<uint64_t> TestSigintAfterBatches() {
+  const char* value = std::getenv("PARTALIGN_TEST_SIGINT_AFTER_BATCHES");
+  if (value == nullptr || *value == '\0') return std::nullopt;
+  Result<uint64_t> n = ParseUint(value);
+  if (!n || *n == 0) return std::nullopt;
+  return *n;
+}
 
 struct sigaction g_old_int {};
 struct sigaction g_old_term {};
@@ -115,6 +127,15 @@ MoverHooks MakeHooks(ProgressPrinter& printer) {
     hooks.progress = [&printer](const MoveProgress& p) { printer.Update(p); };
   }
   hooks.stop_requested = [] { return StopOnSignal::Requested(); };
+  // Test only (docs/apply.md, "Testing crash safety"): Ctrl-C before the N-th batch, through
+  // the real signal and handler, at a point a test can name.
+  if (std::optional<uint64_t> n = TestSigintAfterBatches()) {
+    auto asked = std::make_shared<std::atomic<uint64_t>>(0);
+    hooks.stop_requested = [asked, n = *n] {
+      if (asked->fetch_add(1) + 1 == n) ::raise(SIGINT);
+      return StopOnSignal::Requested();
+    };
+  }
   return hooks;
 }
 

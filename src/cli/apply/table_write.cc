@@ -32,6 +32,7 @@ namespace {
 // Test-only environment variables (docs/apply.md, "Testing crash safety").
 constexpr const char* kKillAfterSectorsEnv = "PARTALIGN_TEST_KILL_AFTER_SECTORS";
 constexpr const char* kSlowWritesEnv = "PARTALIGN_TEST_SLOW_WRITES_US";
+constexpr const char* kFailAfterSectorsEnv = "PARTALIGN_TEST_FAIL_AFTER_SECTORS";
 
 // Backups of the same table within one second are named <time>, <time>-2, ...; beyond this
 // many, something is looping and the error is reported.
@@ -252,6 +253,7 @@ TableWriteHooks HooksFromEnvironment() {
   TableWriteHooks hooks;
   hooks.kill_after_sectors = EnvNumber(kKillAfterSectorsEnv);
   hooks.sector_delay_us = EnvNumber(kSlowWritesEnv).value_or(0);
+  hooks.fail_after_sectors = EnvNumber(kFailAfterSectorsEnv);
   return hooks;
 }
 

@@ -39,6 +39,11 @@ class SectorByWrite {
   Status Write(int fd, const std::string& path, uint64_t sector_size, const TableRange& r) {
     for (uint64_t at = 0; at < r.length_bytes; at += sector_size) {
       if (hooks_.sector_delay_us > 0) ::usleep(static_cast<useconds_t>(hooks_.sector_delay_us));
+      if (hooks_.fail_after_sectors && written_ == *hooks_.fail_after_sectors) {
+        return ErrnoError(EIO, fmt::format("cannot write '{}' at byte {} "
+                                           "(PARTALIGN_TEST_FAIL_AFTER_SECTORS={})",
+                                           path, r.offset_bytes + at, written_));
+      }
       if (Status s = WriteAll(fd, path, r.new_bytes.data() + at, sector_size, r.offset_bytes + at);
           !s) {
         return s;
@@ -61,7 +66,8 @@ class SectorByWrite {
 
 Status WriteTableRanges(int fd, const std::string& path, uint64_t sector_size,
                         const std::vector<TableRange>& ranges, const TableWriteHooks& hooks) {
-  const bool by_sector = hooks.kill_after_sectors || hooks.sector_delay_us > 0;
+  const bool by_sector =
+      hooks.kill_after_sectors || hooks.fail_after_sectors || hooks.sector_delay_us > 0;
   std::optional<SectorByWrite> hooked;
   if (by_sector) hooked.emplace(hooks);
   for (const TableRange& r : ranges) {

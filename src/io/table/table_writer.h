@@ -23,6 +23,10 @@ struct TableWriteHooks {
   /// PARTALIGN_TEST_SLOW_WRITES_US=N: sleep N microseconds before each sector (sector by
   /// sector), so that an external kill at a random time lands inside the write.
   uint64_t sector_delay_us = 0;
+  /// PARTALIGN_TEST_FAIL_AFTER_SECTORS=N: write one sector per pwrite and fail the write after
+  /// the N-th sector with EIO, as a disk that stops taking writes does: the command's error
+  /// path (and the advice it prints) runs with the table part-written.
+  std::optional<uint64_t> fail_after_sectors;
 };
 
 /// Writes the new bytes of every range of `ranges`, in order, at its offset. `sector_size`

@@ -16,6 +16,7 @@
 #include "cli/apply/boot_steps.h"
 #include "cli/apply/left_behind.h"
 #include "cli/apply/move_ui.h"
+#include "cli/plan_advice.h"
 #include "io/boot/boot_records.h"
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
@@ -519,10 +520,11 @@ void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, siz
   // The step after the done ones either ran (its journal's message says where it is) or not.
   const size_t first_not_started = next_started ? done + 2 : done + 1;
   if (first_not_started <= steps.size()) {
-    PrintError(io.err, fmt::format("{} {} not started; once the disk is settled, 'partalign plan' "
-                                   "makes a new plan for what is left",
-                                   StepRange(first_not_started, steps.size()),
-                                   first_not_started == steps.size() ? "was" : "were"));
+    PrintError(io.err,
+               fmt::format("{} {} not started; once the disk is settled, 'partalign plan "
+                           "{}' makes a new plan for what is left",
+                           StepRange(first_not_started, steps.size()),
+                           first_not_started == steps.size() ? "was" : "were", ShellQuote(path)));
   }
 }
 
@@ -551,10 +553,13 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       "writes that step's table:\n",
       steps.size(), FormatSize(moved_bytes));
   PrintSteps(io.out, steps, sector_size);
-  io.out << "Crash safety: at every instant the table on disk matches the data of every "
-            "partition; after a crash in a step, 'partalign resume JOURNAL' completes or rolls "
-            "back that step (the steps before it are done, those after it not started), and "
-            "then 'partalign plan' makes a new plan for what is left.\n";
+  const std::string device = ShellQuote(r.path);
+  io.out << fmt::format(
+      "Crash safety: at every instant the table on disk matches the data of every partition; "
+      "after a crash in a step, 'partalign resume {0}' completes that step (or 'partalign resume "
+      "--rollback {0}' undoes it; the steps before it are done, those after it not started), "
+      "and then 'partalign plan {0}' makes a new plan for what is left.\n",
+      device);
   // Where the backups and journals go, before anything is asked: a full, read-only or missing
   // directory is a refusal now, not a failure after the first write.
   uint64_t journal_bytes = 0;

@@ -12,6 +12,7 @@
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
+#include "cli/plan_advice.h"
 #include "io/device/device_probe.h"
 #include "io/label/table_gate.h"
 #include "io/table/backup_file.h"
@@ -145,6 +146,10 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
     PrintError(io.err, "nothing was written");
     return ExitCode::kRefused;
   }
+  // A move left unfinished owns the table (its old place may hold moved data, its new one not
+  // yet): only its journal completes or undoes it, and a table written under it would leave
+  // resume nothing it can prove.
+  if (ExitCode code = ExitCode::kOk; !NoUnfinishedMove(io, path, {}, &code)) return code;
   // The backup must hold the table it names, every range where that table (or the write
   // after it) has it, and the disk must be the one whose table it is (docs/apply.md, "Restore").
   Result<PartitionTable> saved = ReadSavedTable(*backup);
@@ -200,12 +205,13 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
                                      "byte {} to byte {} (journal '{}')",
                                      m.partition, m.source_bytes, m.dest_bytes, m.journal));
     }
-    PrintError(io.err,
-               fmt::format("refusing to restore '{}': its table would point at data that has "
-                           "moved; an interrupted move is completed or undone by 'partalign "
-                           "resume JOURNAL' (--rollback), a finished one by a new plan; nothing "
-                           "was written",
-                           c.backup_path));
+    // No move is unfinished (checked above): they are done, and the data is where the
+    // table on the disk says it is.
+    PrintError(io.err, fmt::format("refusing to restore '{}': its table would point at data that "
+                                   "has moved since; the moves are finished, and 'partalign plan "
+                                   "{}' says whether anything is left to align; nothing was "
+                                   "written",
+                                   c.backup_path, ShellQuote(path)));
     return ExitCode::kRefused;
   }
   if (c.write.dry_run) {

@@ -18,6 +18,7 @@
 #include "cli/apply/move_ui.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
+#include "cli/plan_advice.h"
 #include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/move/journal_file.h"
@@ -175,9 +176,8 @@ bool TellTheKernel(Streams io, Target& target) {
   Result<TableRead> table = ReadPartitionTable(
       target.path, {.sector_size = target.logical_sector_size, .probe_contents = false});
   if (!table) {
-    PrintError(io.err, table.error().message +
-                           "; the kernel was not told (run 'partx -u' or "
-                           "reboot)");
+    PrintError(io.err, fmt::format("{}; the kernel was not told (run 'partx -u {}' or reboot)",
+                                   table.error().message, ShellQuote(target.path)));
     return false;
   }
   return UpdateKernel(io, target, table->table);

@@ -191,6 +191,9 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
   }
   const uint64_t to = device->topology.logical_sector_size;
   ExitCode code = ExitCode::kOk;
+  // A move left unfinished owns the table: resume proves every table sector before it writes,
+  // and a translated table would leave its journal nothing to resume or roll back.
+  if (!NoUnfinishedMove(io, path, {}, &code)) return code;
   std::optional<uint64_t> from = FromSectorSize(c, path, *device, io, &code);
   if (!from) return code;
   if (*from == to) {

@@ -15,6 +15,7 @@
 
 #include <fmt/format.h>
 
+#include "support/advice.h"
 #include "support/device_test.h"
 #include "support/ext4_image.h"
 #include "support/loop_device.h"
@@ -28,6 +29,7 @@
 namespace partalign {
 namespace {
 
+using test::AdviceIn;
 using test::CommandResult;
 using test::FileSet;
 using test::MovedDisk;
@@ -44,15 +46,6 @@ CommandResult Expect(const std::vector<std::string>& args, int expected) {
   CommandResult r = RunPartalign(args);
   EXPECT_EQ(r.exit_code, expected) << test::Describe(args, r);
   return r;
-}
-
-std::string Extract(const std::string& text, const std::string& pattern) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex(pattern))) {
-    ADD_FAILURE() << "no match for /" << pattern << "/ in:\n" << text;
-    return "";
-  }
-  return m[1];
 }
 
 nlohmann::json Json(const std::string& text) {
@@ -74,7 +67,7 @@ TEST(MigrateAdviceTest, VerifyNamesThePlanThatRealignsTheDisk) {
             0);
   Expect({"snapshot", image, "--assume", "usb-jmicron-0xffff", "-o", dir.File("s")}, 0);
   CommandResult v = Expect({"verify", image, "--against", dir.File("s")}, 2);
-  const std::string plan = Extract(v.out, "action: plan: [^\n]*'(partalign plan [^']+)' says");
+  const std::string plan = AdviceIn(v.out, "action: plan: [^\n]*'(partalign plan [^']+)' says");
   EXPECT_EQ(plan, fmt::format("partalign plan {}", image));
   CommandResult p = RunAdvice(plan + " --json", dir.path());
   ASSERT_EQ(p.exit_code, 0) << p.out << p.err;
@@ -102,7 +95,7 @@ TEST(MigrateAdviceTest, VerifyPutsADeletedEntryBackWithSfdisk) {
   Expect({"snapshot", image, "-o", dir.File("s")}, 0);
   test::RunOrThrow({"sfdisk", "--quiet", "--delete", image, "2"});
   CommandResult v = Expect({"verify", image, "--against", dir.File("s")}, 0);
-  const std::string command = Extract(v.out, "rather than creating a new one: (echo [^\n]+)\n");
+  const std::string command = AdviceIn(v.out, "rather than creating a new one: (echo [^\n]+)\n");
   EXPECT_NE(command.find(fmt::format("| sfdisk -N 2 {}", image)), std::string::npos) << command;
   CommandResult r = RunAdvice(command, dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -126,7 +119,7 @@ TEST(MigrateAdviceTest, TranslateNamesFromSectorSizeWhenTheTableSaysNothing) {
   CommandResult t = Expect({"translate", image, "--dry-run"}, 0);
   EXPECT_NE(t.out.find("nothing to translate"), std::string::npos) << t.out;
   const std::string command =
-      Extract(t.out, "'(partalign translate --from-sector-size 4096 [^']+)' translates it");
+      AdviceIn(t.out, "'(partalign translate --from-sector-size 4096 [^']+)' translates it");
   EXPECT_EQ(command, fmt::format("partalign translate --from-sector-size 4096 {}", image));
   CommandResult r = RunAdvice(command + " --yes --backup-dir b", dir.path());
   ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
@@ -150,7 +143,7 @@ TEST(MigrateAdviceTest, TranslateNamesThePlanThatMovesAStartFirst) {
   std::vector<std::string> dry = to4k;
   dry.push_back("--dry-run");
   CommandResult t = Expect(dry, 3);
-  const std::string plan = Extract(t.err, "sectors \\('(partalign plan)' there puts");
+  const std::string plan = AdviceIn(t.err, "sectors \\('(partalign plan)' there puts");
   EXPECT_NE(t.err.find("move it first where the disk has 512-byte sectors"), std::string::npos)
       << t.err;
   CommandResult p = RunAdvice(plan + " -o plan.json " + image, dir.path());
@@ -176,7 +169,7 @@ TEST(MigrateAdviceTest, TranslateNamesTheGptConversionADosTableNeeds) {
   test::SfdiskImage(image, "label: dos\nstart=256, size=805306000, type=83\n", 4096);
   CommandResult t = Expect(
       {"translate", image, "--sector-size", "512", "--from-sector-size", "4096", "--dry-run"}, 3);
-  const std::string convert = Extract(t.err, "\\((sgdisk --mbrtogpt DEVICE)\\)");
+  const std::string convert = AdviceIn(t.err, "\\((sgdisk --mbrtogpt DEVICE)\\)");
   {
     test::LoopDevice loop(image, 4096);
     CommandResult c =
@@ -272,7 +265,7 @@ TEST(MigrateAdviceTest, NtfsIsTranslatedWhenItsSectorSizeIsAccepted) {
   Expect({"translate", disk.device(), "--accept", "1", "--dry-run"}, 1);
 
   CommandResult v = Expect({"verify", disk.device(), "--against", disk.File("s")}, 2);
-  const std::string command = Extract(v.out, "'(partalign translate --accept 2 [^']+)' rewrites");
+  const std::string command = AdviceIn(v.out, "'(partalign translate --accept 2 [^']+)' rewrites");
   EXPECT_EQ(command, fmt::format("partalign translate --accept 2 {}", disk.device()));
   CommandResult t = RunAdvice(command + " --yes --backup-dir b", disk.dir().path());
   ASSERT_EQ(t.exit_code, 0) << t.out << t.err;

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "support/advice.h"
 #include "support/ext4_image.h"
 #include "support/partitioned_loop.h"
 #include "support/run_command.h"
@@ -19,6 +20,7 @@
 namespace partalign {
 namespace {
 
+using test::AdviceIn;
 using test::CommandResult;
 using test::RunAdvice;
 using test::RunPartalign;
@@ -29,16 +31,6 @@ CommandResult Expect(const std::vector<std::string>& args, int expected = 0) {
   CommandResult r = RunPartalign(args);
   EXPECT_EQ(r.exit_code, expected) << test::Describe(args, r);
   return r;
-}
-
-// The first match of `pattern`'s group 1 in `text`, or "" (and a failure).
-std::string Extract(const std::string& text, const std::string& pattern) {
-  std::smatch m;
-  if (!std::regex_search(text, m, std::regex(pattern))) {
-    ADD_FAILURE() << "no match for /" << pattern << "/ in:\n" << text;
-    return "";
-  }
-  return m[1];
 }
 
 nlohmann::json Json(const std::string& text) {
@@ -72,9 +64,9 @@ TEST(PlanAdviceTest, MarkdownSaysTheCommandThatWritesThisPlan) {
   test::TempDir dir;
   const std::string image = LegacyImage(dir);
   const std::string md = Expect({"plan", "--grain", "2M", "--format", "markdown", image}).out;
-  const std::string save = Extract(md, "Save the plan with `([^`]+)`");
+  const std::string save = AdviceIn(md, "Save the plan with `([^`]+)`");
   EXPECT_EQ(save, fmt::format("partalign plan --grain 2M -o plan.json {}", image));
-  const std::string apply = Extract(md, "then apply it with `([^`]+)`");
+  const std::string apply = AdviceIn(md, "then apply it with `([^`]+)`");
   EXPECT_EQ(apply, "partalign apply plan.json");
   CommandResult saved = RunAdvice(save, dir.path());
   ASSERT_EQ(saved.exit_code, 0) << saved.out << saved.err;
@@ -101,7 +93,7 @@ TEST(PlanAdviceTest, MarkdownOfALayoutSaysTheLayoutToo) {
   const std::string fits =
       Expect({"plan", "--layout", "size=20M,type=swap;size=40960", "--format", "markdown", image})
           .out;
-  const std::string save = Extract(fits, "Save the plan with `([^`]+)`");
+  const std::string save = AdviceIn(fits, "Save the plan with `([^`]+)`");
   EXPECT_EQ(save, fmt::format("partalign plan --layout 'size=20M,type=swap;size=40960' -o "
                               "plan.json {}",
                               image));
@@ -109,7 +101,7 @@ TEST(PlanAdviceTest, MarkdownOfALayoutSaysTheLayoutToo) {
   const nlohmann::json written = Json(test::ReadFile(dir.File("plan.json")));
   ASSERT_TRUE(written.contains("layout")) << written.dump(1);
   ASSERT_EQ(written["layout"]["partitions"].size(), 2u);
-  ApplyHere(Extract(fits, "then apply it with `([^`]+)`"), dir);
+  ApplyHere(AdviceIn(fits, "then apply it with `([^`]+)`"), dir);
   nlohmann::json table = test::SfdiskJson(image);
   ASSERT_EQ(table["partitions"].size(), 2u);
   // 40960 sectors, as sfdisk reads a bare number: 20 MiB.
@@ -122,10 +114,10 @@ TEST(PlanAdviceTest, ReportMarkdownSaysTheCommandThatWritesItsPlan) {
   const std::string image = LegacyImage(dir);
   Expect({"report", image, "--grain", "4M", "--format", "markdown", "-o", dir.File("r.md")});
   const std::string md = test::ReadFile(dir.File("r.md"));
-  const std::string save = Extract(md, "Save the plan with `([^`]+)`");
+  const std::string save = AdviceIn(md, "Save the plan with `([^`]+)`");
   EXPECT_EQ(save, fmt::format("partalign plan --grain 4M -o plan.json {}", image));
   ASSERT_EQ(RunAdvice(save, dir.path()).exit_code, 0);
-  ApplyHere(Extract(md, "then apply it with `([^`]+)`"), dir);
+  ApplyHere(AdviceIn(md, "then apply it with `([^`]+)`"), dir);
   EXPECT_EQ(test::SfdiskJson(image)["partitions"][0]["start"], 8192);
 }
 
@@ -161,7 +153,7 @@ TEST(PlanAdviceTest, InteractiveDiscardRefusalNamesThePlanThatDiscards) {
   test::TempDir dir;
   const std::string image = LegacyImage(dir);
   CommandResult refused = Expect({"plan", "--interactive", "--discard", "2", image}, 1);
-  const std::string advice = Extract(refused.err, "given up with '([^']+)'");
+  const std::string advice = AdviceIn(refused.err, "given up with '([^']+)'");
   EXPECT_EQ(advice, "partalign plan --discard N -o PLAN");
   CommandResult r =
       RunAdvice(fmt::format("partalign plan --discard 2 -o plan.json {}", image), dir.path());
@@ -177,7 +169,7 @@ TEST(PlanAdviceTest, PlannerWithoutATerminalNamesPlanLayout) {
   const std::string image = dir.File("blank.img");
   test::CreateSparseFile(image, kImageBytes);
   CommandResult refused = Expect({"plan", "--interactive", image}, 1);
-  const std::string advice = Extract(refused.err, "without one use '([^']+)'");
+  const std::string advice = AdviceIn(refused.err, "without one use '([^']+)'");
   EXPECT_EQ(advice, fmt::format("partalign plan --layout SPEC {}", image));
   CommandResult r =
       RunAdvice(std::regex_replace(advice, std::regex("SPEC"), "'size=10M;type=swap'") + " --json",
@@ -196,7 +188,7 @@ TEST(PlanAdviceTest, ATableForAnotherSectorSizeNamesBothWays) {
   CommandResult refused = Expect({"plan", image}, 1);
   EXPECT_NE(refused.err.find("read it as it is with --sector-size 4096"), std::string::npos)
       << refused.err;
-  const std::string translate = Extract(refused.err, "for 512-byte sectors: '([^']+)'");
+  const std::string translate = AdviceIn(refused.err, "for 512-byte sectors: '([^']+)'");
   EXPECT_EQ(translate, fmt::format("partalign translate {}", image));
   Expect({"plan", "--sector-size", "4096", image});
   CommandResult t = RunAdvice(translate + " --yes --backup-dir backups", dir.path());
@@ -212,7 +204,7 @@ TEST(PlanAdviceTest, SnapshotNamesTheTranslateThatMakesItAuditable) {
   test::CreateSparseFile(image, kImageBytes);
   test::SfdiskImage(image, "label: gpt\nstart=256, size=5120\n", 4096);
   CommandResult snap = Expect({"snapshot", image, "-o", dir.File("a.snapshot")});
-  const std::string translate = Extract(snap.out, "rewrite it for them first: '([^']+)'");
+  const std::string translate = AdviceIn(snap.out, "rewrite it for them first: '([^']+)'");
   EXPECT_EQ(translate, fmt::format("partalign translate {}", image));
   ASSERT_EQ(RunAdvice(translate + " --yes --backup-dir backups", dir.path()).exit_code, 0);
   CommandResult again = Expect({"snapshot", image, "-o", dir.File("b.snapshot")});
@@ -228,7 +220,7 @@ TEST(PlanAdviceTest, ExplainLayoutRowIsTheCommandThatMakesIt) {
   test::CreateSparseFile(image, kImageBytes);
   CommandResult e =
       Expect({"explain", "--layout", "size=20M,type=uefi;size=40M;type=linux", image});
-  const std::string command = Extract(e.out, "\npartalign: (partalign plan --layout [^\n]+)\n");
+  const std::string command = AdviceIn(e.out, "\npartalign: (partalign plan --layout [^\n]+)\n");
   EXPECT_EQ(command, "partalign plan --layout 'size=20M,type=uefi;size=40M;type=linux' DEV");
   CommandResult r =
       RunAdvice(std::regex_replace(command, std::regex("DEV$"), image) + " --json", dir.path());
@@ -236,7 +228,8 @@ TEST(PlanAdviceTest, ExplainLayoutRowIsTheCommandThatMakesIt) {
   const nlohmann::json layout = Json(r.out)["layout"]["partitions"];
   ASSERT_EQ(layout.size(), 3u);
   for (size_t i = 0; i < 3; ++i) {
-    const std::string row = Extract(e.out, fmt::format("\npartalign +{} +primary +(\\d+) ", i + 1));
+    const std::string row =
+        AdviceIn(e.out, fmt::format("\npartalign +{} +primary +(\\d+) ", i + 1));
     EXPECT_EQ(layout[i]["start_sector"].get<uint64_t>(), std::stoull(row)) << i;
   }
 }

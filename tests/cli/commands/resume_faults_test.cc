@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 
 #include "io/move/mover.h"
+#include "support/advice.h"
 #include "support/device_test.h"
 #include "support/disk_invariant.h"
 #include "support/loop_device.h"
@@ -35,16 +36,41 @@ using test::CommandResult;
 using test::PartitionedLoop;
 using test::RunCommand;
 
+// partalign's state (the registry) in the disk's directory, where RunAdvice keeps it too: the
+// advice each fault prints is run word for word there.
+constexpr const char* kStateDir = "partalign-state";
+
 // Partition 1 at 63 moves to 2048 (step 1), partition 2 at 65535 to 67584 (step 2); both ext4.
 constexpr const char* kScript =
     "label: dos\nstart=63, size=65472, type=83\nstart=65535, size=131070, type=83\n";
+
+// Each partition's (start, size) as sfdisk reads the table of `target`.
+std::vector<std::pair<uint64_t, uint64_t>> Places(const std::string& target) {
+  std::vector<std::pair<uint64_t, uint64_t>> places;
+  for (const nlohmann::json& p : test::SfdiskJson(target)["partitions"]) {
+    places.emplace_back(p["start"].get<uint64_t>(), p["size"].get<uint64_t>());
+  }
+  return places;
+}
+
+// The partitions `plan --json` (its output `text`) changes: actions other than "none".
+std::vector<int> PlannedChanges(const std::string& text) {
+  std::vector<int> changed;
+  const nlohmann::json plan = nlohmann::json::parse(text, nullptr, false);
+  EXPECT_TRUE(plan.is_object()) << text;
+  if (!plan.is_object()) return changed;
+  for (const nlohmann::json& a : plan["actions"]) {
+    if (a["kind"] != "none") changed.push_back(a["partition"].get<int>());
+  }
+  return changed;
+}
 
 class ResumeFaultsTest : public ::testing::Test {
  protected:
   void SetUp() override {
     PARTALIGN_REQUIRE_DEVICES();
     disk_ = std::make_unique<PartitionedLoop>(kScript, 512, 128ull << 20);
-    std::filesystem::create_directories(disk_->File("state"));
+    std::filesystem::create_directories(disk_->File(kStateDir));
     std::filesystem::create_directories(disk_->File("mnt"));
     std::mt19937_64 random(27);
     for (int number : {1, 2}) {
@@ -66,7 +92,7 @@ class ResumeFaultsTest : public ::testing::Test {
   }
 
   std::map<std::string, std::string> Env() const {
-    return {{"PARTALIGN_STATE_DIR", disk_->File("state")}};
+    return {{"PARTALIGN_STATE_DIR", disk_->File(kStateDir)}};
   }
 
   CommandResult Partalign(const std::vector<std::string>& args,
@@ -78,10 +104,13 @@ class ResumeFaultsTest : public ::testing::Test {
   // apply killed in step 1 (partition 2 moves first, to make room for partition 1): returns
   // its journal (registered in the state directory). `point`: PARTALIGN_TEST_KILL_AFTER;
   // "table:1" is after every chunk was moved and verified, whatever the batches were.
-  std::string KilledApply(const std::string& point = "move:3") const {
+  // `output`: what the killed apply printed.
+  std::string KilledApply(const std::string& point = "move:3",
+                          CommandResult* output = nullptr) const {
     const CommandResult killed =
         Partalign(test::ApplyArgs(*disk_, plan_), {{"PARTALIGN_TEST_KILL_AFTER", point}});
     EXPECT_EQ(killed.exit_code, 128 + 9) << killed.out << killed.err;
+    if (output) *output = killed;
     const std::vector<std::string> journals =
         test::FilesIn(disk_->File("journals"), ".partalign-journal");
     EXPECT_EQ(journals.size(), 1u);
@@ -113,6 +142,31 @@ class ResumeFaultsTest : public ::testing::Test {
     const CommandResult applied = Partalign(test::ApplyArgs(*disk_, disk_->File("rest.json")));
     ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
     ExpectFilesIntact();
+  }
+
+  // `command`, advice partalign printed, run as a person pastes it in the disk's directory.
+  CommandResult Advice(const std::string& command) const {
+    EXPECT_FALSE(command.empty());
+    return test::RunAdvice(command, disk_->dir().path());
+  }
+
+  // The disk against `before` with the plan applied: every file, every byte (the invariant).
+  void ExpectPlannedLayoutKept(const std::string& before) const {
+    ExpectFilesIntact();
+    for (const std::string& v : test::DiskInvariantViolations(
+             before, disk_->device(), test::InvariantOptionsForPlan(plan_, 512))) {
+      ADD_FAILURE() << v;
+    }
+  }
+
+  // `plan_advice` ("partalign plan DEV", as printed) saved with -o and applied: the disk ends
+  // at the planned layout against `pristine`.
+  void ApplyWhatIsLeft(const std::string& plan_advice, const std::string& pristine) const {
+    const CommandResult saved = Advice(plan_advice + " -o rest.json");
+    ASSERT_EQ(saved.exit_code, 0) << saved.out << saved.err;
+    const CommandResult applied = Partalign(test::ApplyArgs(*disk_, disk_->File("rest.json")));
+    ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    ExpectPlannedLayoutKept(pristine);
   }
 
   std::unique_ptr<PartitionedLoop> disk_;
@@ -192,17 +246,15 @@ TEST_F(ResumeFaultsTest, ADiskRestoredFromACopyIsNotResumed) {
   EXPECT_EQ(rollback.exit_code, 3) << rollback.out << rollback.err;
   EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "") << "the rollback wrote a refused disk";
 
-  const CommandResult forgot = Partalign({"resume", "--forget", journal, "--yes"});
+  // The advice, word for word: forget the journal; then the plan applies from the start.
+  const CommandResult forgot = Advice(
+      test::AdviceIn(r.err, "forget the journal: (partalign resume --forget '[^']+')") + " --yes");
   ASSERT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
   EXPECT_FALSE(std::filesystem::exists(journal));
   EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "");
   const CommandResult applied = Partalign(test::ApplyArgs(*disk_, plan_));
   ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
-  ExpectFilesIntact();
-  for (const std::string& v : test::DiskInvariantViolations(
-           pristine, disk_->device(), test::InvariantOptionsForPlan(plan_, 512))) {
-    ADD_FAILURE() << v;
-  }
+  ExpectPlannedLayoutKept(pristine);
 }
 
 // --forget refuses a journal whose move the disk still holds.
@@ -214,23 +266,39 @@ TEST_F(ResumeFaultsTest, ForgetRefusesAJournalTheDiskStillHolds) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_TRUE(std::filesystem::exists(journal));
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
-  FinishAndExpectIntact(journal);
+  // The advice, word for word: it completes the move.
+  const CommandResult resumed =
+      Advice(test::AdviceIn(r.err, "run '(partalign resume [^']+)' to complete it") + " --yes");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  FinishAndExpectIntact("");
 }
 
 // 3. The registry lost (a state directory on storage that did not survive): apply still
 // finds the unfinished move through its journal directory and writes nothing.
 TEST_F(ResumeFaultsTest, ALostRegistryDoesNotHideTheJournal) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
   const std::string journal = KilledApply();
   ASSERT_FALSE(journal.empty());
-  std::filesystem::remove_all(disk_->File("state"));
-  std::filesystem::create_directories(disk_->File("state"));
+  std::filesystem::remove_all(disk_->File(kStateDir));
+  std::filesystem::create_directories(disk_->File(kStateDir));
   const std::string half = disk_->Snapshot("half.img");
   const CommandResult again = Partalign(test::ApplyArgs(*disk_, plan_));
   EXPECT_EQ(again.exit_code, 3) << again.out << again.err;
   EXPECT_NE(again.err.find("unfinished move"), std::string::npos) << again.err;
   EXPECT_NE(again.err.find(journal), std::string::npos) << again.err;
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
-  FinishAndExpectIntact(journal);
+  // The advice, word for word: the rollback it names puts the old layout back, and the plan
+  // then applies from the start.
+  const CommandResult back =
+      Advice(test::AdviceIn(again.err, "'(partalign resume --rollback [^']+)' to undo it first") +
+             " --yes");
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  ExpectFilesIntact();
+  const CommandResult applied = Partalign(test::ApplyArgs(*disk_, plan_));
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectPlannedLayoutKept(pristine);
 }
 
 // 3b. A registry on tmpfs is refused before anything is written: a reboot would lose it.
@@ -409,8 +477,9 @@ TEST_F(ResumeFaultsTest, AnUnfinishedMoveIsVisibleToEveryCommand) {
   EXPECT_NE(list.out.find(journal), std::string::npos) << list.out;
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "") << "a reading command wrote the disk";
 
-  // resume DEVICE finishes it; then nothing is unfinished.
-  const CommandResult resumed = Partalign({"resume", dev, "--yes"});
+  // probe's advice, word for word (resume DEVICE), finishes it; then nothing is unfinished.
+  const CommandResult resumed =
+      Advice(test::AdviceIn(probe.err, "Finish it first: (partalign resume '[^']+')") + " --yes");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   const CommandResult none = Partalign({"resume"});
   EXPECT_EQ(none.exit_code, 0) << none.out << none.err;
@@ -419,6 +488,128 @@ TEST_F(ResumeFaultsTest, AnUnfinishedMoveIsVisibleToEveryCommand) {
   EXPECT_NE(audit_after.exit_code, 4) << audit_after.out;
   EXPECT_EQ(audit_after.out.find("UNFINISHED"), std::string::npos) << audit_after.out;
   FinishAndExpectIntact("");
+}
+
+// The advice apply and audit print about an interrupted move, run word for word (issue #30:
+// every command partalign prints as advice is run by a test in the situation that printed it).
+
+// apply says, before it writes, what to run after a crash in a step: resume the step, then
+// plan what is left. After a kill both commands, as printed, bring the disk to the planned
+// layout with every byte.
+TEST_F(ResumeFaultsTest, ApplysCrashAdviceResumesTheStepAndPlansWhatIsLeft) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  CommandResult killed;
+  ASSERT_FALSE(KilledApply("move:3", &killed).empty());
+  const std::string resume = test::AdviceIn(killed.out, "'(partalign resume [^']+)' completes");
+  const std::string rollback =
+      test::AdviceIn(killed.out, "'(partalign resume --rollback [^']+)' undoes it");
+  const std::string plan = test::AdviceIn(killed.out, "'(partalign plan [^']+)' makes a new plan");
+  EXPECT_EQ(rollback, fmt::format("partalign resume --rollback {}", disk_->device()));
+  const CommandResult resumed = Advice(resume + " --yes");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  // The plan for what is left: partition 1, which step 2 would have moved, and nothing else.
+  const CommandResult left = Advice(plan);
+  EXPECT_EQ(left.exit_code, 0) << left.out << left.err;
+  EXPECT_EQ(PlannedChanges(Advice(plan + " --json").out), std::vector<int>{1});
+  ApplyWhatIsLeft(plan, pristine);
+}
+
+// audit --json names the rollback of an unfinished move; run as printed, it puts the old
+// layout back: the table as it was, every partition's bytes where they were.
+TEST_F(ResumeFaultsTest, TheRollbackAuditNamesPutsTheOldLayoutBack) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  ASSERT_FALSE(KilledApply().empty());
+  const CommandResult audit = Partalign({"audit", "--json", disk_->device()});
+  EXPECT_EQ(audit.exit_code, 4) << audit.out << audit.err;
+  const nlohmann::json doc = nlohmann::json::parse(audit.out, nullptr, false);
+  ASSERT_TRUE(doc.is_object()) << audit.out;
+  ASSERT_EQ(doc["unfinished_moves"].size(), 1u) << doc.dump(2);
+  const CommandResult back =
+      Advice(doc["unfinished_moves"][0]["rollback"].get<std::string>() + " --yes");
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_EQ(Places(disk_->image()), Places(pristine));
+  for (const std::string& v : test::DiskInvariantViolations(pristine, disk_->device())) {
+    ADD_FAILURE() << v;
+  }
+  ExpectFilesIntact();
+}
+
+// `resume` alone lists each unfinished move with the command that completes it.
+TEST_F(ResumeFaultsTest, TheListOfUnfinishedMovesNamesTheResumeOfEach) {
+  const std::string journal = KilledApply();
+  ASSERT_FALSE(journal.empty());
+  const CommandResult list = Partalign({"resume"});
+  EXPECT_EQ(list.exit_code, 4) << list.out << list.err;
+  const CommandResult resumed =
+      Advice(test::AdviceIn(list.out, "\n    (partalign resume '[^']+')\n") + " --yes");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  FinishAndExpectIntact("");
+}
+
+// Ctrl-C in a step's move (the real SIGINT, raised before the second batch): the mover stops
+// at a batch boundary, and apply names the resume that completes the step and the plan for the
+// step it did not start. Both, as printed, reach the planned layout with every byte.
+TEST_F(ResumeFaultsTest, CtrlCInAMoveNamesTheResumeAndThePlanForWhatIsLeft) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  const CommandResult stopped = Partalign(test::ApplyArgs(*disk_, plan_, {"--copy-all"}),
+                                          {{"PARTALIGN_TEST_SIGINT_AFTER_BATCHES", "2"}});
+  ASSERT_EQ(stopped.exit_code, 4) << stopped.out << stopped.err;
+  EXPECT_NE(stopped.err.find("the move is unfinished"), std::string::npos) << stopped.err;
+  const std::string resume =
+      test::AdviceIn(stopped.err, "run '(partalign resume [^']+)' to complete it");
+  const std::string plan =
+      test::AdviceIn(stopped.err, "'(partalign plan [^']+)' makes a new plan for what is left");
+  const CommandResult resumed = Advice(resume + " --yes");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  ApplyWhatIsLeft(plan, pristine);
+}
+
+// While a move is unfinished, restore and translate refuse to write a table under it (resume
+// proves every table sector before it writes) and name the resume and the rollback; the
+// rollback, as printed, puts the old layout back. Once the moves are done, restore refuses a
+// backup taken before them and names the plan, which finds nothing left to do.
+TEST_F(ResumeFaultsTest, RestoreAndTranslateLeaveAnUnfinishedMoveToItsJournal) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  ASSERT_FALSE(KilledApply().empty());
+  std::vector<std::string> backups = test::FilesIn(disk_->File("backups"), ".partalign-backup");
+  ASSERT_EQ(backups.size(), 1u);
+  const std::string half = disk_->Snapshot("half.img");
+  const CommandResult translated =
+      Partalign({"translate", "--from-sector-size", "4096", disk_->device(), "--yes",
+                 "--backup-dir", disk_->File("backups")});
+  EXPECT_EQ(translated.exit_code, 3) << translated.out << translated.err;
+  EXPECT_NE(translated.err.find("unfinished move"), std::string::npos) << translated.err;
+  const CommandResult refused = Partalign({"restore", backups[0], "--yes"});
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
+  const CommandResult back =
+      Advice(test::AdviceIn(refused.err, "'(partalign resume --rollback [^']+)' to undo it first") +
+             " --yes");
+  ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+  EXPECT_EQ(Places(disk_->image()), Places(pristine));
+  ExpectFilesIntact();
+
+  const CommandResult applied = Partalign(test::ApplyArgs(*disk_, plan_));
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  backups = test::FilesIn(disk_->File("backups"), ".partalign-backup");
+  ASSERT_GE(backups.size(), 2u);
+  const std::string done = disk_->Snapshot("done.img");
+  for (const std::string& backup : backups) {
+    const CommandResult finished = Partalign({"restore", backup, "--yes"});
+    EXPECT_EQ(finished.exit_code, 3) << finished.out << finished.err;
+    const CommandResult plan = Advice(
+        test::AdviceIn(finished.err, "'(partalign plan [^']+)' says whether anything is left"));
+    EXPECT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+    EXPECT_EQ(PlannedChanges(Advice(test::AdviceIn(finished.err,
+                                                   "'(partalign plan [^']+)' says "
+                                                   "whether anything is left") +
+                                    " --json")
+                                 .out),
+              std::vector<int>{});
+  }
+  EXPECT_EQ(test::CmpFiles(disk_->image(), done), "");
+  ExpectPlannedLayoutKept(pristine);
 }
 
 }  // namespace

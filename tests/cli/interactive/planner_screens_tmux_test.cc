@@ -16,6 +16,7 @@
 
 #include <fmt/format.h>
 
+#include "support/advice.h"
 #include "support/ext4_image.h"
 #include "support/moved_disk.h"
 #include "support/partitioned_loop.h"
@@ -87,19 +88,25 @@ nlohmann::json Actions(const std::string& plan_file) {
 // planner could not, realigned in the planner with A, applied with w (apply's own code path,
 // the journaled mover), the same actions as `partalign plan -o`, every file intact, the bytes
 // outside the partitions untouched.
-TEST(PlannerScreensTmuxTest, LegacyDosLayoutRealignedInThePlannerAndApplied) {
-  test::TempDir dir;
+// The issue's legacy layout in `dir`/legacy.img, ext4 with `files1` and `files2`.
+std::string LegacyImage(const test::TempDir& dir, const FileSet& files1, const FileSet& files2) {
   const std::string image = dir.File("legacy.img");
   test::CreateSparseFile(image, kLegacyBytes);
-  ASSERT_EQ(test::WriteWithSfdisk(image, fmt::format("label: dos\nstart={}, size={}, type=83\n"
+  EXPECT_EQ(test::WriteWithSfdisk(image, fmt::format("label: dos\nstart={}, size={}, type=83\n"
                                                      "start={}, size={}, type=83\n",
                                                      kStart1, kSize1, kStart2, kSize2))
                 .exit_code,
             0);
-  const FileSet files1 = test::MakeFiles("legacy-1");
-  const FileSet files2 = test::MakeFiles("legacy-2");
   MakeExt4At(image, kStart1, kSize1, files1, dir, "root1");
   MakeExt4At(image, kStart2, kSize2, files2, dir, "root2");
+  return image;
+}
+
+TEST(PlannerScreensTmuxTest, LegacyDosLayoutRealignedInThePlannerAndApplied) {
+  test::TempDir dir;
+  const FileSet files1 = test::MakeFiles("legacy-1");
+  const FileSet files2 = test::MakeFiles("legacy-2");
+  const std::string image = LegacyImage(dir, files1, files2);
   // A boot loader's bytes in the gap after the MBR, and a tail no partition reaches.
   {
     std::fstream f(image, std::ios::in | std::ios::out | std::ios::binary);
@@ -155,6 +162,42 @@ TEST(PlannerScreensTmuxTest, LegacyDosLayoutRealignedInThePlannerAndApplied) {
   EXPECT_EQ(test::DigestBytes(image, kSector, 62 * kSector), gap_before);
   EXPECT_EQ(test::DigestBytes(image, tail, kLegacyBytes - tail), tail_before);
   EXPECT_EQ(test::DigestBytes(image, 0, 440), mbr_code_before);
+}
+
+// The planner's Markdown export says to export the same plan as .json and apply that file
+// (issue #30 item 4); both exports made in the planner, the apply it names, run word for word,
+// realigns the disk with every file.
+TEST(PlannerScreensTmuxTest, MarkdownExportNamesTheApplyOfTheJsonExport) {
+  test::TempDir dir;
+  const FileSet files1 = test::MakeFiles("export-1");
+  const FileSet files2 = test::MakeFiles("export-2");
+  const std::string image = LegacyImage(dir, files1, files2);
+  TmuxSession t(Planner(image), 100, 30);
+  ASSERT_TRUE(WaitForWords(t, "DOS table on disk")) << t.Screen();
+  t.Keys({"A"});
+  ASSERT_TRUE(WaitForWords(t, "every partition where partalign plan puts it")) << t.Screen();
+  for (const char* name : {"plan.md", "plan.json"}) {
+    t.Keys({"e"});
+    ASSERT_TRUE(WaitForWords(t, "Export to")) << t.Screen();
+    t.Type(dir.File(name));
+    t.Keys({"Enter"});
+    ASSERT_TRUE(WaitForWords(t, dir.File(name))) << t.Screen();
+  }
+  t.Keys({"q"});  // exported: nothing unsaved to ask about
+  ASSERT_EQ(t.WaitForExit(), 0) << t.Screen();
+  EXPECT_NE(LastWords(t).find("nothing was written"), std::string::npos) << t.Screen();
+
+  const std::string apply =
+      test::AdviceIn(test::ReadFile(dir.File("plan.md")), "then apply it with `([^`]+)`");
+  EXPECT_EQ(apply, "partalign apply plan.json");
+  const CommandResult applied = test::RunAdvice(apply + " --yes --backup-dir backups", dir.path());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  const nlohmann::json table = test::SfdiskJson(image);
+  ASSERT_EQ(table["partitions"].size(), 2u);
+  EXPECT_EQ(table["partitions"][0]["start"], 2048u);
+  EXPECT_EQ(table["partitions"][1]["start"], 102400u);
+  EXPECT_EQ(CheckExt4At(image, 2048, kSize1, files1, dir), "");
+  EXPECT_EQ(CheckExt4At(image, 102400, kSize2, files2, dir), "");
 }
 
 // The screens of one session on `image` at `width` x `height`, each waited for by a text of

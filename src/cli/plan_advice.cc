@@ -5,17 +5,6 @@
 
 namespace partalign {
 
-std::string ShellQuote(std::string_view text) {
-  constexpr std::string_view kPlain =
-      "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,@%+-";
-  if (!text.empty() && text.find_first_not_of(kPlain) == std::string_view::npos) {
-    return std::string(text);
-  }
-  std::string quoted = "'";
-  for (char c : text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return quoted + "'";
-}
-
 PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
                                  const std::optional<std::string>& grain,
                                  const std::optional<std::string>& layout,

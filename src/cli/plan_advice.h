@@ -11,12 +11,9 @@
 #include "cli/content_proof.h"
 #include "cli/target_options.h"
 #include "partalign/layout/plan_render.h"
+#include "partalign/util/shell_quote.h"
 
 namespace partalign {
-
-/// `text` as one word for a POSIX shell: as it is when it holds only characters no shell
-/// treats specially, else in single quotes.
-std::string ShellQuote(std::string_view text);
 
 /// `partalign plan` with the options that shape the plan (--assume, --sector-size, --grain,
 /// --layout, --discard, --no-scan), `-o output` and the target.

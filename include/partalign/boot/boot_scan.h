@@ -7,6 +7,7 @@
 #pragma once
 
 #include <span>
+#include <string>
 
 #include "partalign/boot/boot_disk.h"
 #include "partalign/boot/boot_record.h"
@@ -20,6 +21,10 @@ struct BootScanOptions {
   /// filesystem (blocklists) does not refuse the move; the finding names the command to run
   /// afterwards instead.
   bool allow_reinstall_bootloader = false;
+  /// The block device the disk is ("/dev/sdb"), set by the I/O edge: the commands a finding
+  /// names (grub-install) name it and its partitions' nodes. Empty (an image file): they say
+  /// DISK and PARTITION.
+  std::string disk_device;
 };
 
 /// Finds the records on `disk` (its partitions' bytes where `table` says they are now) and

@@ -12,6 +12,7 @@
 #include "partalign/boot/volume_boot_sector.h"
 #include "partalign/util/byte_order.h"
 #include "partalign/util/checked_math.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -379,6 +380,21 @@ uint32_t NewPlaceOver(const ScanContext& c, const std::vector<SectorRange>& rang
 }
 
 // GRUB's boot.img in `where` (0 = the MBR, else the partition's first sector).
+// The node of partition `number` of `disk`, as the kernel names it: a "p" between a disk name
+// that ends in a digit and the number (/dev/loop0p1, /dev/nvme0n1p1, /dev/sdb1).
+std::string PartitionNode(const std::string& disk, uint32_t number) {
+  const bool digit = !disk.empty() && disk.back() >= '0' && disk.back() <= '9';
+  return fmt::format("{}{}{}", disk, digit ? "p" : "", number);
+}
+
+// What reinstalls GRUB whose boot.img is in the MBR (`where` 0) or in partition `where`'s
+// first sector, on `disk` (empty: an image, named DISK and PARTITION).
+std::string GrubInstallCommand(const std::string& disk, uint32_t where) {
+  if (where == 0) return "grub-install " + (disk.empty() ? "DISK" : ShellQuote(disk));
+  return "grub-install --force " +
+         (disk.empty() ? std::string("PARTITION") : ShellQuote(PartitionNode(disk, where)));
+}
+
 Status GrubRecords(ScanContext& c, uint32_t where, const GrubBootImage& boot) {
   const bool legacy = boot.generation == GrubGeneration::kLegacy;
   const std::string boot_name = legacy ? "GRUB Legacy stage1" : "GRUB 2 boot.img";
@@ -479,7 +495,7 @@ Status GrubRecords(ScanContext& c, uint32_t where, const GrubBootImage& boot) {
   }
   // core.img moves with its partition.
   if (!bios_boot || legacy) {
-    const std::string command = where == 0 ? "grub-install DISK" : "grub-install --force PARTITION";
+    const std::string command = GrubInstallCommand(c.options.disk_device, where);
     f.description += fmt::format(": {} moves", PartitionName(container));
     if (c.options.allow_reinstall_bootloader) {
       f.reason =

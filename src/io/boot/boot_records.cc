@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/boot/boot_records.h"
 
+#include <sys/stat.h>
+
 #include <unistd.h>
 
 #include <cerrno>
@@ -93,7 +95,9 @@ Result<BootReport> ScanBootRecords(int fd, const std::string& path, uint64_t siz
                                    const BootDisk& table, std::span<const PartitionMove> moves,
                                    const BootScanOptions& options) {
   FdDiskReader disk(fd, path, size_bytes);
-  Result<BootReport> report = FindBootRecords(disk, table, moves, options);
+  BootScanOptions scan = options;
+  if (struct stat st{}; ::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode)) scan.disk_device = path;
+  Result<BootReport> report = FindBootRecords(disk, table, moves, scan);
   if (!report) return report.error();
   Result<std::vector<WindowsStore>> stores = FindWindowsStores(fd, path, size_bytes, table);
   if (!stores) return stores.error();

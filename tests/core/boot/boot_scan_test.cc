@@ -363,6 +363,37 @@ TEST(BootScanTest, CoreImageAsAFileRefusesTheMoveUnlessReinstallIsAllowed) {
   ASSERT_TRUE(r);
   EXPECT_FALSE(r->refused());
   EXPECT_EQ(FindKind(*r, BootRecordKind::kGrubBootImage, 0)->follow_up, "grub-install DISK");
+  // On a block device the command names it, as a shell reads it (issue #30: advice is pasted).
+  for (const auto& [device, command] :
+       {std::pair{"/dev/sdb", "grub-install /dev/sdb"},
+        std::pair{"/dev/disk/by-id/usb-My Disk", "grub-install '/dev/disk/by-id/usb-My Disk'"}}) {
+    r = FindBootRecords(disk, table, moves, BootScanOptions{true, device});
+    ASSERT_TRUE(r);
+    EXPECT_EQ(FindKind(*r, BootRecordKind::kGrubBootImage, 0)->follow_up, command);
+  }
+}
+
+// GRUB chain-loaded from partition 1's first sector (grub-install --force into the partition),
+// core.img a file inside it: reinstalling names the partition's node as the kernel names it.
+TEST(BootScanTest, CoreImageOfAChainLoadedGrubNamesThePartitionNode) {
+  SparseDisk disk(64 * kMiB);
+  BootDisk table;
+  table.label = LabelType::kDos;
+  table.partitions = {Part(1, 63, 40000, "0x83", true)};
+  disk.Write(63 * 512, test::GrubBootImageBytes(5000));
+  disk.Write(5000 * 512, test::GrubDiskbootBytes({{5001, 30}}));
+  const std::vector<PartitionMove> moves = {{1, 63, 2048, 40000, 38015}};
+  for (const auto& [device, command] :
+       {std::pair{"", "grub-install --force PARTITION"},
+        std::pair{"/dev/sdb", "grub-install --force /dev/sdb1"},
+        std::pair{"/dev/nvme0n1", "grub-install --force /dev/nvme0n1p1"},
+        std::pair{"/dev/loop7", "grub-install --force /dev/loop7p1"}}) {
+    Result<BootReport> r = FindBootRecords(disk, table, moves, BootScanOptions{true, device});
+    ASSERT_TRUE(r) << r.error().message;
+    const BootFinding* f = FindKind(*r, BootRecordKind::kGrubBootImage, 1);
+    ASSERT_NE(f, nullptr) << device;
+    EXPECT_EQ(f->follow_up, command);
+  }
 }
 
 TEST(BootScanTest, LdmIsRefusedBsdLabelsMoveWithTheirSlice) {

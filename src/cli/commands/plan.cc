@@ -141,9 +141,12 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
       return ExitCode::kFailure;
     }
     if (!command.content.discard.empty()) {
-      PrintError(io.err,
-                 "plan --interactive takes no --discard (a partition's contents are "
-                 "given up with 'partalign plan --discard N -o PLAN')");
+      // The plan file that gives them up, for this disk and these partitions.
+      PrintError(io.err, fmt::format("plan --interactive takes no --discard (a partition's "
+                                     "contents are given up with '{}', then applied)",
+                                     PlanFileAdviceFor(command.target, command.grain, std::nullopt,
+                                                       command.content)
+                                         .command));
       return ExitCode::kFailure;
     }
     return RunPlannerSession(command.target,

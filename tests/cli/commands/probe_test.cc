@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "support/advice.h"
 #include "support/device_test.h"
 #include "support/loop_device.h"
 #include "support/run_command.h"
@@ -163,6 +164,15 @@ TEST(ProbeCommandTest, UsageErrorsPointAtHelp) {
   CommandResult r = RunPartalign({"probe", "--no-such-option", "x"});
   EXPECT_EQ(r.exit_code, 1);
   EXPECT_NE(r.err.find("Try 'partalign --help' for more information."), std::string::npos);
+  // The advice, as printed: the help lists every command.
+  test::TempDir dir;
+  CommandResult help =
+      test::RunAdvice(test::AdviceIn(r.err, "Try '(partalign --help)'"), dir.path());
+  EXPECT_EQ(help.exit_code, 0) << help.err;
+  for (const char* command : {"probe", "explain", "audit", "plan", "apply", "restore", "resume",
+                              "snapshot", "verify", "translate", "bench", "report"}) {
+    EXPECT_NE(help.out.find(std::string("  ") + command), std::string::npos) << command;
+  }
 }
 
 TEST(ProbeCommandTest, DeviceThatCannotBeOpenedIsAnError) {

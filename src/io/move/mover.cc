@@ -450,20 +450,19 @@ uint64_t JournalFileBytes(const MoveRequest& request) {
   return ComputeJournalLayout(request.move, table).file_bytes;
 }
 
-Result<std::optional<std::string>> CheckResumable(const Target& target,
-                                                  const std::string& journal_path) {
-  Result<std::unique_ptr<FdBlockIo>> journal_file = OpenJournalFile(journal_path);
-  if (!journal_file) return journal_file.error();
-  Result<MoveJournal> journal = MoveJournal::Load(**journal_file, kHasher);
-  if (!journal) return journal.error();
-  Result<std::unique_ptr<FdBlockIo>> device_io =
-      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
-  if (!device_io) return device_io.error();
-  return ProveJournalState(**device_io, *journal);
-}
+namespace {
 
-Result<std::string> ForgetJournal(const Target& target, const std::string& journal_path) {
-  if (Status locked = LockTarget(target); !locked) return locked.error();
+// A journal read and proven against its disk: the open file, its contents, and what
+// ProveJournalState found (nullopt: the disk holds the journal's state).
+struct ProvenJournal {
+  std::unique_ptr<FdBlockIo> file;
+  MoveJournal journal;
+  std::optional<std::string> found;
+};
+
+// Opens and loads the journal at `journal_path`, checks that `target` is its device, and proves
+// the journal's state on it; writes nothing.
+Result<ProvenJournal> ProveJournal(const Target& target, const std::string& journal_path) {
   Result<std::unique_ptr<FdBlockIo>> journal_file = OpenJournalFile(journal_path);
   if (!journal_file) return journal_file.error();
   Result<MoveJournal> journal = MoveJournal::Load(**journal_file, kHasher);
@@ -478,12 +477,30 @@ Result<std::string> ForgetJournal(const Target& target, const std::string& journ
   if (!device_io) return device_io.error();
   Result<std::optional<std::string>> proof = ProveJournalState(**device_io, *journal);
   if (!proof) return proof.error();
-  const std::optional<JournalState>& state = journal->state();
+  return ProvenJournal{std::move(*journal_file), std::move(*journal), std::move(*proof)};
+}
+
+}  // namespace
+
+Result<std::optional<std::string>> CheckResumable(const Target& target,
+                                                  const std::string& journal_path) {
+  Result<ProvenJournal> proven = ProveJournal(target, journal_path);
+  if (!proven) return proven.error();
+  return std::move(proven->found);
+}
+
+Result<std::string> ForgetJournal(const Target& target, const std::string& journal_path) {
+  if (Status locked = LockTarget(target); !locked) return locked.error();
+  Result<ProvenJournal> proven = ProveJournal(target, journal_path);
+  if (!proven) return proven.error();
+  const std::optional<std::string>& proof = proven->found;
+  const MoveJournal& journal = proven->journal;
+  const std::optional<JournalState>& state = journal.state();
   const bool over =
       !state || state->phase == JournalPhase::kDone || state->phase == JournalPhase::kRolledBack;
   std::string found;
-  if (*proof) {
-    found = **proof;
+  if (proof) {
+    found = *proof;
   } else if (over) {
     found = state ? fmt::format("the move is over (journal state: {})", ToString(state->phase))
                   : "the move never wrote the disk";
@@ -495,8 +512,8 @@ Result<std::string> ForgetJournal(const Target& target, const std::string& journ
         target.path, ToString(state->phase), journal_path));
   }
   const std::string absolute = AbsolutePath(journal_path);
-  if (Status s = UnregisterJournal(journal->header().uuid); !s) return s.error();
-  journal_file->reset();
+  if (Status s = UnregisterJournal(journal.header().uuid); !s) return s.error();
+  proven->file.reset();
   if (Status s = RemoveJournalFile(absolute); !s) return s.error();
   return found;
 }

@@ -62,35 +62,59 @@ void Write(const fs::path& path, const std::string& text) {
   test::WriteFile(path.string(), text);
 }
 
+// A 16 MiB image on a loop device, and a fake /sys with the loop device's entry (`disk`,
+// reached through dev/block/MAJ:MIN) for the test to fill: FindDiskUsers reads that tree and
+// the mountinfo and swaps files Sources() writes.
+struct FakeSysfs {
+  static std::string Image(const test::TempDir& dir) {
+    const std::string image = dir.File("disk.img");
+    test::CreateSparseFile(image, 16ull << 20);
+    return image;
+  }
+  static std::string DeviceNumber(const std::string& node) {
+    struct stat st {};
+    if (::stat(node.c_str(), &st) != 0) ADD_FAILURE() << "cannot stat " << node;
+    return fmt::format("{}:{}", major(st.st_rdev), minor(st.st_rdev));
+  }
+
+  FakeSysfs() {
+    Write(disk / "dev", number + "\n");
+    fs::create_directories(sys / "dev/block");
+    fs::create_symlink(disk, sys / "dev/block" / number);
+  }
+
+  InUseSources Sources(const std::string& mountinfo) const {
+    InUseSources sources;
+    sources.sysfs_root = sys.string();
+    sources.mountinfo = dir.File("mountinfo");
+    sources.swaps = dir.File("swaps");
+    test::WriteFile(sources.mountinfo, mountinfo);
+    test::WriteFile(sources.swaps, "Filename Type Size Used Priority\n");
+    return sources;
+  }
+
+  test::TempDir dir;
+  test::LoopDevice loop{Image(dir), 512};
+  std::string name = loop.name();
+  std::string number = DeviceNumber(loop.path());
+  fs::path sys = dir.File("sys");
+  fs::path disk = sys / "devices/virtual/block" / name;
+};
+
 TEST(InUseTest, HoldersAreNamedFromSysfs) {
   PARTALIGN_REQUIRE_DEVICES();  // needs a real block device node to stat
-  test::TempDir dir;
-  const std::string image = dir.File("disk.img");
-  test::CreateSparseFile(image, 16ull << 20);
-  test::LoopDevice loop(image, 512);
-  struct stat st {};
-  ASSERT_EQ(::stat(loop.path().c_str(), &st), 0);
-  const std::string name = loop.name();
-  // A fake /sys: the disk with one partition, held by LVM (device-mapper) and the whole disk
-  // by an md array.
-  const fs::path sys = dir.File("sys");
-  const fs::path disk = sys / "devices/virtual/block" / name;
-  Write(disk / "dev", fmt::format("{}:{}\n", major(st.st_rdev), minor(st.st_rdev)));
-  Write(disk / (name + "p1") / "partition", "1\n");
-  Write(disk / (name + "p1") / "dev", "259:99\n");
-  fs::create_directories(disk / (name + "p1") / "holders" / "dm-0");
-  fs::create_directories(disk / "holders" / "md127");
-  Write(sys / "block/dm-0/dm/name", "vg-root\n");
-  fs::create_directories(sys / "block/md127/md");
-  fs::create_directories(sys / "dev/block");
-  fs::create_symlink(
-      disk, sys / "dev/block" / fmt::format("{}:{}", major(st.st_rdev), minor(st.st_rdev)));
-  InUseSources sources;
-  sources.sysfs_root = sys.string();
-  sources.mountinfo = dir.File("mountinfo");
-  sources.swaps = dir.File("swaps");
-  test::WriteFile(sources.mountinfo, "");
-  test::WriteFile(sources.swaps, "Filename Type Size Used Priority\n");
+  FakeSysfs f;
+  const std::string& name = f.name;
+  const test::LoopDevice& loop = f.loop;
+  // The disk with one partition, held by LVM (device-mapper), and the whole disk by an md
+  // array.
+  Write(f.disk / (name + "p1") / "partition", "1\n");
+  Write(f.disk / (name + "p1") / "dev", "259:99\n");
+  fs::create_directories(f.disk / (name + "p1") / "holders" / "dm-0");
+  fs::create_directories(f.disk / "holders" / "md127");
+  Write(f.sys / "block/dm-0/dm/name", "vg-root\n");
+  fs::create_directories(f.sys / "block/md127/md");
+  const InUseSources sources = f.Sources("");
 
   Result<std::vector<DiskUser>> users = FindDiskUsers(loop.path(), sources);
   ASSERT_TRUE(users) << users.error().message;
@@ -108,16 +132,11 @@ TEST(InUseTest, HoldersAreNamedFromSysfs) {
 // partition whose bytes it covers.
 TEST(InUseTest, APartitionMountedThroughAnotherPathToTheSameDiskIsInUse) {
   PARTALIGN_REQUIRE_DEVICES();  // needs a real block device node to stat
-  test::TempDir dir;
-  const std::string image = dir.File("disk.img");
-  test::CreateSparseFile(image, 16ull << 20);
-  test::LoopDevice loop(image, 512);
-  struct stat st {};
-  ASSERT_EQ(::stat(loop.path().c_str(), &st), 0);
-  const std::string name = loop.name();
-  const fs::path sys = dir.File("sys");
-  const fs::path disk = sys / "devices/virtual/block" / name;
-  Write(disk / "dev", fmt::format("{}:{}\n", major(st.st_rdev), minor(st.st_rdev)));
+  FakeSysfs f;
+  const std::string& name = f.name;
+  const test::LoopDevice& loop = f.loop;
+  const fs::path& sys = f.sys;
+  const fs::path& disk = f.disk;
   Write(disk / "size", "32768\n");
   Write(disk / "wwid", "naa.600508b1001c4d3a\n");
   for (int n : {1, 2}) {
@@ -141,21 +160,13 @@ TEST(InUseTest, APartitionMountedThroughAnotherPathToTheSameDiskIsInUse) {
   Write(unrelated / "dev", "65:128\n");
   Write(unrelated / "wwid", "naa.600508b1001c0000\n");
   fs::create_directories(sys / "block");
-  fs::create_directories(sys / "dev/block");
   for (const fs::path& d : {disk, other, unrelated}) {
     fs::create_symlink(d, sys / "block" / d.filename());
   }
-  fs::create_symlink(
-      disk, sys / "dev/block" / fmt::format("{}:{}", major(st.st_rdev), minor(st.st_rdev)));
   fs::create_symlink(other, sys / "dev/block/65:144");
-  InUseSources sources;
-  sources.sysfs_root = sys.string();
-  sources.mountinfo = dir.File("mountinfo");
-  sources.swaps = dir.File("swaps");
-  test::WriteFile(sources.mountinfo,
-                  "40 27 65:146 / /srv rw,relatime - ext4 /dev/sdz2 rw\n"
-                  "41 27 65:128 / /other rw,relatime - ext4 /dev/sdy rw\n");
-  test::WriteFile(sources.swaps, "Filename Type Size Used Priority\n");
+  const InUseSources sources = f.Sources(
+      "40 27 65:146 / /srv rw,relatime - ext4 /dev/sdz2 rw\n"
+      "41 27 65:128 / /other rw,relatime - ext4 /dev/sdy rw\n");
 
   Result<std::vector<DiskUser>> users = FindDiskUsers(loop.path(), sources);
   ASSERT_TRUE(users) << users.error().message;

@@ -49,10 +49,13 @@ std::string FixInside(const StackLayer& l, uint64_t unit) {
           unit, SizeArgument(Lcm(unit, 4 * kMiB), "b"));
     case LayerKind::kLuks: {
       const uint64_t offset = AlignUp(kLuks2DefaultHeaderBytes, unit);
+      // cryptsetup 2.6 cannot move the payload of a header kept on the device in place:
+      // reencrypt --encrypt wants --reduce-device-size or a detached header, and decrypting
+      // LUKS1 needs device-mapper. Formatting anew is what works everywhere.
       return fmt::format(
-          "cryptsetup reencrypt to a new data offset: --decrypt, then --encrypt --type luks2 "
-          "--offset {} (512-byte sectors, {} bytes); or back up, cryptsetup luksFormat (LUKS2 "
-          "puts the payload at 16 MiB) and restore",
+          "back up what it holds, cryptsetup luksFormat --type luks2 --offset {} DEV (512-byte "
+          "sectors: the payload at byte {}), and restore; cryptsetup reencrypt cannot move the "
+          "payload in place while the header stays on the device",
           offset / 512, offset);
     }
     case LayerKind::kMdMember:

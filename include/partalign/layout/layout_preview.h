@@ -41,6 +41,11 @@ struct LayoutPreview {
 LayoutPreview PreviewLayout(const LayoutSpec& spec, const Topology& topology,
                             const ToolVersions& versions);
 
+/// partalign's own command in `preview` names `target` (as a shell word) where every tool's
+/// command says DEV: it only prints a plan, so it is advice to paste, while the tools' commands
+/// write the disk and stay descriptions.
+void NameTarget(LayoutPreview& preview, const std::string& target);
+
 /// The tools of ToolViews() alone (the partitioners, then the installers), for a request (the
 /// planner adds its own placement).
 LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topology,
@@ -69,9 +74,9 @@ std::vector<std::string> LayoutFaults(const LayoutPrediction& prediction,
 
 /// `layout_predictions`: a list of {tool, command, partitions: [{number, kind, start_sector,
 /// end_sector, size_bytes, aligned}], gaps: [{start_sector, end_sector}], omitted: [{number,
-/// modelled, reason}], faults (LayoutFaults), warnings, error, reasons}. `aligned` is partalign's verdict
-/// (RecommendAlignment) on the start; `omitted` the partitions of the layout an installer skips
-/// or that its model does not place (empty for the partitioners).
+/// modelled, reason}], faults (LayoutFaults), warnings, error, reasons}. `aligned` is partalign's
+/// verdict (RecommendAlignment) on the start; `omitted` the partitions of the layout an installer
+/// skips or that its model does not place (empty for the partitioners).
 nlohmann::json LayoutPredictionsJson(const LayoutPreview& preview);
 
 /// Rows of the human table: TOOL, NR, KIND, START, END, SIZE, GAP-BEFORE, ALIGNED; a tool that

@@ -243,7 +243,10 @@ ExitCode RunExplain(const ExplainCommand& command, Streams io) {
   const std::vector<StackToolPrediction> stack =
       PredictStackTools(device->topology, *stack_versions);
   std::optional<LayoutPreview> preview;
-  if (spec) preview = PreviewLayout(*spec, device->topology, *versions);
+  if (spec) {
+    preview = PreviewLayout(*spec, device->topology, *versions);
+    NameTarget(*preview, command.target.target);
+  }
   if (command.target.json) {
     nlohmann::json j = ExplainJson(report);
     j["stack_predictions"] = StackPredictionsJson(stack);

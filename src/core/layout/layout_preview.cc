@@ -7,6 +7,7 @@
 
 #include "partalign/topology/alignment.h"
 #include "partalign/util/json_util.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -90,11 +91,10 @@ LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
   LayoutPrediction p;
   p.tool = "partalign";
   AlignmentRecommendation a = RecommendAlignment(t);
-  // The spec as given, quoted for a shell; DEV as in every tool's command.
-  std::string quoted = "'";
-  for (char c : spec.text) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  p.command.push_back(spec.text.empty() ? "partalign plan --layout SPEC DEV"
-                                        : "partalign plan --layout " + quoted + "' DEV");
+  // The spec as given, quoted for a shell; DEV as in every tool's command (NameTarget).
+  p.command.push_back(spec.text.empty()
+                          ? "partalign plan --layout SPEC DEV"
+                          : "partalign plan --layout " + ShellQuote(spec.text) + " DEV");
   p.reasons = a.reasons;
   Result<PlanLayout> layout =
       MakeLayout(spec, t.size_bytes / t.logical_sector_size, t.logical_sector_size, a.alignment);
@@ -106,6 +106,17 @@ LayoutPrediction PartalignPlacement(const LayoutSpec& spec, const Topology& t) {
     p.partitions.push_back({q.partition, PlacedKind::kPrimary, q.start_sector, q.end_sector});
   }
   return p;
+}
+
+void NameTarget(LayoutPreview& preview, const std::string& target) {
+  constexpr std::string_view kDev = " DEV";
+  for (LayoutPrediction& p : preview.predictions) {
+    if (p.tool != "partalign" || p.command.empty()) continue;
+    std::string& line = p.command.front();
+    if (line.size() >= kDev.size() && line.ends_with(kDev)) {
+      line.replace(line.size() - kDev.size(), kDev.size(), " " + ShellQuote(target));
+    }
+  }
 }
 
 LayoutPreview PreviewRequest(const LayoutRequest& request, const Topology& topology,
@@ -150,15 +161,12 @@ std::vector<std::string> LayoutFaults(const LayoutPrediction& p, const LayoutReq
   std::vector<std::string> faults;
   for (size_t i = 0; i < p.partitions.size(); ++i) {
     const PlacedPartition& q = p.partitions[i];
-    if (q.end_sector < q.start_sector || q.start_sector < area.first ||
-        q.end_sector > area.last) {
+    if (q.end_sector < q.start_sector || q.start_sector < area.first || q.end_sector > area.last) {
       faults.push_back(fmt::format("partition {} ({}-{}) is not inside the usable area {}-{}",
-                                   q.number, q.start_sector, q.end_sector, area.first,
-                                   area.last));
+                                   q.number, q.start_sector, q.end_sector, area.first, area.last));
     }
-    if (q.kind == PlacedKind::kLogical &&
-        (!extended || q.start_sector <= extended->start_sector ||
-         q.end_sector > extended->end_sector)) {
+    if (q.kind == PlacedKind::kLogical && (!extended || q.start_sector <= extended->start_sector ||
+                                           q.end_sector > extended->end_sector)) {
       faults.push_back(
           fmt::format("logical partition {} is not inside the extended partition", q.number));
     }

@@ -36,11 +36,16 @@ std::string FixInside(const StackLayer& l, uint64_t unit) {
   switch (l.kind) {
     case LayerKind::kLvmPv: {
       const std::string vg = Property(l, "vg");
+      if (vg.empty()) {
+        return fmt::format(
+            "a new PV (it is in no VG: no extents to move): pvremove DEV, then pvcreate "
+            "--dataalignment {} DEV",
+            SizeArgument(unit, "b"));
+      }
       return fmt::format(
-          "a new PV: move the extents off it ({}pvmove DEV), {}pvremove DEV, then pvcreate "
-          "--dataalignment {} DEV",
-          vg.empty() ? "" : fmt::format("vgextend {} OTHER_PV; ", vg),
-          vg.empty() ? "" : fmt::format("vgreduce {} DEV; ", vg), SizeArgument(unit, "b"));
+          "a new PV: move the extents off it (vgextend {0} OTHER_PV; pvmove DEV), vgreduce {0} "
+          "DEV; pvremove DEV, then pvcreate --dataalignment {1} DEV",
+          vg, SizeArgument(unit, "b"));
     }
     case LayerKind::kLvmSegment:
       return fmt::format(

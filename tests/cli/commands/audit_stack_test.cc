@@ -106,6 +106,33 @@ TEST_F(AuditStackTest, APvDataStart3584PastA4KiBBoundaryMakesTheAlignedPartition
   EXPECT_NE(plan.out.find("pvcreate --dataalignment 1m DEV"), std::string::npos) << plan.out;
 }
 
+// A PV in no VG (pvcreate with an offset, nothing made on it): plan's recipe has nothing to move,
+// and its two commands (issue #30: advice that works), with the partition for DEV, make the PV
+// anew with its data aligned.
+TEST_F(AuditStackTest, APvInNoVgIsMadeAnewAsPlanSays) {
+  disk_ = std::make_unique<test::PartitionedLoop>(kOnePartition, 512, 160u << 20);
+  pv_ = disk_->loop().PartitionPath(1);
+  test::RunLvmOrThrow("pvcreate", {"-q", "--dataalignmentoffset", "3584b", pv_}, {pv_});
+  test::RunOrThrow({"sync"});
+  nlohmann::json j = AuditJson({}, disk_->image(), 2);
+  ASSERT_EQ((*Layer(j["partitions"][0]["stack"], "lvm2_pv"))["aligned"], false);
+  CommandResult plan = RunPartalign({"plan", disk_->image()});
+  EXPECT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string remove =
+      test::AdviceIn(plan.out, "no extents to move\\): (pvremove) DEV, then");
+  const std::string create =
+      test::AdviceIn(plan.out, "then pvcreate (--dataalignment [0-9a-z]+) DEV");
+  ASSERT_EQ(remove, "pvremove");
+  test::RunLvmOrThrow("pvremove", {"-q", pv_}, {pv_});
+  test::RunLvmOrThrow("pvcreate",
+                      {"-q", "--dataalignment", create.substr(create.find(' ') + 1), pv_}, {pv_});
+  test::RunOrThrow({"sync"});
+  j = AuditJson({}, disk_->image(), 0);
+  const nlohmann::json* pv = Layer(j["partitions"][0]["stack"], "lvm2_pv");
+  ASSERT_NE(pv, nullptr) << j["partitions"][0].dump(1);
+  EXPECT_EQ((*pv)["aligned"], true);
+}
+
 // The issue's "done when", second half.
 TEST_F(AuditStackTest, TheSameStackWithDefaultPvcreatePasses) {
   MakePv({});

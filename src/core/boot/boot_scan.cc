@@ -379,7 +379,6 @@ uint32_t NewPlaceOver(const ScanContext& c, const std::vector<SectorRange>& rang
   return 0;
 }
 
-// GRUB's boot.img in `where` (0 = the MBR, else the partition's first sector).
 // The node of partition `number` of `disk`, as the kernel names it: a "p" between a disk name
 // that ends in a digit and the number (/dev/loop0p1, /dev/nvme0n1p1, /dev/sdb1).
 std::string PartitionNode(const std::string& disk, uint32_t number) {
@@ -395,6 +394,7 @@ std::string GrubInstallCommand(const std::string& disk, uint32_t where) {
          (disk.empty() ? std::string("PARTITION") : ShellQuote(PartitionNode(disk, where)));
 }
 
+// GRUB's boot.img in `where` (0 = the MBR, else the partition's first sector).
 Status GrubRecords(ScanContext& c, uint32_t where, const GrubBootImage& boot) {
   const bool legacy = boot.generation == GrubGeneration::kLegacy;
   const std::string boot_name = legacy ? "GRUB Legacy stage1" : "GRUB 2 boot.img";

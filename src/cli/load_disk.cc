@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include "io/device/device_probe.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -34,7 +35,7 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
         "sectors: every position in it would be misread (read it as it is with --sector-size "
         "{}, or rewrite it for {}-byte sectors: 'partalign translate {}')",
         options.target, *info.written_for_sector_size, ss, *info.written_for_sector_size, ss,
-        options.target));
+        ShellQuote(options.target)));
   }
   ReadTableOptions read;
   // Only when asked: a user sector size also resets libfdisk's I/O sizes (and so the first

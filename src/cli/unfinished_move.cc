@@ -8,6 +8,7 @@
 
 #include "io/device/target.h"
 #include "io/move/mover.h"
+#include "partalign/util/shell_quote.h"
 
 namespace partalign {
 
@@ -51,8 +52,9 @@ std::vector<std::string> UnfinishedMoveLines(const std::string& path,
     lines.push_back(fmt::format(
         "'{}' has an unfinished data move (journal '{}', state {}{}): its partitions are half "
         "moved and nothing read from them now describes the old layout or the new one. Finish "
-        "it first: partalign resume '{}' (or undo it: partalign resume --rollback '{}')",
-        path, m.journal, m.state, m.registered ? "" : ", not in the registry", arg, arg));
+        "it first: partalign resume {} (or undo it: partalign resume --rollback {})",
+        path, m.journal, m.state, m.registered ? "" : ", not in the registry", ShellQuote(arg),
+        ShellQuote(arg)));
   }
   return lines;
 }
@@ -65,8 +67,8 @@ nlohmann::json UnfinishedMovesJson(const std::string& path,
     out.push_back({{"journal", m.journal},
                    {"state", m.state},
                    {"registered", m.registered},
-                   {"resume", fmt::format("partalign resume '{}'", arg)},
-                   {"rollback", fmt::format("partalign resume --rollback '{}'", arg)}});
+                   {"resume", "partalign resume " + ShellQuote(arg)},
+                   {"rollback", "partalign resume --rollback " + ShellQuote(arg)}});
   }
   return out;
 }

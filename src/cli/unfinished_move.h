@@ -31,8 +31,8 @@ struct UnfinishedMove {
 Result<std::vector<UnfinishedMove>> FindUnfinishedMoves(const std::string& path);
 
 /// "'/dev/sdb' has an unfinished data move (journal 'J', state moving): its partitions are
-/// half moved. Finish it first: partalign resume '/dev/sdb' (or roll it back: partalign resume
-/// --rollback '/dev/sdb')", one line per move.
+/// half moved. Finish it first: partalign resume /dev/sdb (or undo it: partalign resume
+/// --rollback /dev/sdb)", one line per move, each path quoted for a shell where it needs it.
 std::vector<std::string> UnfinishedMoveLines(const std::string& path,
                                              const std::vector<UnfinishedMove>& moves);
 

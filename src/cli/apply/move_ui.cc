@@ -21,6 +21,7 @@
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
 #include "partalign/move/progress.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -227,10 +228,11 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
       return ExitCode::kOk;
     case MoveStatus::kStopped:
       PrintError(io.err, outcome.message);
-      PrintError(io.err, fmt::format("the move is unfinished and '{}' is part-way; run 'partalign "
-                                     "resume {}' to complete it, or 'partalign resume --rollback "
-                                     "{}' to undo it",
-                                     device_path, journal_path, journal_path));
+      PrintError(io.err,
+                 fmt::format("the move is unfinished and '{}' is part-way; run 'partalign "
+                             "resume {}' to complete it, or 'partalign resume --rollback "
+                             "{}' to undo it",
+                             device_path, ShellQuote(journal_path), ShellQuote(journal_path)));
       return ExitCode::kUnfinished;
   }
   return ExitCode::kFailure;

@@ -23,6 +23,7 @@
 #include "io/util/smartcols_table.h"
 #include "partalign/table/kernel_partitions.h"
 #include "partalign/table/plan_check.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 #include "partalign/util/version.h"
 
@@ -49,8 +50,7 @@ std::optional<uint64_t> EnvNumber(const char* name) {
 
 ExitCode FailedAfterWrite(Streams io, const std::string& message, const std::string& backup) {
   PrintError(io.err, message);
-  PrintError(io.err,
-             fmt::format("the old table can be put back with: partalign restore '{}'", backup));
+  PrintError(io.err, "the old table can be put back with: partalign restore " + ShellQuote(backup));
   return ExitCode::kFailure;
 }
 
@@ -396,7 +396,7 @@ bool UpdateKernel(Streams io, Target& target, const PartitionTable& table) {
                                : applied.error().message);
     PrintError(io.err, fmt::format("the table on '{}' is written and verified, but the kernel "
                                    "still has other partitions; run 'partx -u {}' or reboot",
-                                   target.path, target.path));
+                                   target.path, ShellQuote(target.path)));
     return false;
   }
   return true;

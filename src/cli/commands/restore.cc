@@ -255,7 +255,8 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
           WriteTableRanges(disk->fd.get(), path, sector_size, changed, HooksFromEnvironment());
       !s) {
     PrintError(io.err, s.error().message);
-    PrintError(io.err, fmt::format("run the restore again: 'partalign restore {}'", c.backup_path));
+    PrintError(io.err, fmt::format("run the restore again: 'partalign restore {}'",
+                                   ShellQuote(c.backup_path)));
     return ExitCode::kFailure;
   }
   Result<std::vector<size_t>> left = DifferingRanges(

@@ -47,8 +47,8 @@ constexpr std::string_view kNotTheJournalsState = "the disk no longer holds the 
 std::string ForgetAdvice(const std::string& journal) {
   return fmt::format(
       "if the disk was restored from a copy, or the move finished by other means, forget the "
-      "journal: partalign resume --forget '{}'",
-      journal);
+      "journal: partalign resume --forget {}",
+      ShellQuote(journal));
 }
 
 // Whether `path` is a journal file (its magic, or the name apply gives journals: one being
@@ -82,7 +82,8 @@ ExitCode ListMoves(Streams io) {
   }
   io.out << fmt::format("{} unfinished move(s):\n", moves->size());
   for (const RegisteredJournal& j : *moves) {
-    io.out << "  " << Line(j) << "\n    partalign resume '" << j.entry.journal_path << "'\n";
+    io.out << "  " << Line(j) << "\n    partalign resume " << ShellQuote(j.entry.journal_path)
+           << "\n";
   }
   return ExitCode::kUnfinished;
 }

@@ -8,6 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "partalign/layout/planner.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -307,7 +308,7 @@ std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table,
       "Nothing has been written. {}, then apply it with `partalign apply {}`: it checks that "
       "the disk and its table are still the ones planned for, backs up the table",
       advice.command.empty() ? advice.how : fmt::format("Save the plan with `{}`", advice.command),
-      advice.file);
+      ShellQuote(advice.file));
   out += moves ? ", moves the data of the `move-data` partitions (journaled), then writes the "
                  "new table.\n"
                : ", then writes the new table.\n";

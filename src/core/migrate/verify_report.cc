@@ -11,6 +11,7 @@
 #include "partalign/layout/audit.h"
 #include "partalign/tools/explain_report.h"
 #include "partalign/topology/probe_report.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 #include "partalign/util/version.h"
 
@@ -550,7 +551,8 @@ std::string RestoreEntryCommand(const Partition& p, const PartitionTable& table,
   if (p.bootable) entry += ", bootable";
   std::string quoted;
   for (char c : entry) quoted += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return fmt::format("echo '{}' | sfdisk -N {} {}", quoted, p.number, now.identity.path);
+  return fmt::format("echo '{}' | sfdisk -N {} {}", quoted, p.number,
+                     ShellQuote(now.identity.path));
 }
 
 void PartitionChanges(const Snapshot& before, const Snapshot& now,
@@ -652,7 +654,7 @@ void VerdictChanges(const Snapshot& before, const Snapshot& now, VerifyReport* r
 
 void DecideActions(const Snapshot& now, const TranslateOutlook& translate, VerifyReport* r) {
   const uint64_t lss = now.topology.logical_sector_size;
-  const std::string device = now.identity.path;
+  const std::string device = ShellQuote(now.identity.path);
   if (now.table_written_for && *now.table_written_for != lss &&
       now.table.label != LabelType::kNone) {
     const uint64_t w = *now.table_written_for;

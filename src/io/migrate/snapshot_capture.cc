@@ -12,6 +12,7 @@
 #include "io/util/xxhash_digest.h"
 #include "partalign/layout/audit.h"
 #include "partalign/tools/explain_report.h"
+#include "partalign/util/shell_quote.h"
 
 namespace partalign {
 namespace {
@@ -110,7 +111,7 @@ Result<Snapshot> CaptureSnapshot(const std::string& path, const ProbeOptions& op
     s.audit_note = fmt::format(
         "not audited: the table is written for {}-byte sectors and the disk has {}-byte sectors "
         "(rewrite it for them first: 'partalign translate {}')",
-        read_size, lss, path);
+        read_size, lss, ShellQuote(path));
     RecordPredictions(s.topology, nullptr, versions, &s);
   }
   return s;

@@ -21,6 +21,7 @@
 #include "io/move/move_journal.h"
 #include "io/util/unique_fd.h"
 #include "io/util/xxhash_hasher.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/version.h"
 
 namespace partalign {
@@ -131,7 +132,7 @@ void Finish(const std::string& journal_path, const JournalUuid& uuid, MoveOutcom
     outcome.notes.push_back(fmt::format(
         "the journal registration could not be removed: {}; the journal '{}' is kept, and "
         "'partalign resume {}' removes both",
-        unregistered.error().message, journal_path, journal_path));
+        unregistered.error().message, journal_path, ShellQuote(journal_path)));
     return;
   }
   if (Status removed = RemoveJournalFile(journal_path); !removed) {
@@ -181,7 +182,7 @@ std::string UnfinishedMoveMessage(const std::string& device_path, const std::str
   return fmt::format(
       "'{}' has an unfinished move (journal '{}'); run 'partalign resume {}' to complete it or "
       "'partalign resume --rollback {}' to undo it first",
-      device_path, journal, journal, journal);
+      device_path, journal, ShellQuote(journal), ShellQuote(journal));
 }
 
 namespace {
@@ -286,7 +287,7 @@ Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
     return MakeError(fmt::format(
         "the journal '{}' already exists; if it belongs to an unfinished move run 'partalign "
         "resume {}', else choose another path",
-        journal_path, journal_path));
+        journal_path, ShellQuote(journal_path)));
   }
   Result<JournalDevice> device = DescribeMoveDevice(target);
   if (!device) return device.error();
@@ -509,7 +510,7 @@ Result<std::string> ForgetJournal(const Target& target, const std::string& journ
         "'{}' holds the interrupted move the journal describes (state: {}): forgetting the "
         "journal would leave it half-moved for good; run 'partalign resume {}' to complete it, "
         "or add --rollback to undo it",
-        target.path, ToString(state->phase), journal_path));
+        target.path, ToString(state->phase), ShellQuote(journal_path)));
   }
   const std::string absolute = AbsolutePath(journal_path);
   if (Status s = UnregisterJournal(journal.header().uuid); !s) return s.error();

@@ -239,7 +239,7 @@ TEST_F(ResumeFaultsTest, ADiskRestoredFromACopyIsNotResumed) {
   EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
   EXPECT_NE(r.err.find("the disk no longer holds the interrupted move"), std::string::npos)
       << r.err;
-  EXPECT_NE(r.err.find(fmt::format("partalign resume --forget '{}'", journal)), std::string::npos)
+  EXPECT_NE(r.err.find(fmt::format("partalign resume --forget {}", journal)), std::string::npos)
       << r.err;
   EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "") << "resume wrote a refused disk";
   const CommandResult rollback = Partalign({"resume", journal, "--rollback", "--yes"});
@@ -248,7 +248,7 @@ TEST_F(ResumeFaultsTest, ADiskRestoredFromACopyIsNotResumed) {
 
   // The advice, word for word: forget the journal; then the plan applies from the start.
   const CommandResult forgot = Advice(
-      test::AdviceIn(r.err, "forget the journal: (partalign resume --forget '[^']+')") + " --yes");
+      test::AdviceIn(r.err, "forget the journal: (partalign resume --forget [^\n]+)") + " --yes");
   ASSERT_EQ(forgot.exit_code, 0) << forgot.out << forgot.err;
   EXPECT_FALSE(std::filesystem::exists(journal));
   EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "");
@@ -429,7 +429,7 @@ TEST_F(ResumeFaultsTest, AnUnfinishedMoveIsVisibleToEveryCommand) {
   const std::string journal = KilledApply();
   ASSERT_FALSE(journal.empty());
   const std::string dev = disk_->device();
-  const std::string resume_command = fmt::format("partalign resume '{}'", dev);
+  const std::string resume_command = fmt::format("partalign resume {}", dev);
   const std::string half = disk_->Snapshot("half.img");
 
   const CommandResult probe = Partalign({"probe", dev});
@@ -478,8 +478,8 @@ TEST_F(ResumeFaultsTest, AnUnfinishedMoveIsVisibleToEveryCommand) {
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "") << "a reading command wrote the disk";
 
   // probe's advice, word for word (resume DEVICE), finishes it; then nothing is unfinished.
-  const CommandResult resumed =
-      Advice(test::AdviceIn(probe.err, "Finish it first: (partalign resume '[^']+')") + " --yes");
+  const CommandResult resumed = Advice(
+      test::AdviceIn(probe.err, "Finish it first: (partalign resume [^ ]+) \\(or undo") + " --yes");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   const CommandResult none = Partalign({"resume"});
   EXPECT_EQ(none.exit_code, 0) << none.out << none.err;
@@ -541,7 +541,7 @@ TEST_F(ResumeFaultsTest, TheListOfUnfinishedMovesNamesTheResumeOfEach) {
   const CommandResult list = Partalign({"resume"});
   EXPECT_EQ(list.exit_code, 4) << list.out << list.err;
   const CommandResult resumed =
-      Advice(test::AdviceIn(list.out, "\n    (partalign resume '[^']+')\n") + " --yes");
+      Advice(test::AdviceIn(list.out, "\n    (partalign resume [^\n]+)\n") + " --yes");
   ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
   EXPECT_FALSE(std::filesystem::exists(journal));
   FinishAndExpectIntact("");

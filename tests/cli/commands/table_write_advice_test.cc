@@ -52,26 +52,28 @@ std::string EmptyGptImage(const test::TempDir& dir) {
 }
 
 CommandResult PlanAndApply(const test::TempDir& dir, const std::string& image,
-                           const std::map<std::string, std::string>& env) {
+                           const std::map<std::string, std::string>& env,
+                           const std::string& backups = "backups") {
   const CommandResult planned =
       test::RunPartalign({"plan", "-o", dir.File("plan.json"), image}, "", Env(dir));
   EXPECT_EQ(planned.exit_code, 0) << planned.out << planned.err;
   return test::RunPartalign(
-      {"apply", dir.File("plan.json"), "--yes", "--backup-dir", dir.File("backups")}, "", env);
+      {"apply", dir.File("plan.json"), "--yes", "--backup-dir", dir.File(backups)}, "", env);
 }
 
 // apply's write fails after its first sector: it names the restore of the backup it took, and
-// that restore, as printed, puts every byte of the image back.
+// that restore, as printed, puts every byte of the image back. The backups are in a directory
+// whose name a shell would split and unquote: the advice quotes it.
 TEST(TableWriteAdviceTest, AFailedApplyNamesTheRestoreThatPutsTheTableBack) {
   test::TempDir dir;
   const std::string image = EmptyGptImage(dir);
   const std::string pristine = dir.File("pristine.img");
   test::RunOrThrow({"cp", "--sparse=always", image, pristine});
-  const CommandResult failed = PlanAndApply(dir, image, FailAfter(dir, 1));
+  const CommandResult failed = PlanAndApply(dir, image, FailAfter(dir, 1), "it's my backups");
   ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
   EXPECT_NE(test::CmpFiles(image, pristine), "") << "the first sector was not written";
   const std::string restore =
-      AdviceIn(failed.err, "the old table can be put back with: (partalign restore '[^']+')");
+      AdviceIn(failed.err, "the old table can be put back with: (partalign restore [^\n]+)");
   const CommandResult restored = RunAdvice(restore + " --yes", dir.path());
   ASSERT_EQ(restored.exit_code, 0) << restored.out << restored.err;
   EXPECT_EQ(test::CmpFiles(image, pristine), "");
@@ -114,7 +116,7 @@ TEST(TableWriteAdviceTest, AFailedTranslateNamesTheRestoreThatPutsTheTableBack) 
   EXPECT_NE(test::CmpFiles(image, pristine), "") << "the first sector was not written";
   ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
   const CommandResult restored = RunAdvice(
-      AdviceIn(failed.err, "the old table can be put back with: (partalign restore '[^']+')") +
+      AdviceIn(failed.err, "the old table can be put back with: (partalign restore [^\n]+)") +
           " --yes",
       dir.path());
   ASSERT_EQ(restored.exit_code, 0) << restored.out << restored.err;

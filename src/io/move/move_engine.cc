@@ -318,15 +318,9 @@ Result<std::optional<std::string>> Engine::CheckDiskState() {
       IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
       if (Status read = device_.Read({&span, 1}); !read) return read.error();
       // Sector by sector (I7: a torn table write leaves each sector old or new).
-      bool holds = true;
-      for (uint64_t at = 0; at < update.old_bytes.size() && holds; at += sector_) {
-        const uint64_t n = std::min<uint64_t>(sector_, update.old_bytes.size() - at);
-        const bool old_bytes = std::memcmp(on_disk.data() + at, &update.old_bytes[at], n) == 0;
-        const bool new_bytes = at + n <= update.new_bytes.size() &&
-                               std::memcmp(on_disk.data() + at, &update.new_bytes[at], n) == 0;
-        holds = old_bytes || (either && new_bytes);
-      }
-      if (holds) continue;
+      const TableBytesState now = ClassifyTableBytes({on_disk.data(), update.old_bytes.size()},
+                                                     update.old_bytes, update.new_bytes, sector_);
+      if (now == TableBytesState::kOld || (either && now != TableBytesState::kForeign)) continue;
       return std::optional<std::string>(fmt::format(
           "the disk no longer holds the interrupted move: the partition-table bytes at byte {} "
           "are not {} (journal state: {}) - the table changed since (the disk restored from a "

@@ -159,6 +159,16 @@ class ResumeFaultsTest : public ::testing::Test {
     }
   }
 
+  // `resume_advice` ("partalign resume J", as printed) run with --yes: the move of `journal`
+  // is completed and its journal gone; then the rest of the plan, every file intact.
+  void ResumeAsAdvisedAndFinish(const std::string& resume_advice,
+                                const std::string& journal) const {
+    const CommandResult resumed = Advice(resume_advice + " --yes");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+    EXPECT_FALSE(std::filesystem::exists(journal));
+    FinishAndExpectIntact("");
+  }
+
   // `plan_advice` ("partalign plan DEV", as printed) saved with -o and applied: the disk ends
   // at the planned layout against `pristine`.
   void ApplyWhatIsLeft(const std::string& plan_advice, const std::string& pristine) const {
@@ -267,11 +277,8 @@ TEST_F(ResumeFaultsTest, ForgetRefusesAJournalTheDiskStillHolds) {
   EXPECT_TRUE(std::filesystem::exists(journal));
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
   // The advice, word for word: it completes the move.
-  const CommandResult resumed =
-      Advice(test::AdviceIn(r.err, "run '(partalign resume [^']+)' to complete it") + " --yes");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  EXPECT_FALSE(std::filesystem::exists(journal));
-  FinishAndExpectIntact("");
+  ResumeAsAdvisedAndFinish(test::AdviceIn(r.err, "run '(partalign resume [^']+)' to complete it"),
+                           journal);
 }
 
 // 3. The registry lost (a state directory on storage that did not survive): apply still
@@ -540,11 +547,7 @@ TEST_F(ResumeFaultsTest, TheListOfUnfinishedMovesNamesTheResumeOfEach) {
   ASSERT_FALSE(journal.empty());
   const CommandResult list = Partalign({"resume"});
   EXPECT_EQ(list.exit_code, 4) << list.out << list.err;
-  const CommandResult resumed =
-      Advice(test::AdviceIn(list.out, "\n    (partalign resume [^\n]+)\n") + " --yes");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  EXPECT_FALSE(std::filesystem::exists(journal));
-  FinishAndExpectIntact("");
+  ResumeAsAdvisedAndFinish(test::AdviceIn(list.out, "\n    (partalign resume [^\n]+)\n"), journal);
 }
 
 // Ctrl-C in a step's move (the real SIGINT, raised before the second batch): the mover stops

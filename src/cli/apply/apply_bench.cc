@@ -11,7 +11,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_output.h"
+#include "cli/bench/bench_output.h"
 #include "io/bench/bench_session.h"
 #include "io/bench/bench_setup.h"
 #include "partalign/bench/bench_render.h"

@@ -13,10 +13,10 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/advice/plan_advice.h"
 #include "cli/apply/boot_steps.h"
 #include "cli/apply/left_behind.h"
 #include "cli/apply/move_ui.h"
-#include "cli/plan_advice.h"
 #include "io/boot/boot_records.h"
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"

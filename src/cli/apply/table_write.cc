@@ -16,7 +16,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
-#include "cli/target_options.h"
+#include "cli/target/target_options.h"
 #include "io/device/in_use.h"
 #include "io/move/mover.h"
 #include "io/table/blkpg.h"

@@ -16,7 +16,7 @@
 #include "cli/apply/left_behind.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
-#include "cli/content_proof.h"
+#include "cli/content/content_proof.h"
 #include "io/device/device_probe.h"
 #include "io/move/journal_registry.h"
 #include "io/table/fdisk_table.h"

@@ -14,10 +14,10 @@
 #include <sstream>
 
 #include "cli/commands.h"
-#include "cli/disk_stacks.h"
-#include "cli/load_disk.h"
-#include "cli/target_options.h"
-#include "cli/unfinished_move.h"
+#include "cli/move/unfinished_move.h"
+#include "cli/stack/disk_stacks.h"
+#include "cli/target/load_disk.h"
+#include "cli/target/target_options.h"
 #include "io/boot/boot_records.h"
 #include "io/device/disk_list.h"
 #include "io/device/target.h"

@@ -14,7 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_output.h"
+#include "cli/bench/bench_output.h"
 #include "cli/commands.h"
 #include "io/bench/bench_session.h"
 #include "io/device/in_use.h"

@@ -11,7 +11,7 @@
 #include <ostream>
 
 #include "cli/commands.h"
-#include "cli/target_options.h"
+#include "cli/target/target_options.h"
 #include "io/device/device_probe.h"
 #include "io/tools/fdisk_alignment.h"
 #include "io/tools/parted_alignment.h"

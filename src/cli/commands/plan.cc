@@ -10,14 +10,14 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/advice/plan_advice.h"
 #include "cli/commands.h"
-#include "cli/content_proof.h"
-#include "cli/disk_stacks.h"
+#include "cli/content/content_proof.h"
 #include "cli/interactive/planner_session.h"
-#include "cli/load_disk.h"
-#include "cli/plan_advice.h"
-#include "cli/target_options.h"
-#include "cli/unfinished_move.h"
+#include "cli/move/unfinished_move.h"
+#include "cli/stack/disk_stacks.h"
+#include "cli/target/load_disk.h"
+#include "cli/target/target_options.h"
 #include "io/boot/boot_records.h"
 #include "io/device/in_use.h"
 #include "io/device/target.h"

@@ -7,8 +7,8 @@
 #include <ostream>
 
 #include "cli/commands.h"
-#include "cli/target_options.h"
-#include "cli/unfinished_move.h"
+#include "cli/move/unfinished_move.h"
+#include "cli/target/target_options.h"
 #include "io/device/device_probe.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/topology/probe_report.h"

@@ -12,15 +12,15 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
-#include "cli/bench_output.h"
+#include "cli/advice/plan_advice.h"
+#include "cli/bench/bench_output.h"
 #include "cli/commands.h"
-#include "cli/content_proof.h"
-#include "cli/disk_stacks.h"
-#include "cli/load_disk.h"
-#include "cli/plan_advice.h"
-#include "cli/target_options.h"
-#include "cli/unfinished_move.h"
-#include "cli/verify_target.h"
+#include "cli/content/content_proof.h"
+#include "cli/migrate/verify_target.h"
+#include "cli/move/unfinished_move.h"
+#include "cli/stack/disk_stacks.h"
+#include "cli/target/load_disk.h"
+#include "cli/target/target_options.h"
 #include "io/bench/bench_session.h"
 #include "io/tools/fdisk_alignment.h"
 #include "io/tools/tool_versions.h"

@@ -10,9 +10,9 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/advice/plan_advice.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
-#include "cli/plan_advice.h"
 #include "io/device/device_probe.h"
 #include "io/label/table_gate.h"
 #include "io/table/backup_file.h"

@@ -15,10 +15,10 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/advice/plan_advice.h"
 #include "cli/apply/move_ui.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
-#include "cli/plan_advice.h"
 #include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/move/journal_file.h"

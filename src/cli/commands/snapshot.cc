@@ -11,8 +11,8 @@
 
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
-#include "cli/target_options.h"
-#include "cli/unfinished_move.h"
+#include "cli/move/unfinished_move.h"
+#include "cli/target/target_options.h"
 #include "io/migrate/snapshot_capture.h"
 #include "io/migrate/snapshot_file.h"
 #include "io/tools/tool_versions.h"

@@ -14,10 +14,10 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/advice/plan_advice.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
-#include "cli/plan_advice.h"
-#include "cli/target_options.h"
+#include "cli/target/target_options.h"
 #include "io/device/device_probe.h"
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"

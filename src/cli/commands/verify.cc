@@ -9,9 +9,9 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
-#include "cli/target_options.h"
-#include "cli/unfinished_move.h"
-#include "cli/verify_target.h"
+#include "cli/migrate/verify_target.h"
+#include "cli/move/unfinished_move.h"
+#include "cli/target/target_options.h"
 #include "partalign/migrate/verify_report.h"
 
 namespace partalign {

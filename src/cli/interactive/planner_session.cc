@@ -11,8 +11,8 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/apply/table_write.h"
-#include "cli/content_proof.h"
-#include "cli/load_disk.h"
+#include "cli/content/content_proof.h"
+#include "cli/target/load_disk.h"
 #include "io/table/backup_file.h"
 #include "io/terminal/curses_terminal.h"
 #include "io/tools/tool_versions.h"

@@ -10,7 +10,7 @@
 #include <string>
 
 #include "cli/commands.h"
-#include "cli/target_options.h"
+#include "cli/target/target_options.h"
 #include "partalign/topology/device.h"
 
 namespace partalign {

@@ -165,7 +165,7 @@ Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path
   if (contents.proof != ContentProof::kSignature) {
     // Only the head: enough to find most data at once, cheap enough for every audit. A zero
     // head proves nothing (kUnscanned); plan and apply read the rest when it matters
-    // (ProvePartitionsEmpty, src/cli/content_proof.h).
+    // (ProvePartitionsEmpty, src/cli/content/content_proof.h).
     Result<std::optional<uint64_t>> data =
         FindFirstNonZero(fd, path, offset, std::min<uint64_t>(kDataProbeBytes, size));
     if (!data) return data.error();

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/load_disk.h"
+#include "cli/target/load_disk.h"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

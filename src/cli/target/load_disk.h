@@ -11,7 +11,7 @@
 #include "cli/cli11_fwd.h"
 
 #include "cli/commands.h"
-#include "cli/target_options.h"
+#include "cli/target/target_options.h"
 #include "io/table/fdisk_table.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology_check.h"

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/content_proof.h"
+#include "cli/content/content_proof.h"
 
 #include <unistd.h>
 

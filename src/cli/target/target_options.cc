@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/target_options.h"
+#include "cli/target/target_options.h"
 
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>

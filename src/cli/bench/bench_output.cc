@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/bench_output.h"
+#include "cli/bench/bench_output.h"
 
 #include <fstream>
 #include <set>

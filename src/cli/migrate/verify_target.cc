@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/verify_target.h"
+#include "cli/migrate/verify_target.h"
 
 #include <algorithm>
 

@@ -8,8 +8,8 @@
 #include <string>
 #include <string_view>
 
-#include "cli/content_proof.h"
-#include "cli/target_options.h"
+#include "cli/content/content_proof.h"
+#include "cli/target/target_options.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/util/shell_quote.h"
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/disk_stacks.h"
+#include "cli/stack/disk_stacks.h"
 
 #include <algorithm>
 

@@ -9,7 +9,7 @@
 #include <map>
 #include <optional>
 
-#include "cli/load_disk.h"
+#include "cli/target/load_disk.h"
 #include "partalign/layout/audit.h"
 #include "partalign/stack/stack_layer.h"
 #include "partalign/tools/tool_version.h"

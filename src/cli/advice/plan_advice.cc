@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/plan_advice.h"
+#include "cli/advice/plan_advice.h"
 
 #include <fmt/format.h>
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-#include "cli/unfinished_move.h"
+#include "cli/move/unfinished_move.h"
 
 #include <sys/stat.h>
 

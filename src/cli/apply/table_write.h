@@ -120,8 +120,4 @@ void PrintRanges(std::ostream& out, const TableTransition& transition, bool all)
 /// after printing why, and what to do, when the kernel could not be updated.
 bool UpdateKernel(Streams io, Target& target, const PartitionTable& table);
 
-/// `apply PLAN` with these options and every other one at its default: the whole contract
-/// (the planner's `w` runs it on the plan file it wrote).
-ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io);
-
 }  // namespace partalign

@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "cli/apply/table_write.h"
+#include "cli/apply/apply_plan.h"
 #include "cli/content/content_proof.h"
 #include "cli/target/load_disk.h"
 #include "io/table/backup_file.h"

@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// Executing a plan file with every protection of the safety contract (docs/apply.md, "What
+// apply does, step by step"): the steps `partalign apply` runs, and that every other way of
+// applying a plan (the interactive planner's `w`) calls rather than repeats.
+#pragma once
+
+#include <string>
+
+#include "cli/apply/apply_bench.h"
+#include "cli/apply/table_write.h"
+#include "cli/commands.h"
+#include "io/boot/boot_records.h"
+#include "io/move/journal_registry.h"
+
+namespace partalign {
+
+/// What `partalign apply` was asked to do.
+struct ApplyRequest {
+  std::string plan_path;
+  TableWriteOptions write;
+  bool json = false;
+  std::string journal_dir = DefaultJournalDir();
+  bool progress = false;
+  bool copy_all = false;
+  BootScanOptions boot;     ///< --allow-reinstall-bootloader (docs/boot-records.md)
+  ApplyBenchOptions bench;  ///< --bench (apply_bench.h)
+};
+
+/// Runs every step: the plan read and checked against the disk, emptiness proven, the table
+/// write or the journaled moves (apply_moves.h), verification, the kernel told; prints what it
+/// does on `io` and returns the exit status.
+ExitCode ApplyPlan(Streams io, const ApplyRequest& request);
+
+/// `apply PLAN` with these options and every other one at its default: the whole contract
+/// (the planner's `w` runs it on the plan file it wrote).
+ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io);
+
+}  // namespace partalign

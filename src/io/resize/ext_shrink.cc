@@ -13,7 +13,7 @@ namespace partalign {
 Status ShrinkExt(ShrinkJob& job) {
   const std::string copy = job.copy.path();
   if (Status clean = RunToolStep(job, {"e2fsck", "-f", "-n", copy}, "clean"); !clean) {
-    return MakeError(clean.error().message + "; run 'e2fsck -f' on it first");
+    return MakeError(clean.error().message + "; repair it with e2fsck -f first");
   }
   // -p repairs only what is safe without asking; on a filesystem -n found clean it only
   // records the check (exit 0). Anything else (1: it corrected something) is refused.

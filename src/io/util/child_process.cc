@@ -44,7 +44,10 @@ std::vector<std::string> CLocaleEnvironment() {
 
 std::string CommandLine(const std::vector<std::string>& argv) {
   std::string line;
-  for (const std::string& arg : argv) line += (line.empty() ? "" : " ") + ShellQuote(arg);
+  for (const std::string& arg : argv) {
+    if (!line.empty()) line += ' ';
+    line += ShellQuote(arg);
+  }
   return line;
 }
 

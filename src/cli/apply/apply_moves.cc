@@ -631,6 +631,11 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       "--rollback {0}' undoes it; the steps before it are done, those after it not started), "
       "and then 'partalign plan {0}' makes a new plan for what is left.\n",
       device);
+  if (MoveSteps(steps) < steps.size()) {
+    // A step that writes the table alone has no journal: it is undone like a table-only plan.
+    io.out << "A step that writes the table alone is written in the crash-safe order after its "
+              "backup; if it is interrupted, restoring that backup puts its table back.\n";
+  }
   // Where the backups and journals go, before anything is asked: a full, read-only or missing
   // directory is a refusal now, not a failure after the first write.
   uint64_t journal_bytes = 0;
@@ -714,9 +719,9 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     if (!s.move) {
       Result<PartitionTable> written = WriteTableStep(io, *disk, r.path, sector_size, steps, k);
       if (!written) {
-        PrintError(io.err, written.error().message);
-        PrintError(io.err, fmt::format("'partalign restore {}' puts the table of step {} back",
-                                       ShellQuote(*backup_path), k + 1));
+        // Undone like a table-only plan: its backup records no move.
+        FailedAfterWrite(io, fmt::format("step {}: {}", k + 1, written.error().message),
+                         *backup_path);
         PrintWhereItStopped(io, steps, k, r.path);
         return ExitCode::kFailure;
       }

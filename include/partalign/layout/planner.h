@@ -81,6 +81,10 @@ Result<std::vector<PlanAction>> DescribeExtents(
 /// identity, topology, label, table fingerprint) and the alignment.
 Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device, const Alignment& alignment);
 
+/// Whether every partition of `discard` (plan --discard N) may be given up: a partition of
+/// `table`, not the extended one (its logical partitions are given up one by one).
+Status CheckDiscard(const PartitionTable& table, const std::vector<uint32_t>& discard);
+
 /// The whole plan: PlanPartitions bound to the disk (identity, topology, table fingerprint).
 Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
                       const Alignment& alignment, const PlanOptions& options = {});

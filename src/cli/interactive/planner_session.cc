@@ -25,8 +25,8 @@ namespace {
 
 // The disk as the planner edits it. Only a proof makes a partition empty (docs/audit-plan.md,
 // "Empty is proven"): with `scan`, each partition not proven either way is read in full now.
-Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan,
-                               Streams io) {
+Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan, Streams io,
+                               const std::vector<uint32_t>& discard) {
   Result<LoadedDisk> disk = LoadDisk(target, io);
   if (!disk) return disk.error();
   PartitionTable& table = disk->table.table;
@@ -41,7 +41,7 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
       return s.error();
     }
   }
-  return PlannerModel::Make({disk->device, table}, label);
+  return PlannerModel::Make({disk->device, table}, label, discard);
 }
 
 // The plan file `w` applies, kept beside the table backups as a record of what was written.
@@ -86,7 +86,8 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
 }  // namespace
 
 ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
-                           const std::string& backup_dir, bool scan, Streams io) {
+                           const std::string& backup_dir, bool scan, Streams io,
+                           const std::vector<uint32_t>& discard) {
   if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
     PrintError(io.err,
                fmt::format("plan --interactive needs a terminal; without one use 'partalign "
@@ -94,7 +95,7 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
                            target.target.empty() ? "TARGET" : target.target));
     return ExitCode::kFailure;
   }
-  Result<PlannerModel> model = LoadModel(target, label, scan, io);
+  Result<PlannerModel> model = LoadModel(target, label, scan, io, discard);
   if (!model) {
     PrintError(io.err, model.error().message);
     return ExitCode::kFailure;
@@ -133,10 +134,15 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
       if (s) screen.MarkExported();
       screen.Report(s ? fmt::format("wrote '{}'", effect.path) : s.error().message);
     } else if (effect.kind == PlannerEffect::Kind::kApply) {
+      const std::string before = applied;
       std::string outcome =
           ApplyFromPlanner(**term, *effect.plan, target, backup_dir, io, &applied);
       std::ostringstream quiet;
-      Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet});
+      // After a write the disk is another one, and what was given up is gone; after a refusal
+      // it is the same disk, given up as before.
+      const std::vector<uint32_t> still =
+          applied != before ? std::vector<uint32_t>{} : screen.model().layout().discarded;
+      Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet}, still);
       if (reloaded) {
         screen.Replace(std::move(*reloaded));
       } else {

@@ -304,6 +304,99 @@ TEST(PlannerTest, ImpossibleNamesTheNeighbourAndHowManySectorsAreMissing) {
   EXPECT_EQ(a[1].kind, ActionKind::kNone);
 }
 
+TEST(PlannerTest, FirstLogicalPartitionLeavesTheExtendedPartitionsNodeFree) {
+  // The old fdisk layout again: the plan puts the extended partition's start (the head EBR)
+  // 2 sectors before the first logical partition, not 1: the kernel and partx give the
+  // extended partition a 1 KiB node, which a logical partition starting in it overlaps (partx
+  // -a: "Device or resource busy").
+  PartitionTable t = Dos({{63, 1028097, true},
+                          {1028160, 4096575, false, std::nullopt, PartitionKind::kExtended},
+                          {1028223, 1028097, true, std::nullopt, PartitionKind::kLogical},
+                          {2056383, 1028097, true, std::nullopt, PartitionKind::kLogical}});
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_NE(a[2].kind, ActionKind::kImpossible) << a[2].reason;
+  EXPECT_GE(a[2].new_start_sector, a[1].new_start_sector + 2) << a[1].reason;
+}
+
+TEST(PlannerTest, AnExtendedNodeTooSmallIsWidenedWhenTheTableIsWrittenAnyway) {
+  // The first logical partition right after its EBR (as partalign wrote it before): left alone
+  // when nothing else changes; when the table is written anyway, the extended partition starts
+  // 2 sectors before it.
+  PartitionTable aligned = Dos({{2048, 20480, true},
+                                {24575, 100000, false, std::nullopt, PartitionKind::kExtended},
+                                {24576, 20480, true, std::nullopt, PartitionKind::kLogical}});
+  for (const PlanAction& x : Actions(aligned)) EXPECT_EQ(x.kind, ActionKind::kNone) << x.reason;
+
+  PartitionTable written = aligned;
+  written.partitions[0].start_sector = 2049;  // moves down to 2048
+  written.partitions[0].size_sectors = 20479;
+  std::vector<PlanAction> a = Actions(written);
+  EXPECT_EQ(a[0].new_start_sector, 2048u);
+  EXPECT_EQ(a[1].new_start_sector, 24574u) << a[1].reason;
+  EXPECT_EQ(a[2].kind, ActionKind::kNone) << a[2].reason;
+}
+
+TEST(PlannerTest, PartitionsMoveDownIntoFreeSpaceAnywhere) {
+  // p1 small at 2048; 100 MiB free; p2 aligned, its end 100 sectors past a boundary; p3 right
+  // after it, off the grain, to the end of the disk. p3 can only move down, into p2's last 100
+  // sectors: p2 moves down into the free space first (a data move, nothing shrinks).
+  const uint64_t last = kDisk8GiB - 34;
+  const uint64_t p2_start = 2048 + 2048 + 204800;
+  const uint64_t p2_size = 2048 * 100 + 100;
+  const uint64_t p3_start = p2_start + p2_size;
+  std::vector<PlanAction> a = Actions(
+      Gpt({{2048, 2048, true}, {p2_start, p2_size, true}, {p3_start, last - p3_start + 1, true}}));
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].kind, ActionKind::kNone);
+  EXPECT_EQ(a[1].kind, ActionKind::kMoveData) << a[1].reason;
+  EXPECT_LT(a[1].new_start_sector, p2_start);
+  EXPECT_NE(a[1].reason.find("down"), std::string::npos) << a[1].reason;
+  EXPECT_EQ(a[2].kind, ActionKind::kMoveData) << a[2].reason;
+  EXPECT_LT(a[2].new_start_sector, p3_start) << a[2].reason;
+  EXPECT_EQ(a[2].new_start_sector % 2048, 0u) << a[2].reason;
+  EXPECT_GT(a[2].new_start_sector, a[1].new_end_sector);
+}
+
+// The disk of issue 38 as Windows XP laid it out: 2 GiB, cylinders of 255 x 63 sectors, NTFS
+// at 63, an extended partition from a cylinder to the last whole one with ext4, FAT32 and swap
+// logical partitions 63 sectors after their EBRs, each filling its partition; 1339 sectors
+// free at the end.
+PartitionTable XpDisk() {
+  constexpr uint64_t kCyl = 255 * 63;
+  auto fs = [](uint64_t sectors) { return std::optional<uint64_t>(sectors * 512); };
+  return Dos(
+      {{63, 16 * kCyl - 63, true, std::nullopt, PartitionKind::kPrimary, "ntfs"},
+       {16 * kCyl, 245 * kCyl, false, std::nullopt, PartitionKind::kExtended},
+       {16 * kCyl + 63, 124 * kCyl - 63, true, fs(124 * kCyl - 63), PartitionKind::kLogical,
+        "ext4"},
+       {140 * kCyl + 63, 80 * kCyl - 63, true, fs(80 * kCyl - 63), PartitionKind::kLogical, "vfat"},
+       {220 * kCyl + 63, 41 * kCyl - 63, true, fs(41 * kCyl - 63), PartitionKind::kLogical,
+        "swap"}},
+      4194304);
+}
+
+TEST(PlannerTest, TheFullXpDiskAlignsWhenTheSwapIsDiscarded) {
+  PartitionTable t = XpDisk();
+  ASSERT_EQ(t.partitions.back().end_sector(), 4192964u);
+  size_t impossible = 0;
+  for (const PlanAction& x : Actions(t)) impossible += x.kind == ActionKind::kImpossible;
+  EXPECT_GT(impossible, 0u);
+
+  PlanOptions discard;
+  discard.discard = {7};
+  Result<std::vector<PlanAction>> a = PlanPartitions(t, kMiBAlignment, discard);
+  ASSERT_TRUE(a) << a.error().message;
+  for (const PlanAction& x : *a) {
+    EXPECT_NE(x.kind, ActionKind::kImpossible) << x.partition << ": " << x.reason;
+    if (x.partition != 2) {
+      EXPECT_EQ(x.new_start_sector % 2048, 0u) << x.reason;
+    }
+  }
+  EXPECT_EQ((*a)[4].kind, ActionKind::kTableOnly);
+  EXPECT_EQ((*a)[4].empty, Emptiness::kDiscarded);
+}
+
 TEST(PlannerTest, OverlappingPartitionsAreAnError) {
   Result<std::vector<PlanAction>> r =
       PlanPartitions(Gpt({{2048, 4096, true}, {4000, 4096, true}}), kMiBAlignment);

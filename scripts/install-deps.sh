@@ -30,7 +30,8 @@ fi
 demo_packages=(
   # build
   build-essential cmake ninja-build pkg-config
-  # C libraries of the I/O edge
+  # C libraries of the I/O edge (libparted-dev brings libparted-fs-resize too: the FAT shrink
+  # of "make room", docs/resize.md)
   libblkid-dev libfdisk-dev libparted-dev libmount-dev libsmartcols-dev liburing-dev libxxhash-dev
   # the terminal of plan --interactive (ncursesw, as cfdisk uses)
   libncurses-dev

@@ -21,7 +21,8 @@ constexpr uint64_t kTableBytes = 4 * kSimSector;
 }  // namespace
 
 SimulatedMove::SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table,
-                             uint64_t seed, bool table_in_vacated_source, uint32_t version)
+                             uint64_t seed, bool table_in_vacated_source, uint32_t version,
+                             uint64_t patches)
     : rng_(seed) {
   original_ = RandomBytes(device_bytes, rng_);
   auto add = [&](uint64_t offset, uint64_t length) {
@@ -39,6 +40,13 @@ SimulatedMove::SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bo
     // The sector of the source farthest from the destination: vacated by any shift.
     const bool up = move.dest_bytes > move.source_bytes;
     add(up ? move.source_bytes : move.source_bytes + move.length_bytes - kSimSector, kSimSector);
+  }
+  // The middle half of the device, cut into `patches` slots; one update of 1 to 16 sectors at
+  // the start of each (so they never touch each other or the table at the ends).
+  const uint64_t slot = patches == 0 ? 0 : device_bytes / 2 / patches / kSimSector * kSimSector;
+  for (uint64_t i = 0; i < patches; ++i) {
+    const uint64_t sectors = std::min<uint64_t>(1 + rng_() % 16, slot / kSimSector);
+    add(device_bytes / 4 + i * slot, sectors * kSimSector);
   }
   header_.version = version;
   header_.uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};

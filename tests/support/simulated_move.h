@@ -27,8 +27,11 @@ class SimulatedMove {
   /// with its logical partition), whose old bytes are the source's data there.
   /// `version`: the journal format (kJournalVersionV1 for a journal written before the copy
   /// map, whose move copies every chunk).
+  /// `patches`: that many more updates of 1 to 16 sectors spread over the middle of the device,
+  /// disjoint: the changes of a step that moves no data (a shrink, move.length_bytes 0).
   SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bool with_table, uint64_t seed,
-                bool table_in_vacated_source = false, uint32_t version = kJournalVersion);
+                bool table_in_vacated_source = false, uint32_t version = kJournalVersion,
+                uint64_t patches = 0);
 
   const std::vector<uint8_t>& original() const { return original_; }
   const JournalHeader& header() const { return header_; }

@@ -118,6 +118,7 @@ struct UsedSummary {
   bool operator==(const UsedSummary&) const = default;
 };
 inline constexpr size_t kMaxUsedNotes = 8;
+inline constexpr size_t kMaxStepBytes = 600;
 inline constexpr size_t kMaxUsedNoteBytes = 300;
 
 /// The summary of `map` for the journal header, notes cut to the bounds above.
@@ -139,6 +140,9 @@ struct JournalHeader {
   /// Copied chunks, as recorded (checked against the copy map).
   uint64_t copied_chunks = 0;
   UsedSummary used;
+  /// What a step that moves no data does, for the user ("shrink the ext4 of partition 5 ...";
+  /// header key "step", version 2); empty for a move. At most kMaxStepBytes.
+  std::string step;
   bool operator==(const JournalHeader&) const = default;
 };
 

@@ -193,6 +193,11 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
                      : "";
   switch (outcome.status) {
     case MoveStatus::kCompleted: {
+      if (move.length_bytes == 0) {
+        io.out << fmt::format("wrote the step's {} byte ranges on '{}'\n", table_updates,
+                              device_path);
+        return ExitCode::kOk;
+      }
       io.out << fmt::format(
           "moved {} bytes ({}) on '{}' from byte {} to byte {}{}; verified{}\n", move.length_bytes,
           FormatSize(move.length_bytes), device_path, move.source_bytes, move.dest_bytes,
@@ -219,6 +224,12 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
       return ExitCode::kOk;
     }
     case MoveStatus::kRolledBack:
+      if (move.length_bytes == 0) {
+        io.out << fmt::format(
+            "rolled back: the step's {} byte ranges on '{}' hold their old bytes\n", table_updates,
+            device_path);
+        return ExitCode::kOk;
+      }
       io.out << fmt::format("rolled back: the {} bytes are back at byte {} of '{}'{}, verified{}\n",
                             move.length_bytes, move.source_bytes, device_path,
                             table_updates > 0 ? " with the old partition table" : "", digest);

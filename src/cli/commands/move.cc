@@ -161,10 +161,14 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
     PrintError(io.err, valid.error().message);
     return ExitCode::kFailure;
   }
-  const std::string what = fmt::format(
-      "this moves {} bytes of '{}' from byte {} to byte {}{}", request.move.length_bytes,
-      command.target, request.move.source_bytes, request.move.dest_bytes,
-      request.table.empty() ? "" : " and writes a new partition table");
+  const std::string what =
+      request.move.length_bytes == 0
+          ? fmt::format("this writes {} byte ranges of '{}' (a step that moves no data)",
+                        request.table.size(), command.target)
+          : fmt::format("this moves {} bytes of '{}' from byte {} to byte {}{}",
+                        request.move.length_bytes, command.target, request.move.source_bytes,
+                        request.move.dest_bytes,
+                        request.table.empty() ? "" : " and writes a new partition table");
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
 
   return RunMoveOperation(

@@ -240,10 +240,16 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
           : fmt::format(", copying the {} bytes of the used chunks ({}, {} used)",
                         CopiedBytes(header.move), header.used.source,
                         FormatSize(header.used.used_bytes));
-  const std::string what = fmt::format(
-      "this {} the move of {} bytes on '{}' from byte {} to byte {}{} (journal state: {})",
-      command.rollback ? "rolls back" : "completes", header.move.length_bytes, device_path,
-      header.move.source_bytes, header.move.dest_bytes, copies, state);
+  const std::string what =
+      header.move.length_bytes == 0
+          ? fmt::format("this {} the step on '{}' that {} (journal state: {})",
+                        command.rollback ? "rolls back" : "completes", device_path,
+                        header.step.empty() ? "writes the journal's changes" : header.step, state)
+          : fmt::format(
+                "this {} the move of {} bytes on '{}' from byte {} to byte {}{} (journal state: "
+                "{})",
+                command.rollback ? "rolls back" : "completes", header.move.length_bytes,
+                device_path, header.move.source_bytes, header.move.dest_bytes, copies, state);
   // A disk that no longer holds the move is refused before the question, in one line (the mover
   // proves it again once the disk is held; an error here is left for it to report).
   if (Result<Target> reader = OpenTarget(device_path)) {

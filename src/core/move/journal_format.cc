@@ -179,6 +179,7 @@ nlohmann::json HeaderJsonOf(const JournalHeader& h, const Hasher& hasher) {
                {"notes", h.used.notes}};
   j["layout"]["copy_map_offset"] = h.layout.copy_map_offset;
   j["layout"]["copy_map_bytes"] = h.layout.copy_map_bytes;
+  if (!h.step.empty()) j["step"] = h.step;
   return j;
 }
 
@@ -258,6 +259,7 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
       h.used.reasons.emplace_back(name, bytes.get<uint64_t>());
     }
     h.used.notes = u.at("notes").get<std::vector<std::string>>();
+    if (j.contains("step")) h.step = j.at("step").get<std::string>();
     return h;
   } catch (const nlohmann::json::exception& e) {
     return MakeError(fmt::format("the journal header is malformed: {}", e.what()));

@@ -25,10 +25,19 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                     uint64_t logical_sector_size, std::span<const TableUpdate> table) {
   const uint64_t sector = logical_sector_size;
   if (sector == 0) return MakeError("the device reports a logical sector size of 0");
-  if (move.length_bytes == 0) return MakeError("the length of the move is 0");
-  if (move.source_bytes == move.dest_bytes) {
+  // A step that moves no data (length 0, one offset) writes only its updates: a shrink's
+  // changes inside a partition and its table (docs/mover.md, "Steps that move no data").
+  const bool moves_data = move.length_bytes != 0;
+  if (!moves_data && move.source_bytes != move.dest_bytes) {
+    return MakeError(fmt::format("a move of 0 bytes from byte {} to byte {}", move.source_bytes,
+                                 move.dest_bytes));
+  }
+  if (moves_data && move.source_bytes == move.dest_bytes) {
     return MakeError(
         fmt::format("source and destination are both byte {}: nothing to move", move.source_bytes));
+  }
+  if (!moves_data && !move.copy.all()) {
+    return MakeError("a step that moves no data has no chunks to copy");
   }
   const std::pair<const char*, uint64_t> aligned[] = {{"source offset", move.source_bytes},
                                                       {"destination offset", move.dest_bytes},

@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <cstdarg>
 #include <ctime>
+#include <functional>
 #include <memory>
 
 #include <fmt/format.h>
@@ -182,10 +183,14 @@ Result<std::optional<NtfsFile>> ReadOne(ntfs_volume* vol, const std::string& pat
 
 }  // namespace
 
-Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offset_bytes,
-                                                           uint64_t size_bytes,
-                                                           const std::vector<std::string>& paths,
-                                                           const std::string& what) {
+namespace {
+
+// Mounts the NTFS volume at [offset, offset + size) of `fd` read-only through libntfs-3g, runs
+// `use` on it and unmounts it.
+template <typename T>
+Result<T> WithNtfsVolume(int fd, uint64_t offset_bytes, uint64_t size_bytes,
+                         const std::string& what,
+                         const std::function<Result<T>(ntfs_volume*)>& use) {
   // libntfs-3g logs to stderr by default; partalign reports what matters itself.
   ntfs_log_set_handler(ntfs_log_handler_null);
   PartitionDevice part{fd, offset_bytes, size_bytes, 0};
@@ -197,19 +202,40 @@ Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offs
     ntfs_device_free(dev);
     return ErrnoError(err, what + ": libntfs-3g cannot open the NTFS volume");
   }
-  std::vector<std::optional<NtfsFile>> out;
-  Status failed;
-  for (const std::string& path : paths) {
-    Result<std::optional<NtfsFile>> one = ReadOne(vol, path, what);
-    if (!one) {
-      failed = one.error();
-      break;
-    }
-    out.push_back(std::move(*one));
-  }
+  Result<T> result = use(vol);
   ntfs_umount(vol, FALSE);  // frees `dev` too
-  if (!failed) return failed.error();
-  return out;
+  return result;
+}
+
+}  // namespace
+
+Result<uint64_t> NtfsUsedBytes(int fd, uint64_t offset_bytes, uint64_t size_bytes,
+                               const std::string& what) {
+  return WithNtfsVolume<uint64_t>(
+      fd, offset_bytes, size_bytes, what, [&](ntfs_volume* vol) -> Result<uint64_t> {
+        if (ntfs_volume_get_free_space(vol) != 0 || vol->free_clusters < 0 ||
+            vol->free_clusters > vol->nr_clusters) {
+          return MakeError(what + ": libntfs-3g cannot count the free clusters");
+        }
+        return static_cast<uint64_t>(vol->nr_clusters - vol->free_clusters) * vol->cluster_size;
+      });
+}
+
+Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offset_bytes,
+                                                           uint64_t size_bytes,
+                                                           const std::vector<std::string>& paths,
+                                                           const std::string& what) {
+  using Files = std::vector<std::optional<NtfsFile>>;
+  return WithNtfsVolume<Files>(fd, offset_bytes, size_bytes, what,
+                               [&](ntfs_volume* vol) -> Result<Files> {
+                                 Files out;
+                                 for (const std::string& path : paths) {
+                                   Result<std::optional<NtfsFile>> one = ReadOne(vol, path, what);
+                                   if (!one) return one.error();
+                                   out.push_back(std::move(*one));
+                                 }
+                                 return out;
+                               });
 }
 
 }  // namespace partalign

@@ -35,4 +35,10 @@ Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offs
                                                            const std::vector<std::string>& paths,
                                                            const std::string& what);
 
+/// The bytes the NTFS volume at [`offset_bytes`, `offset_bytes` + `size_bytes`) of `fd` uses:
+/// its clusters less the free ones its $Bitmap counts (what a shrink by ntfsresize needs at
+/// least, docs/resize.md). Read-only.
+Result<uint64_t> NtfsUsedBytes(int fd, uint64_t offset_bytes, uint64_t size_bytes,
+                               const std::string& what);
+
 }  // namespace partalign

@@ -180,7 +180,9 @@ Status Engine::LoadDigests() {
   if (version_ != kJournalVersionV1) {
     digest_image_.emplace(journal_.header().layout.digest_table_bytes);
     std::vector<uint8_t> table = EncodeDigestTable(digests_);
-    std::memcpy(digest_image_->data(), table.data(), digest_image_->size());
+    if (digest_image_->size() != 0) {
+      std::memcpy(digest_image_->data(), table.data(), digest_image_->size());
+    }
   }
   if (known_at_start_ == chunk_count_) stats_.range_digest = RangeDigest(digests_, hasher_);
   return {};
@@ -413,7 +415,8 @@ Status Engine::Start() {
   if (Status table = CheckOldTable(); !table) return table;
   digests_.assign(chunk_count_, Digest128{});
   digest_image_.emplace(journal_.header().layout.digest_table_bytes);
-  std::memset(digest_image_->data(), 0, digest_image_->size());
+  // Empty for a step that moves no data: memset may not be given its null pointer.
+  if (digest_image_->size() != 0) std::memset(digest_image_->data(), 0, digest_image_->size());
   known_at_start_ = 0;
   JournalState state;
   state.phase = JournalPhase::kMoving;

@@ -331,6 +331,13 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
                             update.in_data});
   }
   header.used = request.used;
+  if (request.move.length_bytes == 0 && request.table.empty()) {
+    return MakeError("a step that moves no data and writes nothing has nothing to journal");
+  }
+  if (request.step.size() > kMaxStepBytes) {
+    return MakeError(fmt::format("the step's description is longer than {} bytes", kMaxStepBytes));
+  }
+  header.step = request.step;
   CompleteJournalHeader(header, kHasher);
 
   RunIo io;

@@ -46,6 +46,10 @@ struct MoveRequest {
   /// What the used map said (recorded in the journal, shown by resume); move.copy is what the
   /// mover copies. Empty source: no used map, every chunk.
   UsedSummary used;
+  /// A step that moves no data (move.length_bytes 0, source = dest): what it does, for the
+  /// journal's header and `resume` ("shrink the ext4 of partition 5 from ... to ..."); its
+  /// `table` holds every change it makes (docs/mover.md, "Steps that move no data").
+  std::string step;
 };
 
 /// The size of the journal file a move of `request` makes (its header, table data, copy map,

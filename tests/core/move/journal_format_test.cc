@@ -68,6 +68,27 @@ TEST(JournalFormatTest, HeaderRoundTrips) {
   EXPECT_NE(text.find("\"direction\": \"towards-end\""), std::string::npos);
 }
 
+TEST(JournalFormatTest, StepsThatMoveNoDataRoundTripWithoutDigestsOrRing) {
+  JournalHeader h = SampleHeader();
+  h.move = {1 << 20, 1 << 20, 0, 4 << 20, 4, 8};
+  h.step = "shrink the ext4 of partition 5 of '/dev/loop7' by 4 MiB (resize2fs)";
+  CompleteJournalHeader(h, kHasher);
+  EXPECT_EQ(h.layout.digest_table_bytes, 0u);
+  EXPECT_EQ(h.layout.slot_count, 0u);
+  EXPECT_EQ(h.layout.file_bytes, h.layout.ring_offset);
+  Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(h, kHasher);
+  ASSERT_TRUE(bytes);
+  Result<JournalHeader> decoded = DecodeWhole(*bytes, h);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, h);
+  // A move's header has no "step".
+  const std::string text(bytes->begin(), bytes->end());
+  EXPECT_NE(text.find("\"step\": \"shrink the ext4"), std::string::npos);
+  Result<std::vector<uint8_t>> move = EncodeJournalHeader(SampleHeader(), kHasher);
+  ASSERT_TRUE(move);
+  EXPECT_EQ(std::string(move->begin(), move->end()).find("\"step\""), std::string::npos);
+}
+
 TEST(JournalFormatTest, LayoutRegionsAreAlignedAndDisjoint) {
   const JournalHeader h = SampleHeader();
   const JournalLayout& l = h.layout;

@@ -241,7 +241,10 @@ TEST(MovePlanTest, ValidationNamesWhatIsWrong) {
   const Case cases[] = {
       {Move(4096, 8192, 65536, 4096), {}, nullptr},
       {Move(4096, 4096, 65536, 4096), {}, "nothing to move"},
-      {Move(4096, 8192, 0, 4096), {}, "length of the move is 0"},
+      {Move(4096, 8192, 0, 4096), {}, "a move of 0 bytes from byte 4096 to byte 8192"},
+      // A step that moves no data (a shrink) writes only its updates, anywhere on the disk.
+      {Move(4096, 4096, 0, 4096), {{8192, sector, sector}}, nullptr},
+      {Move(0, 0, 0, 4096), {{0, sector, sector}, {4096, sector, sector}}, nullptr},
       {Move(4100, 8192, 65536, 4096), {}, "source offset 4100 is not a multiple"},
       {Move(4096, 8192, 1000, 4096), {}, "length 1000"},
       {Move(4096, size - 4096, 65536, 4096), {}, "destination range"},

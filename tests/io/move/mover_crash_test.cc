@@ -38,6 +38,8 @@ struct Scenario {
   std::vector<ChunkRun> copy = {};
   /// The journal's format: version 1 journals (pre-scan, every chunk) must still recover.
   uint32_t version = kJournalVersion;
+  /// Updates in the middle of the device: the changes of a step that moves no data (a shrink).
+  uint64_t patches = 0;
 };
 
 MoveGeometry WithCopy(const Scenario& scenario) {
@@ -59,7 +61,7 @@ class CrashHarness {
  public:
   CrashHarness(const Scenario& scenario, uint64_t seed)
       : sim_(scenario.device_bytes, WithCopy(scenario), scenario.table, seed,
-             scenario.table_in_vacated_source, scenario.version) {}
+             scenario.table_in_vacated_source, scenario.version, scenario.patches) {}
 
   /// Writes and flushes of a whole uninterrupted move (the range to pick crash points from).
   uint64_t CountOperations() {
@@ -207,6 +209,23 @@ const Scenario kScenarios[] = {
      true,
      {},
      kJournalVersionV1},
+    // Steps that move no data: a shrink's changes inside a partition, with the table or alone.
+    {"no data, a shrink's changes and the table",
+     1 << 20,
+     Geometry(0, 0, 0, 8192, 2, 2),
+     true,
+     false,
+     {},
+     kJournalVersion,
+     7},
+    {"no data, a shrink's changes alone",
+     1 << 20,
+     Geometry(0, 0, 0, 8192, 2, 2),
+     false,
+     false,
+     {},
+     kJournalVersion,
+     12},
 };
 
 class MoverCrashTest : public ::testing::TestWithParam<Scenario> {};

@@ -147,6 +147,9 @@ class PlannerModel {
   /// The layout's actions on the disk's table, in table order, when the layout only moves and
   /// resizes the disk's partitions (none added, deleted or retyped); an error otherwise.
   Result<std::vector<PlanAction>> Actions() const;
+  /// Each partition of the disk's table at its place in the layout (start and end sector), in
+  /// table order: the target layout of the plan `MakePlan` writes.
+  std::vector<std::pair<uint64_t, uint64_t>> Extents() const;
   /// Partitions of the disk's table that are no longer in the layout.
   std::vector<const Partition*> Deleted() const;
   /// "2 partitions new; 1 moves 512 MiB of data" etc.

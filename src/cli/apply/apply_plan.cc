@@ -15,6 +15,7 @@
 #include "cli/apply/apply_moves.h"
 #include "cli/apply/apply_plan.h"
 #include "cli/apply/left_behind.h"
+#include "cli/apply/plan_claims.h"
 #include "cli/apply/table_write.h"
 #include "cli/content/content_proof.h"
 #include "io/device/device_probe.h"
@@ -152,12 +153,22 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
 
 // "Empty is proven, never guessed": every partition the plan leaves behind (a table-only move
 // or shrink, or a table a fresh layout replaces) is read in full unless the probe proved it
-// already; then the plan must fit the table with those proofs (PlanInconsistencies: a
-// partition found to hold data refuses the plan). False after printing why.
+// already, and every end its target layout takes from a partition that holds data is read;
+// then the plan must fit the table with those proofs (PlanInconsistencies: a partition found to
+// hold data refuses the plan), and every claim of it must be what apply computes from them
+// (plan_claims.h). False after printing why.
 bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCode* code) {
+  if (!CheckDiscardConsent(io, c.plan_path, c.write, in.plan(), c.discard, code)) return false;
   *code = ExitCode::kFailure;
   in.left_behind = PartitionsLeftBehind(in.plan(), in.table);
   if (Status s = ProvePartitionsEmpty(io, in.path, &in.table, in.left_behind.to_prove, c.progress);
+      !s) {
+    PrintError(io.err, s.error().message + "; nothing was written");
+    return false;
+  }
+  if (Status s = ProveTailsZero(io, in.path, &in.table,
+                                TailsToProve(in.table, in.plan().actions, {.discard = c.discard}),
+                                c.progress);
       !s) {
     PrintError(io.err, s.error().message + "; nothing was written");
     return false;
@@ -171,6 +182,12 @@ bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCod
                            bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
     return false;
   }
+  if (!ReplaceClaimsByRecomputation(io, c.plan_path, in.path, in.table, c.discard, &in.loaded.plan,
+                                    code)) {
+    return false;
+  }
+  *code = ExitCode::kFailure;
+  in.left_behind = PartitionsLeftBehind(in.plan(), in.table);
   if (in.loaded.fresh_layout && in.table.label == LabelType::kNone) {
     // No table: what the new table's sectors overwrite must not be data written on the whole
     // disk (ComputeTableWrite checks the bytes too).
@@ -466,10 +483,12 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& c) {
   return code;
 }
 
-ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io) {
+ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io,
+                       const std::vector<uint32_t>& discard) {
   ApplyRequest c;
   c.plan_path = plan_path;
   c.write = write;
+  c.discard = discard;
   return ApplyPlan(io, c);
 }
 

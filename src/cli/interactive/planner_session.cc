@@ -18,6 +18,8 @@
 #include "io/tools/tool_versions.h"
 #include "io/util/text_file.h"
 #include "partalign/interactive/planner_render.h"
+#include "partalign/table/plan_check.h"
+#include "partalign/topology/alignment.h"
 #include "partalign/topology/topology_spec.h"
 
 namespace partalign {
@@ -39,6 +41,15 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
     }
     if (Status s = ProvePartitionsEmpty(io, target.target, &table, unscanned); !s) {
       return s.error();
+    }
+    // The ends past filesystems that plan's layout gives up, read as plan reads them (a
+    // partition never shrinks in silence). Whatever fails here leaves them unproven, and so
+    // kept: a table plan cannot plan is the model's to refuse.
+    if (!table.partitions.empty()) {
+      Result<Plan> proven =
+          MakeProvenPlan(io, target.target, &table, disk->device,
+                         RecommendAlignment(disk->device.topology).alignment, ContentOptions{});
+      static_cast<void>(proven);
     }
   }
   return PlannerModel::Make({disk->device, table}, label, discard);
@@ -70,7 +81,8 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
   } else {
     io.out << fmt::format("\npartalign apply '{}' (the plan the planner made):\n", path);
     io.out.flush();
-    ExitCode code = ApplyPlanFile(path, write, io);
+    // The person confirmed this plan in the planner ("yes"): what it gives up, they gave up.
+    ExitCode code = ApplyPlanFile(path, write, io, PlanDiscards(plan));
     if (code == ExitCode::kOk) *applied = path;
     outcome = code == ExitCode::kOk ? fmt::format("applied '{}'; the disk as it is now", path)
                                     : fmt::format("apply of '{}' exited {}: see its output above",

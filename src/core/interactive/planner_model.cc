@@ -495,10 +495,7 @@ bool PlannerModel::Reshaped() const {
                      });
 }
 
-Result<std::vector<PlanAction>> PlannerModel::Actions() const {
-  if (!editing_existing() || Reshaped()) {
-    return MakeError("the layout adds, deletes or retypes partitions");
-  }
+std::vector<std::pair<uint64_t, uint64_t>> PlannerModel::Extents() const {
   const uint64_t ss = sector_size();
   std::vector<std::pair<uint64_t, uint64_t>> extents;
   for (const Partition& e : disk_.table.partitions) {
@@ -506,20 +503,18 @@ Result<std::vector<PlanAction>> PlannerModel::Actions() const {
       if (p.existing == e.number) extents.emplace_back(p.start_bytes / ss, p.end_bytes() / ss - 1);
     }
   }
-  Result<std::vector<PlanAction>> actions =
-      DescribeExtents(disk_.table, alignment_, Options(), extents);
-  if (!actions) return actions.error();
-  // Where the layout is plan's, plan's own action, also for a partition it cannot align.
-  if (plan_actions_) {
-    for (PlanAction& a : *actions) {
-      for (const PlanAction& planned : *plan_actions_) {
-        if (planned.partition == a.partition && planned.new_start_sector == a.new_start_sector &&
-            planned.new_end_sector == a.new_end_sector) {
-          a = planned;
-        }
-      }
-    }
+  return extents;
+}
+
+Result<std::vector<PlanAction>> PlannerModel::Actions() const {
+  if (!editing_existing() || Reshaped()) {
+    return MakeError("the layout adds, deletes or retypes partitions");
   }
+  Result<std::vector<PlanAction>> actions =
+      DescribeExtents(disk_.table, alignment_, Options(), Extents());
+  if (!actions) return actions.error();
+  // Where the layout is plan's, plan's own words, also for a partition it cannot align.
+  if (plan_actions_) AdoptPlansReasons(*plan_actions_, &*actions);
   return actions;
 }
 
@@ -606,8 +601,13 @@ std::string PlannerModel::ChangeSummary() const {
 Result<Plan> PlannerModel::MakePlan() const {
   Plan plan = EmptyPlan(disk_.table, disk_.device, alignment_);
   if (editing_existing() && !Reshaped()) {
-    Result<std::vector<PlanAction>> actions = Actions();
+    if (Result<std::vector<PlanAction>> shown = Actions(); !shown) return shown.error();
+    // The plan file in plan's words (a start left misaligned is impossible), as apply
+    // recomputes it.
+    Result<std::vector<PlanAction>> actions =
+        PlanFileActions(disk_.table, alignment_, Options(), Extents());
     if (!actions) return actions.error();
+    if (plan_actions_) AdoptPlansReasons(*plan_actions_, &*actions);
     plan.actions = std::move(*actions);
     return plan;
   }

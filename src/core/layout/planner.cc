@@ -110,6 +110,8 @@ struct Context {
   /// Per partition (table index): planned as holding nothing (PlannedEmpty).
   std::vector<bool> empty;
   std::vector<bool> discarded;
+  /// The first pass of a proof: the tails not read yet count as zeros (PlanOptions).
+  bool unread_tails_as_zeros = false;
 };
 
 uint64_t Distance(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
@@ -355,7 +357,7 @@ bool PlannedEmpty(const PartitionTable& table, size_t i, const PlanOptions& opti
 uint64_t KeepOf(const Context& cx, size_t i) {
   const Partition& p = cx.table.partitions[i];
   if (cx.empty[i]) return std::min(p.size_sectors, cx.grid.grain);
-  return ProtectedSectors(p, cx.table.sector_size, cx.grid.grain);
+  return ProtectedSectors(p, cx.table.sector_size, cx.grid.grain, cx.unread_tails_as_zeros);
 }
 
 // "no signature, data at byte 1048576" and the like: what is known of a partition that may
@@ -375,10 +377,24 @@ std::string KeepReason(const Partition& p, uint64_t keep, uint64_t ss, bool empt
                        c.fs_type);
   }
   if (empty) return fmt::format("it holds no data but keeps at least {}", Sectors(keep));
-  if (c.fs_size_bytes && *c.fs_size_bytes <= p.size_sectors * ss) {
-    return fmt::format("its {} filesystem needs {} ({}){}", c.fs_type, Sectors(keep),
-                       FormatSize(*c.fs_size_bytes),
-                       keep == p.size_sectors ? ", all of the partition" : "");
+  if (std::optional<uint64_t> fs = FilesystemSectors(p, ss)) {
+    const std::string needs = fmt::format("its {} filesystem needs {} ({})", c.fs_type,
+                                          Sectors(*fs), FormatSize(*c.fs_size_bytes));
+    if (keep == *fs) return needs + (keep == p.size_sectors ? ", all of the partition" : "");
+    if (keep < p.size_sectors) {
+      return fmt::format("{}, and the {} after sector {} of it were read: zeros, so it keeps {}",
+                         needs, Sectors(p.size_sectors - keep), keep, Sectors(keep));
+    }
+    // The bytes past a filesystem are data until read (md 1.0 superblocks, LUKS and LVM
+    // metadata, tools' trailers); shrinking over data needs the person's consent.
+    if (c.tail_data_bytes) {
+      return fmt::format(
+          "{}, but the partition holds data past it (byte {} is not zero), and a partition "
+          "gives up data only with the person's consent (--make-room): all {} ({}) are kept",
+          needs, *c.tail_data_bytes, Sectors(keep), FormatSize(keep * ss));
+    }
+    return fmt::format("{}; the {} past it are not proven zero, so all {} ({}) are kept", needs,
+                       Sectors(p.size_sectors - *fs), Sectors(keep), FormatSize(keep * ss));
   }
   std::string what = c.fs_type.empty() ? UnknownDataText(c) : c.fs_type + " data";
   return fmt::format("it holds {} whose size is unknown, so all {} ({}) are kept", what,
@@ -413,6 +429,7 @@ Result<Context> MakeContext(const PartitionTable& table, const Alignment& alignm
     cx.hi = table.last_usable_lba;
   }
   if (Status s = CheckLayout(table, cx.lo, cx.hi); !s) return s.error();
+  cx.unread_tails_as_zeros = options.unscanned_as_empty;
   for (size_t i = 0; i < table.partitions.size(); ++i) {
     cx.empty.push_back(PlannedEmpty(table, i, options));
     cx.discarded.push_back(std::find(options.discard.begin(), options.discard.end(),
@@ -606,7 +623,7 @@ std::string EndChangeText(const Partition& p, const PlanAction& a, bool empty) {
   if (new_size < old_size) {
     return fmt::format("end {} -> {} (shrinks by {}, {})", a.old_end_sector, a.new_end_sector,
                        Sectors(old_size - new_size),
-                       empty ? "it holds no data" : "all past the filesystem's end");
+                       empty ? "it holds no data" : "all past the filesystem's end, read: zeros");
   }
   return fmt::format("end {} -> {}", a.old_end_sector, a.new_end_sector);
 }
@@ -717,6 +734,25 @@ std::string EmptyText(const Partition& p, Emptiness e, uint64_t ss) {
   return {};
 }
 
+// Whether partition `i` may take the extent `start`-`end` that a person or a plan file chose:
+// never smaller than what it must keep (its filesystem, its data, metadata at its end: a
+// partition never shrinks in silence), and a BIOS boot partition never moves.
+Status CheckNewExtent(const Context& cx, size_t i, uint64_t start, uint64_t end) {
+  const Partition& p = cx.table.partitions[i];
+  if (p.kind == PartitionKind::kExtended || (start == p.start_sector && end == p.end_sector())) {
+    return {};
+  }
+  if (cx.table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code)) {
+    return MakeError(fmt::format("partition {}: {}; it stays at sectors {}-{}", p.number,
+                                 kBiosBootPartitionReason, p.start_sector, p.end_sector()));
+  }
+  const uint64_t keep = KeepOf(cx, i);
+  if (cx.empty[i] || end - start + 1 >= keep) return {};
+  return MakeError(fmt::format("partition {}: sectors {}-{} ({}) are fewer than it keeps: {}",
+                               p.number, start, end, Sectors(end - start + 1),
+                               KeepReason(p, keep, cx.table.sector_size, false)));
+}
+
 // What happens to partition `i` in the chosen layout, and why.
 PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) {
   const PartitionTable& table = cx.table;
@@ -782,6 +818,11 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
   if (end_changed) {
     parts.push_back(end_text +
                     (end_aligned && !moved ? " so that the next aligned start follows" : ""));
+  } else if (new_size < p.size_sectors) {
+    // Moved up to the same end: it gives up its last sectors, which the row must say.
+    parts.push_back(fmt::format(
+        "it shrinks by {}, {}", Sectors(p.size_sectors - new_size),
+        cx.empty[i] ? "it holds no data" : "all past the filesystem's end, read: zeros"));
   }
   if (moved && !cx.empty[i]) {
     a.kind = ActionKind::kMoveData;
@@ -875,15 +916,27 @@ bool IsEndAnchored(const PartitionContents& contents) {
           t.compare(t.size() - kRaidSuffix.size(), kRaidSuffix.size(), kRaidSuffix) == 0);
 }
 
-uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t grain_sectors) {
+std::optional<uint64_t> FilesystemSectors(const Partition& p, uint64_t sector_size) {
+  const PartitionContents& c = p.contents;
+  if (!c.fs_size_bytes || *c.fs_size_bytes == 0 || sector_size == 0) return std::nullopt;
+  const uint64_t fs = *c.fs_size_bytes / sector_size + (*c.fs_size_bytes % sector_size != 0);
+  if (fs > p.size_sectors) return std::nullopt;
+  return fs;
+}
+
+uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t grain_sectors,
+                          bool unread_tail_as_zeros) {
   const PartitionContents& c = p.contents;
   if (IsEndAnchored(c)) return p.size_sectors;
   if (!c.MayHoldData()) return std::min(p.size_sectors, grain_sectors);
-  if (c.fs_size_bytes && *c.fs_size_bytes != 0) {
-    uint64_t fs = (*c.fs_size_bytes + sector_size - 1) / sector_size;
-    if (fs <= p.size_sectors) return fs;
-  }
-  return p.size_sectors;
+  const std::optional<uint64_t> fs = FilesystemSectors(p, sector_size);
+  // Past the filesystem: only what was read as zeros may be given up.
+  if (!fs || c.tail_data_bytes) return p.size_sectors;
+  if (unread_tail_as_zeros) return *fs;
+  if (!c.zeros_from_bytes) return p.size_sectors;
+  const uint64_t zeros_from =
+      *c.zeros_from_bytes / sector_size + (*c.zeros_from_bytes % sector_size != 0);
+  return std::min(p.size_sectors, std::max(*fs, zeros_from));
 }
 
 Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
@@ -938,6 +991,7 @@ Result<std::vector<PlanAction>> DescribeExtents(
   for (size_t i = 0; i < table.partitions.size(); ++i) {
     const Partition& p = table.partitions[i];
     const auto [start, end] = extents[i];
+    if (Status s = CheckNewExtent(*cx, i, start, end); !s) return s.error();
     if (p.kind == PartitionKind::kExtended || cx->grid.IsAligned(start)) {
       actions.push_back(DescribeAction(*cx, layout, i));
       continue;
@@ -970,6 +1024,36 @@ Result<std::vector<PlanAction>> DescribeExtents(
   return actions;
 }
 
+Result<std::vector<PlanAction>> PlanFileActions(
+    const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
+    const std::vector<std::pair<uint64_t, uint64_t>>& extents) {
+  Result<std::vector<PlanAction>> actions = DescribeExtents(table, alignment, options, extents);
+  if (!actions) return actions;
+  for (size_t i = 0; i < actions->size(); ++i) {
+    PlanAction& a = (*actions)[i];
+    const Partition& p = table.partitions[i];
+    const bool stays =
+        a.new_start_sector == a.old_start_sector && a.new_end_sector == a.old_end_sector;
+    if (a.kind != ActionKind::kNone || !stays || p.kind == PartitionKind::kExtended ||
+        alignment.IsAligned(p.start_sector * table.sector_size) ||
+        (table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code))) {
+      continue;
+    }
+    a.kind = ActionKind::kImpossible;  // plan's word for a start it leaves misaligned
+  }
+  return actions;
+}
+
+void AdoptPlansReasons(const std::vector<PlanAction>& own, std::vector<PlanAction>* actions) {
+  for (PlanAction& a : *actions) {
+    for (const PlanAction& planned : own) {
+      PlanAction same = planned;
+      same.reason = a.reason;
+      if (same == a) a.reason = planned.reason;
+    }
+  }
+}
+
 std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
                                              const std::vector<PlanAction>& optimistic,
                                              const PlanOptions& options) {
@@ -989,6 +1073,31 @@ std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
         (moved || shrunk)) {
       out.push_back(a.partition);
     }
+  }
+  return out;
+}
+
+std::vector<TailProof> TailsToProve(const PartitionTable& table,
+                                    const std::vector<PlanAction>& actions,
+                                    const PlanOptions& options) {
+  std::vector<TailProof> out;
+  const uint64_t ss = table.sector_size;
+  for (const PlanAction& a : actions) {
+    const Partition* p = table.Find(a.partition);
+    if (p == nullptr || p->kind == PartitionKind::kExtended || !p->contents.MayHoldData() ||
+        IsEndAnchored(p->contents) || p->contents.tail_data_bytes ||
+        (a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) ||
+        a.new_end_sector < a.new_start_sector ||
+        std::find(options.discard.begin(), options.discard.end(), p->number) !=
+            options.discard.end()) {
+      continue;
+    }
+    const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
+    const std::optional<uint64_t> fs = FilesystemSectors(*p, ss);
+    if (!fs || new_size >= p->size_sectors || new_size < *fs) continue;
+    const uint64_t from = new_size * ss;
+    if (p->contents.zeros_from_bytes && *p->contents.zeros_from_bytes <= from) continue;
+    out.push_back({p->number, from});
   }
   return out;
 }
@@ -1037,6 +1146,29 @@ Status CheckDiscard(const PartitionTable& table, const std::vector<uint32_t>& di
     }
   }
   return {};
+}
+
+Result<Plan> MakeProvenPlan(PartitionTable* table, const DeviceInfo& device,
+                            const Alignment& alignment, const PlanOptions& options,
+                            const PlanProofs& proofs) {
+  if (proofs.partitions && proofs.tails) {
+    for (;;) {
+      PlanOptions optimistic = options;
+      optimistic.unscanned_as_empty = true;
+      Result<Plan> first = MakePlan(*table, device, alignment, optimistic);
+      if (!first) return first.error();
+      std::vector<uint32_t> worth = PartitionsWorthProving(*table, first->actions, options);
+      if (!worth.empty()) {
+        // A partition proven now may change which tails the plan takes: those in the next round.
+        if (Status s = proofs.partitions(table, worth); !s) return s.error();
+        continue;
+      }
+      std::vector<TailProof> tails = TailsToProve(*table, first->actions, options);
+      if (tails.empty()) break;
+      if (Status s = proofs.tails(table, tails); !s) return s.error();
+    }
+  }
+  return MakePlan(*table, device, alignment, options);
 }
 
 Status CheckTableLayout(const PartitionTable& table) {

@@ -21,6 +21,8 @@ struct Spec {
   std::optional<uint64_t> fs_size_bytes = std::nullopt;
   PartitionKind kind = PartitionKind::kPrimary;
   std::string fs_type = "";
+  /// Every byte from here to the partition's end was read as zero (past the filesystem).
+  std::optional<uint64_t> zeros_from_bytes = std::nullopt;
 };
 
 PartitionContents Contents(const Spec& s) {
@@ -28,6 +30,7 @@ PartitionContents Contents(const Spec& s) {
   c.proof = s.data ? ContentProof::kSignature : ContentProof::kZeros;
   c.fs_type = s.fs_type.empty() && s.data ? "ext4" : s.fs_type;
   c.fs_size_bytes = s.fs_size_bytes;
+  c.zeros_from_bytes = s.zeros_from_bytes;
   return c;
 }
 
@@ -168,12 +171,19 @@ TEST(PlannerTest, FullDiskWithUnknownDataIsImpossibleAndSaysHowShort) {
 }
 
 TEST(PlannerTest, FullDiskWithASmallerFilesystemShrinksOnlyPastIt) {
-  // Same disk, but the ext4 filesystem is 2 MiB smaller than the partition: the partition may
-  // lose the space past the filesystem, so the start moves and the end stays in the disk.
+  // Same disk, but the ext4 filesystem is 2 MiB smaller than the partition and the bytes past
+  // it were read as zeros: the partition may lose them, so the start moves and the end stays
+  // in the disk. Unread, they are data: impossible.
   const uint64_t last = kDisk8GiB - 34;
   const uint64_t size = last - 63 + 1;
   const uint64_t fs_bytes = (size - 4096) * 512;
-  std::vector<PlanAction> a = Actions(Gpt({{63, size, true, fs_bytes}}));
+  std::vector<PlanAction> unread = Actions(Gpt({{63, size, true, fs_bytes}}));
+  EXPECT_EQ(unread[0].kind, ActionKind::kImpossible);
+  EXPECT_NE(unread[0].reason.find("the 4096 sectors past it are not proven zero"),
+            std::string::npos)
+      << unread[0].reason;
+  std::vector<PlanAction> a = Actions(Gpt(
+      {{63, size, true, fs_bytes, PartitionKind::kPrimary, "", /*zeros_from_bytes=*/fs_bytes}}));
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].kind, ActionKind::kMoveData);
   EXPECT_EQ(a[0].new_start_sector, 2048u);
@@ -206,9 +216,10 @@ TEST(PlannerTest, AnAlignedPartitionIsPushedOnlyWhenNothingElseWorks) {
   EXPECT_EQ(a[1].kind, ActionKind::kMoveData);
   EXPECT_EQ(a[1].new_start_sector, 22528u);
   EXPECT_NE(a[1].reason.find("pushed"), std::string::npos) << a[1].reason;
-  // With p1's filesystem 1 MiB smaller, p1 shrinks instead and p2 stays.
+  // With p1's filesystem 1 MiB smaller and zeros past it, p1 shrinks instead and p2 stays.
+  const uint64_t fs = (2048 * 10 - 63 - 2048) * 512;
   std::vector<PlanAction> b = Actions(
-      Gpt({{63, 2048 * 10 - 63, true, (2048 * 10 - 63 - 2048) * 512}, {20480, 20480, true}}));
+      Gpt({{63, 2048 * 10 - 63, true, fs, PartitionKind::kPrimary, "", fs}, {20480, 20480, true}}));
   EXPECT_EQ(b[0].new_start_sector, 2048u);
   EXPECT_EQ(b[0].new_end_sector, 20479u);
   EXPECT_EQ(b[1].kind, ActionKind::kNone);
@@ -422,7 +433,16 @@ TEST(PlannerTest, ProtectedSectorsFollowTheFilesystem) {
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);  // data of unknown size: all of it
   p.contents.fs_type = "ext4";
   p.contents.fs_size_bytes = 600 * 512 + 1;
+  // Past the filesystem: data until read (a partition never shrinks in silence).
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048, /*unread_tail_as_zeros=*/true), 601u);
+  p.contents.zeros_from_bytes = 800 * 512;  // read from sector 800: zeros
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 800u);
+  p.contents.zeros_from_bytes = 0;
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 601u);  // rounded up to whole sectors
+  p.contents.tail_data_bytes = 900 * 512;           // data found past it: all of it
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048, /*unread_tail_as_zeros=*/true), 1000u);
+  p.contents.tail_data_bytes.reset();
   p.contents.fs_size_bytes = 2000 * 512;
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);  // larger than the partition: all of it
   p.contents.fs_type = "linux_raid_member";

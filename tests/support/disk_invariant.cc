@@ -250,6 +250,24 @@ std::vector<std::string> DiskInvariantViolations(const std::string& before,
         break;
       }
     }
+    // What a partition gives up (past its new size) held nothing: a partition never shrinks
+    // over data (bytes past a filesystem are data too).
+    if (now->second.size_bytes < was.size_bytes) {
+      std::vector<uint8_t> bytes;
+      for (uint64_t at = now->second.size_bytes; at < was.size_bytes;) {
+        const size_t n =
+            static_cast<size_t>(std::min<uint64_t>(kCompareChunk, was.size_bytes - at));
+        old_disk.Read(was.start_bytes + at, n, &bytes);
+        auto it = std::find_if(bytes.begin(), bytes.end(), [](uint8_t b) { return b != 0; });
+        if (it != bytes.end()) {
+          out.push_back(fmt::format(
+              "partition {}: it shrank from {} to {} bytes over data (byte {} of it was not zero)",
+              number, was.size_bytes, now->second.size_bytes, at + (it - bytes.begin())));
+          break;
+        }
+        at += n;
+      }
+    }
   }
 
   // Rule 2: everything outside the partitions and the tables is unchanged.

@@ -7,7 +7,9 @@
 //     used chunks; docs/used-map.md) and the position records the plan lists as updated (boot
 //     sectors); a partition proven empty or discarded by the user keeps nothing;
 //  2. every byte of the disk outside the old and new partitions and the old and new tables' own
-//     sectors is unchanged (the gaps hold boot loaders, vendor data, licensing blobs).
+//     sectors is unchanged (the gaps hold boot loaders, vendor data, licensing blobs);
+//  3. what a partition gives up when it becomes smaller (past its new size, at its old place)
+//     held only zeros, unless it was left behind (a partition never shrinks over data).
 // Partitions are paired by number; their places come from sfdisk (the oracle), the tables'
 // own sectors from libfdisk through partalign's reader.
 #pragma once

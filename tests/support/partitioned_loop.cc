@@ -56,7 +56,7 @@ void AddKernelPartitions(const LoopDevice& loop, unsigned sector_size) {
   for (const nlohmann::json& p : table["partitiontable"]["partitions"]) {
     std::string node = p["node"];
     std::string number = node.substr(loop.path().size() + 1);
-    if (p["type"] == "5") {
+    if (p["type"] == "5" || p["type"] == "f" || p["type"] == "85") {
       unsigned long long units = sector_size / 512;
       const unsigned long long start = p["start"].get<unsigned long long>();
       unsigned long long size = units < 2 ? 2 : units;

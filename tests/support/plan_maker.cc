@@ -8,6 +8,7 @@
 #include "io/device/target.h"
 #include "io/device/zero_scan.h"
 #include "io/table/fdisk_table.h"
+#include "partalign/layout/planner.h"
 #include "partalign/table/plan_check.h"
 #include "partalign/topology/alignment.h"
 #include "support/temp_dir.h"
@@ -23,12 +24,8 @@ Plan MakeTableOnlyPlan(const std::string& path, uint64_t sector_size, uint64_t g
   const uint64_t ss = device->topology.logical_sector_size;
   Result<TableRead> read = ReadPartitionTable(path, {.sector_size = ss, .probe_contents = true});
   if (!read) throw std::runtime_error(read.error().message);
-  Plan plan;
-  plan.disk = IdentityOf(*device);
-  plan.topology = device->topology;
-  plan.label = read->table.label;
-  plan.table_fingerprint = read->table.fingerprint;
-  plan.alignment = {grain_bytes, 0};
+  const Alignment alignment{grain_bytes, 0};
+  Plan plan = EmptyPlan(read->table, *device, alignment);
   const uint64_t grain_sectors = grain_bytes / ss;
   // As plan does it: a partition without a signature whose head is zeros is read in full.
   Result<Target> disk = OpenTarget(path);
@@ -40,31 +37,25 @@ Plan MakeTableOnlyPlan(const std::string& path, uint64_t sector_size, uint64_t g
     if (!data) throw std::runtime_error(data.error().message);
     p.contents.proof = *data ? ContentProof::kData : ContentProof::kZeros;
   }
+  // The target: every start that may move by the table alone moved up to the grain, its end
+  // kept; described as plan describes a layout (apply recomputes every claim from it).
+  PlanOptions plan_options;
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
   for (const Partition& p : read->table.partitions) {
-    if (p.kind == PartitionKind::kExtended) continue;
-    PlanAction a{
-        p.number, p.start_sector, p.end_sector(), p.start_sector, p.end_sector(), ActionKind::kNone,
-        0,        "aligned"};
-    uint64_t aligned = AlignUp(p.start_sector, grain_sectors);
-    if (aligned != p.start_sector) {
-      if (p.contents.MayHoldData() && discard_data && aligned <= p.end_sector()) {
-        a.kind = ActionKind::kTableOnly;
-        a.new_start_sector = aligned;
-        a.empty = Emptiness::kDiscarded;
-        a.reason = "contents discarded: the start moves up to the grain";
-      } else if (p.contents.MayHoldData()) {
-        a.kind = ActionKind::kMoveData;
-        a.bytes_to_move = p.size_sectors * ss;
-        a.reason = "holds data";
-      } else if (aligned <= p.end_sector()) {
-        a.kind = ActionKind::kTableOnly;
-        a.new_start_sector = aligned;
-        a.empty = p.contents.proof == ContentProof::kHoles ? Emptiness::kHoles : Emptiness::kZeros;
-        a.reason = "no data: the start moves up to the grain";
-      }
+    const uint64_t aligned = AlignUp(p.start_sector, grain_sectors);
+    const bool data = p.contents.MayHoldData();
+    if (p.kind == PartitionKind::kExtended || aligned == p.start_sector ||
+        aligned > p.end_sector() || (data && !discard_data)) {
+      extents.emplace_back(p.start_sector, p.end_sector());
+      continue;
     }
-    plan.actions.push_back(a);
+    if (data) plan_options.discard.push_back(p.number);
+    extents.emplace_back(aligned, p.end_sector());
   }
+  Result<std::vector<PlanAction>> actions =
+      DescribeExtents(read->table, alignment, plan_options, extents);
+  if (!actions) throw std::runtime_error(actions.error().message);
+  plan.actions = std::move(*actions);
   return plan;
 }
 

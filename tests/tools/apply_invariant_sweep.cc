@@ -37,13 +37,18 @@
 #include <vector>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "io/table/fdisk_table.h"
+#include "partalign/layout/ebr_placement.h"
 #include "support/disk_invariant.h"
 #include "support/loop_device.h"
 #include "support/mount_point.h"
+#include "support/old_tool_disks.h"
 #include "support/partitioned_loop.h"
 #include "support/run_command.h"
+#include "support/table_readers.h"
 #include "support/temp_dir.h"
 
 namespace partalign {
@@ -143,11 +148,20 @@ struct DiskSpec {
   std::vector<PartSpec> parts;
   std::optional<std::pair<uint64_t, uint64_t>> extended;  // start, size (sectors)
   uint64_t sectors = 0;
+  /// A table as Windows XP or the old Linux fdisk wrote it, byte for byte (cylinders, EBRs on
+  /// them, logical partitions 63 sectors after their EBRs): written from this, not by sfdisk.
+  std::optional<test::OldLayout> old_layout;
+  /// Every partition right after the one before, the last one to the disk's end.
+  bool full = false;
 };
 
 std::string Describe(const DiskSpec& d) {
   std::string out = fmt::format(
-      "{} {} {}{}", d.gpt ? "gpt" : "dos", d.ss, d.on_image ? "image" : "loop",
+      "{}{}{} {} {}{}", d.gpt ? "gpt" : "dos",
+      !d.old_layout                                     ? ""
+      : d.old_layout->tool == test::OldTool::kWindowsXp ? " xp"
+                                                        : " old-fdisk",
+      d.full ? " full" : "", d.ss, d.on_image ? "image" : "loop",
       d.kill ? fmt::format(" kill@{}{}", d.kill_point, d.rollback ? "+rollback" : "") : "");
   for (const PartSpec& p : d.parts) {
     out += fmt::format(" | {}{}:{}@{}+{}", p.logical ? "L" : "", p.number, Name(p.kind), p.start,
@@ -206,12 +220,83 @@ uint64_t DrawStart(Random& r, uint64_t at, unsigned ss) {
   return start;
 }
 
+// The kill and the files of a drawn disk.
+void DrawKillAndFiles(Random& r, double kill_fraction, DiskSpec& d) {
+  if (r.Chance(kill_fraction)) {
+    d.kill = true;
+    // The switch counts from 1 (PARTALIGN_TEST_KILL_AFTER=0 is refused): a draw of 0 is 1.
+    d.kill_point = std::max(1, static_cast<int>(r.Below(kMaxKillPoint)));
+    d.rollback = r.Chance(0.25);
+  }
+  // Files for the filesystems: a few, of odd sizes, small next to the filesystem.
+  for (PartSpec& p : d.parts) {
+    if (!IsFilesystem(p.kind)) continue;
+    const uint64_t budget = p.size * d.ss / 8;
+    const int files = static_cast<int>(r.Between(1, 6));
+    for (int f = 0; f < files; ++f) {
+      size_t n = static_cast<size_t>(r.Between(1, std::min<uint64_t>(budget / files, 300 * kKiB)));
+      p.files[fmt::format("f{}-{}.bin", p.number, f)] = r.Bytes(n);
+    }
+  }
+}
+
+// A disk laid out as Windows XP or the old Linux fdisk laid it out (support/old_tool_disks.h):
+// 512-byte sectors, cylinders of 255 x 63, partitions of whole cylinders to the last one.
+DiskSpec DrawOldToolDisk(Random& r, double kill_fraction) {
+  DiskSpec d;
+  d.ss = 512;
+  d.gpt = false;
+  d.on_image = r.Chance(0.5);
+  test::OldLayout layout;
+  layout.tool = r.Chance(0.5) ? test::OldTool::kWindowsXp : test::OldTool::kOldFdisk;
+  const uint64_t cylinder_bytes = test::kCylinderSectors * 512;
+  const int primaries = static_cast<int>(r.Between(1, 3));
+  const int logicals = r.Chance(0.7) ? static_cast<int>(r.Between(1, 4)) : 0;
+  std::vector<Kind> kinds;
+  uint64_t cylinders = 0;
+  auto draw = [&](std::vector<test::OldPartition>* into) {
+    const Kind k = r.AnyKind();
+    const KindTraits& t = Traits(k);
+    const uint64_t least = (t.min_mib * kMiB + cylinder_bytes - 1) / cylinder_bytes + 1;
+    const uint64_t most = std::max(least, (t.max_mib * kMiB + cylinder_bytes - 1) / cylinder_bytes);
+    const uint64_t n = r.Between(least, most);
+    into->push_back({"", n, false});
+    kinds.push_back(k);
+    cylinders += n;
+  };
+  for (int i = 0; i < primaries; ++i) draw(&layout.primaries);
+  for (int i = 0; i < logicals; ++i) draw(&layout.logicals);
+  layout.disk_bytes = (cylinders * test::kCylinderSectors + r.Below(test::kCylinderSectors)) * 512;
+  size_t k = 0;
+  for (const test::OldPlace& place : test::OldPlaces(layout)) {
+    if (place.type == 0x05 || place.type == 0x0f) {
+      d.extended = {{place.start, place.size}};
+      continue;
+    }
+    PartSpec p;
+    p.number = place.number;
+    p.kind = kinds[k++];
+    p.start = place.start;
+    p.size = place.size;
+    p.logical = place.number >= 5;
+    d.parts.push_back(p);
+  }
+  d.sectors = layout.disk_bytes / 512;
+  d.old_layout = layout;
+  DrawKillAndFiles(r, kill_fraction, d);
+  return d;
+}
+
 DiskSpec DrawDisk(Random& r, double kill_fraction) {
+  // One case in six as the old tools laid disks out.
+  if (r.Chance(1.0 / 6)) return DrawOldToolDisk(r, kill_fraction);
   DiskSpec d;
   d.ss = r.Chance(0.7) ? 512 : 4096;
   d.gpt = r.Chance(0.5);
   d.on_image = r.Chance(0.5);
   d.kill = false;
+  // One in eight full: no gaps, the last partition to the disk's end.
+  d.full = r.Chance(1.0 / 8);
   const int count =
       r.Chance(0.6) ? static_cast<int>(r.Between(1, 4)) : static_cast<int>(r.Between(5, 12));
   const uint64_t ss = d.ss;
@@ -233,18 +318,19 @@ DiskSpec DrawDisk(Random& r, double kill_fraction) {
     primaries = static_cast<int>(r.Below(count));
     logicals = count - primaries;
   }
+  auto start_at = [&](uint64_t from) { return d.full ? from : DrawStart(r, from, d.ss); };
   uint32_t number = 1;
   for (int i = 0; i < primaries; ++i) {
     PartSpec p;
     p.number = number++;
     p.kind = r.AnyKind();
-    p.start = DrawStart(r, at, d.ss);
+    p.start = start_at(at);
     p.size = size_of(p.kind);
     at = p.start + p.size;
     d.parts.push_back(p);
   }
   if (logicals > 0) {
-    const uint64_t ext_start = DrawStart(r, at, d.ss);
+    const uint64_t ext_start = start_at(at);
     uint64_t lat = ext_start + 1;
     uint32_t logical_number = 5;
     for (int i = 0; i < logicals; ++i) {
@@ -254,34 +340,19 @@ DiskSpec DrawDisk(Random& r, double kill_fraction) {
       p.kind = r.AnyKind();
       // Room for this partition's EBR before it (libfdisk puts it one sector before at the
       // least): the first logical partition's EBR is the extended partition's first sector.
-      p.start = DrawStart(r, i == 0 ? lat : lat + 1, d.ss);
+      p.start = start_at(i == 0 ? lat : lat + 1);
       p.size = size_of(p.kind);
       lat = p.start + p.size;
       d.parts.push_back(p);
     }
-    const uint64_t ext_end = lat + r.Below(2 * kMiB / ss);
+    const uint64_t ext_end = d.full ? lat : lat + r.Below(2 * kMiB / ss);
     d.extended = {{ext_start, ext_end - ext_start}};
     at = ext_end;
   }
   // Room after the last partition to move up into, sometimes none.
-  const uint64_t tail = r.Chance(0.8) ? r.Between(kMiB / ss, 8 * kMiB / ss) : 0;
-  d.sectors = at + tail + (d.gpt ? 1 + 16384 / ss : 0) + 1;
-  if (r.Chance(kill_fraction)) {
-    d.kill = true;
-    // The switch counts from 1 (PARTALIGN_TEST_KILL_AFTER=0 is refused): a draw of 0 is 1.
-    d.kill_point = std::max(1, static_cast<int>(r.Below(kMaxKillPoint)));
-    d.rollback = r.Chance(0.25);
-  }
-  // Files for the filesystems: a few, of odd sizes, small next to the filesystem.
-  for (PartSpec& p : d.parts) {
-    if (!IsFilesystem(p.kind)) continue;
-    const uint64_t budget = p.size * ss / 8;
-    const int files = static_cast<int>(r.Between(1, 6));
-    for (int f = 0; f < files; ++f) {
-      size_t n = static_cast<size_t>(r.Between(1, std::min<uint64_t>(budget / files, 300 * kKiB)));
-      p.files[fmt::format("f{}-{}.bin", p.number, f)] = r.Bytes(n);
-    }
-  }
+  const uint64_t tail = !d.full && r.Chance(0.8) ? r.Between(kMiB / ss, 8 * kMiB / ss) : 0;
+  d.sectors = at + tail + (d.gpt ? 1 + 16384 / ss : 0) + (d.full && !d.gpt ? 0 : 1);
+  DrawKillAndFiles(r, kill_fraction, d);
   return d;
 }
 
@@ -364,6 +435,38 @@ class Case {
     }
     std::vector<std::string> checked = CheckContents();
     out.insert(out.end(), checked.begin(), checked.end());
+    if (wrote_) {
+      // The table apply wrote: its EBRs where the planner's model says libfdisk puts them, and
+      // every reader reading it as sfdisk does (support/table_readers.h).
+      for (const std::string& e : EbrModelProblems()) out.push_back("ebr model: " + e);
+      for (const std::string& e : test::TableReaderProblems(*loop_, d_.ss)) {
+        out.push_back("reader: " + e);
+      }
+    }
+    return out;
+  }
+
+  // Where libfdisk put the EBRs of the table on the disk, against PredictEbrSectors.
+  std::vector<std::string> EbrModelProblems() const {
+    std::vector<std::string> out;
+    if (d_.gpt) return out;
+    // The image: the loop device the case wrote through was replaced by CheckContents.
+    Result<TableRead> read =
+        ReadPartitionTable(image_, {.sector_size = d_.ss, .probe_contents = false});
+    if (!read) return {read.error().message};
+    const PartitionTable& t = read->table;
+    std::vector<uint64_t> actual;
+    for (const TableArea& a : t.areas) {
+      if (a.name == "EBR") actual.push_back(a.offset_bytes / t.sector_size);
+    }
+    std::vector<uint64_t> predicted;
+    for (const auto& [n, sector] : PredictEbrSectors(t, t.first_usable_lba)) {
+      predicted.push_back(sector);
+    }
+    if (actual != predicted) {
+      out.push_back(fmt::format("libfdisk put the EBRs at {}, the model says {}",
+                                fmt::join(actual, ", "), fmt::join(predicted, ", ")));
+    }
     return out;
   }
 
@@ -389,7 +492,11 @@ class Case {
 
   void Build() {
     test::CreateSparseFile(image_, d_.sectors * d_.ss);
-    test::SfdiskImage(image_, SfdiskScript(d_), d_.ss);
+    if (d_.old_layout) {
+      test::WriteOldToolTable(*d_.old_layout, image_, static_cast<uint32_t>(r_.Below(1ull << 32)));
+    } else {
+      test::SfdiskImage(image_, SfdiskScript(d_), d_.ss);
+    }
     Attach();
     // Random bytes in every gap: every byte outside the partitions and the table.
     std::vector<std::pair<uint64_t, uint64_t>> taken = test::TableAreaRanges(image_, d_.ss);
@@ -573,6 +680,7 @@ class Case {
       CommandResult applied = Run(apply_args, env);
       if (applied.exit_code == 128 + SIGKILL) {
         ++killed_;
+        wrote_ = true;
         for (const std::string& journal : Journals()) {
           std::vector<std::string> resume = {"resume", journal, "--yes"};
           if (d_.rollback) resume.push_back("--rollback");
@@ -597,12 +705,13 @@ class Case {
         continue;
       }
       if (applied.exit_code == 3 && applied.err.find("nothing was written") != std::string::npos) {
-        // A refusal before any write (the plan needs what apply does not do, such as a DOS
-        // EBR in the way of a move): allowed, and the disk must be as it was.
+        // A refusal before any write: every plan partalign makes must be one apply carries
+        // out (issue 38), so this fails the case; the disk must still be as it was.
         refused_ = applied.err.substr(0, applied.err.find('\n'));
-        return {};
+        return {"apply refused the plan: " + test::Describe(apply_args, applied)};
       }
       if (applied.exit_code != 0) return {"apply failed: " + test::Describe(apply_args, applied)};
+      wrote_ = true;
     }
     return {fmt::format("the plan still has work after {} rounds of plan and apply", kMaxRounds)};
   }
@@ -728,6 +837,7 @@ class Case {
   int rolled_back_ = 0;
   int rounds_ = 0;
   std::string refused_;
+  bool wrote_ = false;                 ///< an apply wrote the table (or was killed while it did)
   std::vector<std::string> dry_runs_;  ///< each apply's --dry-run --json, for its boot records
 };
 
@@ -817,6 +927,7 @@ int Main(int argc, char** argv) {
   std::map<std::string, int> kinds;
   int cases = 0, partitions = 0, killed = 0, resumed = 0, rolled_back = 0, failed = 0;
   int violations = 0, checker_errors = 0, other = 0, extra_rounds = 0, refused = 0;
+  int reader_problems = 0, old_tool = 0, full = 0;
   const uint64_t first = o.only_case.value_or(0);
   const uint64_t last = o.only_case ? *o.only_case + 1 : o.cases;
   for (uint64_t index = first; index < last && !g_stop; ++index) {
@@ -825,10 +936,12 @@ int Main(int argc, char** argv) {
     DiskSpec spec = DrawDisk(random, o.kill_fraction);
     // libfdisk refuses some drawn DOS layouts (a logical partition with no room for its EBR as
     // it places EBRs): draw again, from the same sequence, so that the case stays reproducible.
-    for (int tries = 0; tries < 20 && !Creatable(spec, o.dir); ++tries) {
+    for (int tries = 0; tries < 20 && !spec.old_layout && !Creatable(spec, o.dir); ++tries) {
       spec = DrawDisk(random, o.kill_fraction);
     }
     ++cases;
+    old_tool += spec.old_layout.has_value();
+    full += spec.full;
     for (const PartSpec& p : spec.parts) ++kinds[Name(p.kind)];
     partitions += static_cast<int>(spec.parts.size());
     const auto case_started = std::chrono::steady_clock::now();
@@ -855,7 +968,11 @@ int Main(int argc, char** argv) {
     }
     ++failed;
     for (const std::string& p : problems) {
-      if (p.rfind("invariant: ", 0) == 0) {
+      if (p.rfind("apply refused", 0) == 0) {
+        continue;  // counted as a refusal
+      } else if (p.rfind("reader: ", 0) == 0 || p.rfind("ebr model: ", 0) == 0) {
+        ++reader_problems;
+      } else if (p.rfind("invariant: ", 0) == 0) {
         ++violations;
       } else if (p.find("checker") != std::string::npos || p.find("differs") != std::string::npos) {
         ++checker_errors;
@@ -875,11 +992,12 @@ int Main(int argc, char** argv) {
   for (const auto& [name, n] : kinds)
     by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ", name, n);
   fmt::print(
-      "apply-invariant-sweep: {} cases (seed {}), {} partitions ({}), {} killed applies ({} "
-      "resumed, {} rolled back), {} extra plan rounds, {} plans refused by apply before writing; "
-      "{} failed cases: {} invariant violations, {} checker errors, {} other; {:.1f} min\n",
-      cases, o.seed, partitions, by_kind, killed, resumed, rolled_back, extra_rounds, refused,
-      failed, violations, checker_errors, other, minutes());
+      "apply-invariant-sweep: {} cases (seed {}; {} laid out as XP or the old fdisk did, {} "
+      "full), {} partitions ({}), {} killed applies ({} resumed, {} rolled back), {} extra plan "
+      "rounds; {} failed cases: {} plans refused by apply, {} invariant violations, {} checker "
+      "errors, {} table reader problems, {} other; {:.1f} min\n",
+      cases, o.seed, old_tool, full, partitions, by_kind, killed, resumed, rolled_back,
+      extra_rounds, failed, refused, violations, checker_errors, reader_problems, other, minutes());
   return failed == 0 ? 0 : 1;
 }
 

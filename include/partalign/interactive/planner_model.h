@@ -14,6 +14,7 @@
 
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
+#include "partalign/layout/planner.h"
 #include "partalign/tools/layout_prediction.h"
 #include "partalign/topology/alignment.h"
 #include "partalign/topology/device.h"
@@ -47,6 +48,10 @@ struct PlannerLayout {
   LabelType label = LabelType::kGpt;
   /// In disk order (a DOS extended partition before its logical ones).
   std::vector<PlannedPartition> partitions;
+  /// Partitions of the disk's table whose contents are given up (`d` on a partition that may
+  /// hold data, or plan --interactive --discard N): planned as `plan --discard N` plans them,
+  /// kept in the table as empty partitions. In number order.
+  std::vector<uint32_t> discarded;
   bool operator==(const PlannerLayout&) const = default;
 };
 
@@ -77,11 +82,14 @@ struct PartitionChange {
 class PlannerModel {
  public:
   /// A model of `disk`: its partitions as they are, or an empty `label` table when it has none.
-  static Result<PlannerModel> Make(PlannerDisk disk, LabelType label_when_empty);
+  /// `discard`: partitions whose contents are given up from the start (plan --interactive
+  /// --discard N); an error names one that is not a partition of the table, or the extended one.
+  static Result<PlannerModel> Make(PlannerDisk disk, LabelType label_when_empty,
+                                   const std::vector<uint32_t>& discard = {});
 
   const PlannerDisk& disk() const { return disk_; }
   const PlannerLayout& layout() const { return layout_; }
-  void set_layout(PlannerLayout layout) { layout_ = std::move(layout); }
+  void set_layout(PlannerLayout layout);
   /// partalign's alignment on the disk's topology: every edit snaps to it.
   const Alignment& alignment() const { return alignment_; }
   uint64_t sector_size() const { return disk_.device.topology.logical_sector_size; }
@@ -101,8 +109,12 @@ class PlannerModel {
   /// the first aligned byte of the free space; the size is rounded up to whole grains, or down
   /// when that would not fit. Errors say why in one line.
   Status Add(const PlannerRow& row, std::string_view size_text, std::string_view type_text);
-  /// `d`.
+  /// `d`: deletes the partition; on a table whose partitions may hold data (a fresh table would
+  /// orphan them), a partition of the disk's table is not deleted but its contents are given
+  /// up (as `plan --discard N`): it stays, empty, and A may use its space.
   Status Delete(const PlannerRow& row);
+  /// The options PlanPartitions plans this layout with (its discarded partitions).
+  PlanOptions Options() const;
   /// `r`: a new size ("" keeps it, rounded to whole grains); a partition whose start is off the
   /// grain moves to the nearest aligned start the free space around it allows.
   Status Resize(const PlannerRow& row, std::string_view size_text);
@@ -113,11 +125,15 @@ class PlannerModel {
   /// room, when it does not fit there.
   Status Move(const PlannerRow& row, std::string_view start_text);
   /// `A`: every partition of the disk where `partalign plan` puts it (PlanPartitions with the
-  /// same proofs of emptiness): the plan's own answer, including the partitions it cannot
-  /// align. Partitions added or deleted in the planner are undone by it.
+  /// same proofs of emptiness and the layout's discarded partitions): the plan's own answer,
+  /// including the partitions it cannot align. Partitions added or deleted in the planner are
+  /// undone by it; discarded ones stay discarded.
   Status AlignAll();
-  /// PlanPartitions' actions for the disk's table, or why it has none (a fresh disk: empty).
+  /// PlanPartitions' actions for the disk's table with Options(), or why it has none (a fresh
+  /// disk: empty).
   const Result<std::vector<PlanAction>>& plan_actions() const { return plan_actions_; }
+  /// What would align the partitions plan_actions() cannot (way_through.h), as lines for `x`.
+  std::vector<std::string> WayThroughLines() const;
   /// `t`: "" for linux, an sfdisk shortcut, a GUID or a DOS byte.
   Status SetType(const PlannerRow& row, std::string_view type_text);
   /// Whether `t` may change the type of `row` at all (not free space, not the extended
@@ -131,6 +147,9 @@ class PlannerModel {
   /// The layout's actions on the disk's table, in table order, when the layout only moves and
   /// resizes the disk's partitions (none added, deleted or retyped); an error otherwise.
   Result<std::vector<PlanAction>> Actions() const;
+  /// Each partition of the disk's table at its place in the layout (start and end sector), in
+  /// table order: the target layout of the plan `MakePlan` writes.
+  std::vector<std::pair<uint64_t, uint64_t>> Extents() const;
   /// Partitions of the disk's table that are no longer in the layout.
   std::vector<const Partition*> Deleted() const;
   /// "2 partitions new; 1 moves 512 MiB of data" etc.
@@ -168,6 +187,10 @@ class PlannerModel {
   Result<uint64_t> SnapSize(std::string_view text, uint64_t current, uint64_t start, uint64_t limit,
                             uint64_t at_least) const;
   uint32_t FreeNumber(PartitionKind kind) const;
+  /// plan_actions_ for the layout's discarded partitions.
+  void Replan();
+  /// Whether a fresh table may replace the disk's: none of its partitions may hold data.
+  bool AllEmpty() const;
 
   PlannerDisk disk_;
   PlannerLayout layout_;

@@ -50,6 +50,15 @@ struct PartitionContents {
   /// kData: the first byte found that is not zero, from the partition's start (the first one
   /// the reads met; a signature's data is not located).
   std::optional<uint64_t> data_offset_bytes;
+  /// The tail a plan may take from a partition that holds data: every byte from this offset
+  /// (from the partition's start) to its end was read as zero, so a move or a resize may give
+  /// those bytes up (docs/audit-plan.md, "A partition never shrinks in silence"). nullopt: not
+  /// read. Only the part a plan gives up is read, never more.
+  std::optional<uint64_t> zeros_from_bytes;
+  /// The first byte that is not zero in the tail a plan would have taken (from the partition's
+  /// start): bytes past the filesystem are data (an md 1.0 superblock, LUKS or LVM metadata, a
+  /// tool's trailer), so the partition keeps every sector.
+  std::optional<uint64_t> tail_data_bytes;
 
   /// Whether the partition may hold data: everything but a proof of emptiness. A partition
   /// that may hold data is moved with its bytes, never by editing the table alone.
@@ -150,10 +159,10 @@ struct PartitionTable {
   bool operator==(const PartitionTable&) const = default;
 };
 
-/// Copies what `from` proves about each partition's bytes (ContentProof and the data offset)
-/// to the partitions of `to` with the same number, start and size, where `to` knows less
-/// (kUnscanned): another reading of the same table (libfdisk's, on a scratch copy) learns the
-/// proofs of the first.
+/// Copies what `from` proves about each partition's bytes (ContentProof and the data offset
+/// where `to` knows less, kUnscanned; the proofs of its tail) to the partitions of `to` with the
+/// same number, start and size: another reading of the same table (libfdisk's, on a scratch copy)
+/// learns the proofs of the first.
 void CopyContentProofs(const PartitionTable& from, PartitionTable* to);
 
 }  // namespace partalign

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <utility>
@@ -27,13 +28,20 @@ inline constexpr uint64_t kMbrMaxSector = 0xFFFFFFFFull;
 /// hides that metadata, so the planner keeps their size exactly.
 bool IsEndAnchored(const PartitionContents& contents);
 
-/// How many sectors of a partition the planner must keep: the filesystem's size when it is
-/// known and not larger than the partition; the whole partition when it may hold data of
-/// unknown size (no signature and not proven empty) or metadata at its end; for a partition
-/// proven empty (PartitionContents::MayHoldData) one grain, or its size when that is smaller.
-/// Shrinking has a cost in the search, so an empty partition only gives up what aligning the
-/// others needs.
-uint64_t ProtectedSectors(const Partition& partition, uint64_t sector_size, uint64_t grain_sectors);
+/// The sectors a partition's filesystem covers (its size rounded up to whole sectors), when the
+/// size is known and not larger than the partition.
+std::optional<uint64_t> FilesystemSectors(const Partition& partition, uint64_t sector_size);
+
+/// How many sectors of a partition the planner must keep. A partition never shrinks in silence
+/// (docs/audit-plan.md): one that may hold data keeps all of it, except, when it holds a
+/// filesystem smaller than itself, the sectors past the filesystem that were read as zeros
+/// (PartitionContents::zeros_from_bytes; with `unread_tail_as_zeros`, the first pass of a
+/// proof, also those not read yet); one with metadata at its end keeps its size exactly; one
+/// proven empty (PartitionContents::MayHoldData) keeps one grain, or its size when that is
+/// smaller. Shrinking has a cost in the search, so an empty partition only gives up what
+/// aligning the others needs.
+uint64_t ProtectedSectors(const Partition& partition, uint64_t sector_size, uint64_t grain_sectors,
+                          bool unread_tail_as_zeros = false);
 
 struct PlanOptions {
   /// DOS: the sectors libfdisk keeps free before every logical partition but the first, for
@@ -43,11 +51,30 @@ struct PlanOptions {
   /// Partitions whose contents the user gives up (plan --discard N): planned as empty whatever
   /// they hold; their table-only actions say Emptiness::kDiscarded.
   std::vector<uint32_t> discard;
-  /// Plan partitions not proven either way (ContentProof::kUnscanned) as empty: the first pass
-  /// of a proof, which finds the partitions worth reading in full (PartitionsWorthProving).
-  /// Never for a plan that is shown or applied.
+  /// Plan partitions not proven either way (ContentProof::kUnscanned) as empty, and the tails
+  /// past filesystems not read yet as zeros: the first pass of a proof, which finds the
+  /// partitions worth reading in full (PartitionsWorthProving) and the tails worth reading
+  /// (TailsToProve). Never for a plan that is shown or applied.
   bool unscanned_as_empty = false;
 };
+
+/// The end of a partition that a plan gives up: the bytes [from_bytes, size) from its old
+/// start (its new size is from_bytes).
+struct TailProof {
+  uint32_t partition = 0;
+  uint64_t from_bytes = 0;
+  bool operator==(const TailProof&) const = default;
+};
+
+/// The tails `actions` give up that must be read before a plan may rely on them: of partitions
+/// that may hold data (not discarded in `options`), whose filesystem is smaller than they are
+/// (ProtectedSectors: only those may give up anything), that an action makes smaller without
+/// cutting into the filesystem, and that are not read that far yet (zeros_from_bytes) nor found
+/// to hold data past it (tail_data_bytes). Reading each (ProveTailsZero in the CLI) and
+/// planning again gives the plan to show; apply reads those of the plan it is given.
+std::vector<TailProof> TailsToProve(const PartitionTable& table,
+                                    const std::vector<PlanAction>& actions,
+                                    const PlanOptions& options);
 
 /// The partitions whose emptiness matters to `optimistic` (actions planned with
 /// unscanned_as_empty): not proven either way, not discarded, and moved or shrunk by it. Reading
@@ -71,15 +98,35 @@ Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
 /// the bytes to move and the reason in plan's words. For layouts a person chose (plan
 /// --interactive), so that a layout equal to plan's gets plan's very actions (an impossible
 /// one aside: a misaligned start left where it is is kNone, or kTableOnly when its end
-/// changes). Fails when the extents overlap, leave the usable area, or move a start off the
-/// alignment.
+/// changes). Fails when the extents overlap, leave the usable area, move a start off the
+/// alignment, move a BIOS boot partition, or leave a partition fewer sectors than it keeps
+/// (ProtectedSectors: a partition never shrinks in silence).
 Result<std::vector<PlanAction>> DescribeExtents(
     const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
     const std::vector<std::pair<uint64_t, uint64_t>>& extents);
 
+/// The actions of a plan file that takes `table` to `extents`: DescribeExtents in plan's
+/// vocabulary, where a start left misaligned is kImpossible (plan says so of every start it
+/// leaves off the alignment, a pinned BIOS boot partition aside), so that a layout equal to
+/// plan's gets plan's very actions, reasons aside. The interactive planner writes its plans
+/// with it, and apply recomputes every plan file's actions with it (docs/apply.md, "A plan is
+/// a claim").
+Result<std::vector<PlanAction>> PlanFileActions(
+    const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
+    const std::vector<std::pair<uint64_t, uint64_t>>& extents);
+
+/// Gives each action of `actions` the reason of plan's own action for the same partition
+/// (`own`, from PlanPartitions) where the two agree on everything else: plan's says more (why a
+/// start cannot be aligned, what pushed a partition). The planner and apply show those.
+void AdoptPlansReasons(const std::vector<PlanAction>& own, std::vector<PlanAction>* actions);
+
 /// A plan without actions for `current` on `device`: what every plan is bound to (disk
 /// identity, topology, label, table fingerprint) and the alignment.
 Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device, const Alignment& alignment);
+
+/// Whether every partition of `discard` (plan --discard N) may be given up: a partition of
+/// `table`, not the extended one (its logical partitions are given up one by one).
+Status CheckDiscard(const PartitionTable& table, const std::vector<uint32_t>& discard);
 
 /// The whole plan: PlanPartitions bound to the disk (identity, topology, table fingerprint).
 Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
@@ -95,6 +142,27 @@ Status CheckTableLayout(const PartitionTable& table);
 /// Partitions without an action keep their place.
 PartitionTable ApplyPlanToTable(const PartitionTable& table,
                                 const std::vector<PlanAction>& actions);
+
+/// How a plan's proofs are made: reading the disk (the CLI, src/cli/content/content_proof.h) or
+/// a model of it (tests). Each records what it finds in the table's partitions.
+struct PlanProofs {
+  /// Reads in full each listed partition not proven either way (ContentProof::kUnscanned):
+  /// kZeros, or kData with the first byte that is not zero.
+  std::function<Status(PartitionTable*, const std::vector<uint32_t>&)> partitions;
+  /// Reads each tail: PartitionContents::zeros_from_bytes, or tail_data_bytes.
+  std::function<Status(PartitionTable*, const std::vector<TailProof>&)> tails;
+};
+
+/// The plan of `*table` with every emptiness and every tail it relies on proven: a first plan
+/// with the unscanned partitions planned as empty and the unread tails as zeros
+/// (unscanned_as_empty) shows which of them matter (PartitionsWorthProving, TailsToProve);
+/// `proofs` reads those, and the plan is made again, round after round, until nothing more is
+/// worth reading (each round proves something new, so this ends); then the plan with what was
+/// found (what is still unscanned counts as data and is moved whole; a tail not proven zero is
+/// kept). `*table` keeps the proofs. Without `proofs` (plan --no-scan) nothing is read.
+Result<Plan> MakeProvenPlan(PartitionTable* table, const DeviceInfo& device,
+                            const Alignment& alignment, const PlanOptions& options,
+                            const PlanProofs& proofs);
 
 /// "4 partitions: 1 unchanged, 1 table-only, 2 move data (1.5 GiB), 0 impossible".
 std::string PlanSummary(const Plan& plan);

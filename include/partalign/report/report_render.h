@@ -102,6 +102,9 @@ struct DiskReport {
   std::string plan_error;  ///< why there is no plan
   /// The command that writes the plan as a file (the Markdown page's "Applying it").
   PlanFileAdvice plan_advice;
+  /// What would align the partitions the plan cannot (WayText, way_through.h); empty when it
+  /// aligns every one.
+  std::vector<std::string> way_through;
   std::optional<BenchReport> bench;
   std::string bench_source;  ///< "a short run of `partalign bench`" or the --bench-json file
   std::optional<VerifyReport> verify;

@@ -26,8 +26,14 @@ struct TableEdit {
   bool operator==(const TableEdit&) const = default;
 };
 
+/// ApplyStep::move_partition of a step that moves no data: a table write alone.
+inline constexpr uint32_t kTableOnlyStep = 0;
+
 /// One journaled move: the data of `move_partition` goes to its new place, then the table with
-/// `edits` applied is written (by the mover, in the same journal).
+/// `edits` applied is written (by the mover, in the same journal). A step whose
+/// move_partition is kTableOnlyStep moves nothing: its table is written as apply writes a
+/// table-only plan (backed up, in the crash-safe order), to move a DOS EBR out of the way of
+/// the next step's move.
 struct ApplyStep {
   uint32_t move_partition = 0;
   /// Every entry this step's table changes, in partition order: the moved partition's new
@@ -43,7 +49,13 @@ struct ApplyStep {
 ///  - no move writes where another partition's data is at that moment (a partition moved by an
 ///    earlier step is at its new place, the others at their old one), and
 ///  - the table after every step is valid: partitions do not overlap, a DOS extended partition
-///    holds its logical partitions, so every intermediate table can be written and read.
+///    holds its logical partitions, no EBR lands inside a partition (where libfdisk puts the
+///    EBRs: ebr_placement.h), so every intermediate table can be written and read, and
+///  - no move writes over an EBR of the table on the disk while it runs (the data would break
+///    the chain until the step's table is written, and for good after a rollback): a
+///    table-only step (kTableOnlyStep) first writes the table-only changes that fit then, or,
+///    for a table another tool wrote, libfdisk's rewrite of the same table, when that moves
+///    the EBR away.
 /// Among the moves that may go next the lowest on the disk goes first: a cascade upwards runs
 /// from the highest partition down, one downwards from the lowest up. A table-only change goes
 /// into the first step after which it fits (before the first move: into the first step). Fails

@@ -10,6 +10,7 @@
 
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
+#include "partalign/layout/planner.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology.h"
 
@@ -51,16 +52,63 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
 std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTable& table);
 
 /// The partitions of `table` whose bytes `plan` leaves where they are although the table
-/// stops pointing at them: those of table-only actions that move the start or shrink the
-/// partition (DOS extended partitions excepted), and for a fresh layout every partition of
-/// `table` but the extended one. Apply proves them empty before it writes (an image's holes, or
-/// every byte read as zero), unless the user discarded them (Emptiness::kDiscarded).
+/// stops pointing at them: those of table-only actions that move the start or shrink a
+/// partition without a signature (DOS extended partitions excepted), and for a fresh layout
+/// every partition of `table` but the extended one. Apply proves them empty before it writes
+/// (an image's holes, or every byte read as zero), unless the user discarded them
+/// (Emptiness::kDiscarded). And the ends that moves and resizes take from the other partitions
+/// (`tails`), which apply proves zero.
 struct LeftBehind {
   std::vector<uint32_t> to_prove;   ///< claimed empty, or claiming nothing: proven by apply
   std::vector<uint32_t> discarded;  ///< given up by the user (plan --discard N)
+  /// The ends that partitions which may hold data give up (a move or a resize makes them
+  /// smaller): proven zero by apply, read again once it holds the disk.
+  std::vector<TailProof> tails;
   std::vector<uint32_t> all() const;
 };
 LeftBehind PartitionsLeftBehind(const Plan& plan, const PartitionTable& table);
+
+/// The target layout of `plan`: for each partition of `table`, in table order, the new start
+/// and end sector of its action (its old ones without an action). What a plan file asks for;
+/// everything else in it is a claim apply recomputes (RecomputePlan).
+std::vector<std::pair<uint64_t, uint64_t>> TargetExtents(const Plan& plan,
+                                                         const PartitionTable& table);
+
+/// The partitions whose contents `plan` gives up (table-only actions that say "empty":
+/// "discarded"), in action order.
+std::vector<uint32_t> PlanDiscards(const Plan& plan);
+
+/// Discarding is consent, and consent is not a field of a file: every partition `plan` gives up
+/// must be given up again by the person (`consent`: apply --discard N), and only those. One
+/// message each ("partition 3: ..."; "--discard 5: ..."); `apply_command` is the command that
+/// says it ("partalign apply --discard 3 plan.json"), named in the message. Empty when they
+/// agree.
+std::vector<std::string> DiscardConsentProblems(const Plan& plan,
+                                                const std::vector<uint32_t>& consent,
+                                                const std::string& apply_command);
+
+/// A plan file as apply executes it: its claims recomputed (docs/apply.md, "A plan is a
+/// claim").
+struct RecomputedPlan {
+  /// The actions apply executes: the plan's target layout described as plan describes it.
+  std::vector<PlanAction> actions;
+  /// Each claim of the plan that differs from the recomputation, naming the field and both
+  /// values ("actions[0].bytes_to_move: the plan says 4096, partition 1 needs 20447232 (ext4
+  /// of 19.50 MiB)"), or why its target layout is not one plan would make. Empty when the plan
+  /// claims exactly what apply will do.
+  std::vector<std::string> refusals;
+};
+
+/// Recomputes everything apply will do for `plan` from `table` (the disk's table read with
+/// contents, carrying the proofs apply made itself: partitions read in full, tails read) and
+/// the plan's target layout (TargetExtents): one action per partition in table order, the
+/// alignment plan derives from the topology and the plan's grain (RecommendAlignment), and
+/// each action's kind, bytes to move, proof of emptiness and discard, with DescribeExtents and
+/// `discard` (the partitions the person gave up again: DiscardConsentProblems). A plan with a
+/// fresh layout has no actions to recompute. PlanMismatches (a stale plan) and
+/// PlanInconsistencies come first.
+RecomputedPlan RecomputePlan(const Plan& plan, const PartitionTable& table,
+                             const std::vector<uint32_t>& discard);
 
 /// Differences between the table `plan` asks for, starting from `before`, and `after`, entry
 /// by entry: the same partitions (number, kind, type, name, UUID, attributes, boot flag), each

@@ -46,10 +46,6 @@ class FieldReader {
   std::optional<std::string> error_;
 };
 
-/// Parses `text` as one of partalign's file formats: a JSON object whose "format" is `format`
-/// and whose "format_version" is `version`. Errors say what is wrong ("not valid JSON
-/// (truncated or corrupt?)", "format is 'x', not 'partalign-plan'", "format_version 2 is not
-/// supported (this partalign reads 1)").
 /// A value read from a file, fit to quote in a one-line message: control characters escaped
 /// ("\n", "\x1b"), and at most `max_chars` characters kept (then "..."). A file's strings are
 /// untrusted: quoted raw, a newline in one would make an error message two lines.
@@ -59,7 +55,17 @@ std::string Printable(std::string_view value, size_t max_chars = 64);
 /// quote values with Printable; this is the last guard).
 std::string OneLine(std::string_view message);
 
+/// Parses `text` as one of partalign's file formats: a JSON object whose "format" is `format`
+/// and whose "format_version" is `version`. Errors say what is wrong ("not valid JSON
+/// (truncated or corrupt?)", "format is 'x', not 'partalign-plan'", "format_version 2 is not
+/// supported (this partalign reads 1)"). A key twice in one object is an error in every format
+/// read here (a plan, a backup, a snapshot): JSON parsers disagree on which value counts, and
+/// nlohmann keeps the last without a word ("actions[0].bytes_to_move: appears twice ...").
 Result<nlohmann::json> ParseFormatDocument(std::string_view text, std::string_view format,
                                            int version);
+
+/// The path of the first key that appears twice in one object of `text` ("disk.size_bytes",
+/// "actions[1].kind"); nullopt when there is none (or `text` is not JSON: the parser says so).
+std::optional<std::string> FindDuplicateKey(std::string_view text);
 
 }  // namespace partalign

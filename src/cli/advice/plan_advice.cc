@@ -3,6 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "partalign/layout/way_through.h"
+
 namespace partalign {
 
 PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
@@ -18,6 +20,22 @@ PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
   if (content.no_scan) command += " --no-scan";
   command += " -o " + ShellQuote(output) + " " + ShellQuote(target.target);
   return {command, "", output};
+}
+
+std::vector<std::string> WayThroughLines(const Plan& plan, const PartitionTable& table,
+                                         const TargetOptions& target,
+                                         const std::optional<std::string>& grain,
+                                         const ContentOptions& content) {
+  PlanOptions options;
+  options.discard = content.discard;
+  WayContext context;
+  context.discard = content.discard;
+  context.plan_command = [&](const std::vector<uint32_t>& discard) {
+    ContentOptions with = content;
+    with.discard = discard;
+    return PlanFileAdviceFor(target, grain, std::nullopt, with).command;
+  };
+  return WayText(FindWaysThrough(table, plan.alignment, options, plan.actions), context);
 }
 
 }  // namespace partalign

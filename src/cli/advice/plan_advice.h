@@ -10,6 +10,8 @@
 
 #include "cli/content/content_proof.h"
 #include "cli/target/target_options.h"
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
 #include "partalign/layout/plan_render.h"
 #include "partalign/util/shell_quote.h"
 
@@ -22,5 +24,13 @@ PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
                                  const std::optional<std::string>& layout,
                                  const ContentOptions& content,
                                  const std::string& output = "plan.json");
+
+/// What would align the partitions `plan` cannot (way_through.h), as plan and report print it:
+/// the plan command of the ways through is PlanFileAdviceFor with their --discard added.
+/// `table` is the one the plan was made from, with its contents.
+std::vector<std::string> WayThroughLines(const Plan& plan, const PartitionTable& table,
+                                         const TargetOptions& target,
+                                         const std::optional<std::string>& grain,
+                                         const ContentOptions& content);
 
 }  // namespace partalign

@@ -54,9 +54,11 @@ struct PreparedStep {
 // The bytes a step writes: its move's source (a rollback writes it back) and destination, its
 // changed table sectors and its boot records.
 std::vector<ByteExtent> StepWrites(const PreparedStep& s, uint64_t sector_size) {
-  const MoveGeometry g = MoveOf(*s.move, sector_size);
-  std::vector<ByteExtent> writes = {{g.source_bytes, g.length_bytes},
-                                    {g.dest_bytes, g.length_bytes}};
+  std::vector<ByteExtent> writes;
+  if (s.move) {
+    const MoveGeometry g = MoveOf(*s.move, sector_size);
+    writes = {{g.source_bytes, g.length_bytes}, {g.dest_bytes, g.length_bytes}};
+  }
   for (const TableRange& r : s.computed.transition.ranges) {
     if (r.changed()) writes.push_back({r.offset_bytes, r.length_bytes});
   }
@@ -105,12 +107,14 @@ Result<MoveRequest> StepRequest(const PreparedStep& s, uint64_t sector_size,
 }
 
 uint64_t CopiedBytesOf(const PreparedStep& s, uint64_t sector_size) {
+  if (!s.move) return 0;
   Result<MoveRequest> request = StepRequest(s, sector_size, s.used);
   return request ? CopiedBytes(request->move) : MoveOf(*s.move, sector_size).length_bytes;
 }
 
 // "ext: libext2fs block bitmaps, 310 MiB used" or "every byte (--copy-all)".
 std::string UsedDescription(const PreparedStep& s) {
+  if (!s.move) return "nothing: a table write alone";
   if (!s.used) return "every byte (--copy-all)";
   return fmt::format("{}, {} used", s.used->source, FormatSize(s.used->used_bytes()));
 }
@@ -159,6 +163,7 @@ std::vector<BackupMove> MovesFrom(const std::vector<PreparedStep>& steps, size_t
                                   uint64_t sector_size) {
   std::vector<BackupMove> out;
   for (size_t k = first; k < steps.size(); ++k) {
+    if (!steps[k].move) continue;
     const MoveGeometry g = MoveOf(*steps[k].move, sector_size);
     out.push_back(
         {steps[k].move->partition, g.source_bytes, g.dest_bytes, g.length_bytes, steps[k].journal});
@@ -215,7 +220,6 @@ void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint6
                    {"JOURNAL"}});
   for (size_t k = 0; k < steps.size(); ++k) {
     const PreparedStep& s = steps[k];
-    const MoveGeometry g = MoveOf(*s.move, sector_size);
     std::string also;
     for (const TableEdit& e : s.step.edits) {
       if (e.partition == s.step.move_partition) continue;
@@ -224,6 +228,12 @@ void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint6
     }
     uint64_t table_bytes = 0;
     for (const TableRange& r : s.changed) table_bytes += r.length_bytes;
+    if (!s.move) {
+      table.AddRow({std::to_string(k + 1), "-", "table", "-", "-", "0", "0",
+                    fmt::format("{} B", table_bytes), also.empty() ? "-" : also, "-"});
+      continue;
+    }
+    const MoveGeometry g = MoveOf(*s.move, sector_size);
     table.AddRow({std::to_string(k + 1), std::to_string(s.move->partition),
                   std::string(Direction(*s.move)), std::to_string(g.source_bytes),
                   std::to_string(g.dest_bytes), std::to_string(g.length_bytes),
@@ -232,6 +242,13 @@ void PrintSteps(std::ostream& out, const std::vector<PreparedStep>& steps, uint6
   }
   out << table.Render();
   for (size_t k = 0; k < steps.size(); ++k) {
+    if (!steps[k].move) {
+      out << fmt::format(
+          "Step {} writes the table alone: it moves the EBR the next step's move would "
+          "overwrite (docs/apply.md, \"Plans that move data\")\n",
+          k + 1);
+      continue;
+    }
     out << fmt::format("Step {} copies {}: {}\n", k + 1, steps[k].used ? "the used chunks" : "all",
                        UsedDescription(steps[k]));
     for (const std::string& what : steps[k].records.descriptions) {
@@ -254,30 +271,31 @@ nlohmann::json DryRunJson(const MoveApplyRequest& r, const std::vector<PreparedS
   nlohmann::json json_steps = nlohmann::json::array();
   for (size_t k = 0; k < steps.size(); ++k) {
     const PreparedStep& s = steps[k];
-    const MoveGeometry g = MoveOf(*s.move, sector_size);
+    const MoveGeometry g = s.move ? MoveOf(*s.move, sector_size) : MoveGeometry{};
     nlohmann::json edits = nlohmann::json::array();
     for (const TableEdit& e : s.step.edits) {
       edits.push_back({{"partition", e.partition},
                        {"start_sector", e.start_sector},
                        {"end_sector", e.end_sector}});
     }
-    json_steps.push_back({{"step", k + 1},
-                          {"partition", s.move->partition},
-                          {"direction", Direction(*s.move)},
-                          {"source_bytes", g.source_bytes},
-                          {"dest_bytes", g.dest_bytes},
-                          {"length_bytes", g.length_bytes},
-                          {"copy_bytes", CopiedBytesOf(s, sector_size)},
-                          {"used_map", s.used ? nlohmann::json{{"source", s.used->source},
-                                                               {"used_bytes", s.used->used_bytes()},
-                                                               {"notes", s.used->notes()}}
-                                              : nlohmann::json(nullptr)},
-                          {"journal", s.journal},
-                          {"table_edits", edits},
-                          {"table_fingerprint", s.computed.old_table.fingerprint},
-                          {"new_table_fingerprint", s.computed.new_table.fingerprint},
-                          {"table_write", TransitionJson(s.computed.transition)},
-                          {"boot_records", RecordsJson(s.records)}});
+    json_steps.push_back(
+        {{"step", k + 1},
+         {"partition", s.move ? nlohmann::json(s.move->partition) : nlohmann::json(nullptr)},
+         {"direction", s.move ? Direction(*s.move) : "table"},
+         {"source_bytes", g.source_bytes},
+         {"dest_bytes", g.dest_bytes},
+         {"length_bytes", g.length_bytes},
+         {"copy_bytes", CopiedBytesOf(s, sector_size)},
+         {"used_map", s.used ? nlohmann::json{{"source", s.used->source},
+                                              {"used_bytes", s.used->used_bytes()},
+                                              {"notes", s.used->notes()}}
+                             : nlohmann::json(nullptr)},
+         {"journal", s.move ? nlohmann::json(s.journal) : nlohmann::json(nullptr)},
+         {"table_edits", edits},
+         {"table_fingerprint", s.computed.old_table.fingerprint},
+         {"new_table_fingerprint", s.computed.new_table.fingerprint},
+         {"table_write", TransitionJson(s.computed.transition)},
+         {"boot_records", RecordsJson(s.records)}});
   }
   return {
       {"schema_version", kJsonSchemaVersion},
@@ -343,7 +361,7 @@ bool PrepareBootRecords(Streams io, const MoveApplyRequest& r, const Target& dis
   std::vector<RecordStep> record_steps;
   for (PreparedStep& s : steps) {
     RecordStep rs;
-    rs.moved = s.move->partition;
+    rs.moved = s.move ? s.move->partition : 0;
     for (const TableEdit& e : s.step.edits) rs.changed.push_back(e.partition);
     rs.before = &s.computed.old_table;
     rs.after = &s.computed.new_table;
@@ -360,6 +378,14 @@ bool PrepareBootRecords(Streams io, const MoveApplyRequest& r, const Target& dis
   for (size_t k = 0; k < steps.size(); ++k) {
     steps[k].records = std::move((*per_step)[k]);
     steps[k].changed = ChangedRanges(steps[k].computed.transition);
+    if (!steps[k].move && !steps[k].records.updates.empty()) {
+      // Only the mover writes records outside the table, with a move.
+      PrintError(io.err, fmt::format("step {} writes the table alone but a boot record would "
+                                     "change with it; nothing was written",
+                                     k + 1));
+      *code = ExitCode::kRefused;
+      return false;
+    }
   }
   // Stale records of partitions no step moves (a disk cloned by another tool): not written by a
   // move, and said so rather than dropped in silence.
@@ -415,8 +441,10 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     // libfdisk's readings know only what the probe proves; apply knows more.
     CopyContentProofs(*r.table, &s.computed.old_table);
     s.changed = ChangedRanges(s.computed.transition);
-    s.journal = fmt::format("{}/{}-{}-step{}-part{}{}", dir, DiskName(r.path), stamp, k + 1,
-                            s.move->partition, kJournalFileSuffix);
+    if (s.move) {
+      s.journal = fmt::format("{}/{}-{}-step{}-part{}{}", dir, DiskName(r.path), stamp, k + 1,
+                              s.move->partition, kJournalFileSuffix);
+    }
     // libfdisk's table for this step must be the plan's, restricted to the step.
     std::vector<std::string> wrong = TableVersusPlan(StepPlan(*r.plan, s.step, *before),
                                                      s.computed.old_table, s.computed.new_table);
@@ -427,14 +455,14 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
       PrintError(io.err, "nothing was written");
       return std::nullopt;
     }
-    std::vector<std::string> conflicts =
-        TransitionConflicts(s.computed.transition, s.computed.old_table, s.computed.new_table,
-                            FreeOldPlaces(r, s.move->partition));
+    std::vector<std::string> conflicts = TransitionConflicts(
+        s.computed.transition, s.computed.old_table, s.computed.new_table,
+        s.move ? FreeOldPlaces(r, s.move->partition) : r.left_behind->discarded);
     if (Refused(io, k, conflicts, "partition contents") ||
-        Refused(io, k,
-                MoveOverwritesTable(s.computed.transition, s.move->partition,
-                                    MoveOf(*s.move, sector_size)),
-                "the partition table")) {
+        (s.move && Refused(io, k,
+                           MoveOverwritesTable(s.computed.transition, s.move->partition,
+                                               MoveOf(*s.move, sector_size)),
+                           "the partition table"))) {
       *code = ExitCode::kRefused;
       return std::nullopt;
     }
@@ -468,6 +496,7 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
   // place, existing journal files, users of the disk, an unfinished move.
   const std::string check_dir = ExistingDirFor(dir);
   for (const PreparedStep& s : steps) {
+    if (!s.move) continue;
     const std::string journal =
         check_dir == dir ? s.journal : check_dir + "/" + fs::path(s.journal).filename().string();
     std::string note;
@@ -482,6 +511,7 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
   // What each moved partition's contents use: shown now, refused now when a partition must not
   // move at all (a swap area holding a hibernation image).
   for (size_t k = 0; k < steps.size() && !r.copy_all; ++k) {
+    if (!steps[k].move) continue;
     const MoveGeometry g = MoveOf(*steps[k].move, sector_size);
     Result<UsedMap> used = ProbeUsedMap(reader->fd.get(), r.path, g.source_bytes, g.length_bytes);
     if (!used) {
@@ -528,6 +558,47 @@ void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, siz
   }
 }
 
+// The steps that move data.
+size_t MoveSteps(const std::vector<PreparedStep>& steps) {
+  return static_cast<size_t>(std::count_if(
+      steps.begin(), steps.end(), [](const PreparedStep& s) { return s.move != nullptr; }));
+}
+
+// Step k writes the table alone (kTableOnlyStep): its changed ranges in the crash-safe order,
+// read back, and the table the disk then holds, checked against the one computed for it.
+Result<PartitionTable> WriteTableStep(Streams io, const Target& disk, const std::string& path,
+                                      uint64_t sector_size, const std::vector<PreparedStep>& steps,
+                                      size_t k) {
+  const PreparedStep& s = steps[k];
+  io.out << fmt::format(
+                "\nStep {}/{}: the table alone ({} range(s)), to move an EBR out of the "
+                "way of the next move\n",
+                k + 1, steps.size(), s.changed.size())
+         << std::flush;
+  if (Status w =
+          WriteTableRanges(disk.fd.get(), path, sector_size, s.changed, HooksFromEnvironment());
+      !w) {
+    return w.error();
+  }
+  Result<std::vector<size_t>> unwritten = DifferingRanges(
+      disk.fd.get(), path, s.changed, [](const TableRange& t) { return t.new_bytes; });
+  if (!unwritten) return unwritten.error();
+  if (!unwritten->empty()) {
+    return MakeError(
+        fmt::format("reading back '{}': the {} does not hold what step {} wrote", path,
+                    AreaName(s.computed.transition.label, s.changed[unwritten->front()]), k + 1));
+  }
+  Result<TableRead> after =
+      ReadPartitionTable(path, {.sector_size = sector_size, .probe_contents = false});
+  if (!after) return after.error();
+  if (after->table.fingerprint != s.computed.new_table.fingerprint) {
+    return MakeError(fmt::format("after step {} the table of '{}' has fingerprint {}, expected {}",
+                                 k + 1, path, after->table.fingerprint,
+                                 s.computed.new_table.fingerprint));
+  }
+  return std::move(after->table);
+}
+
 }  // namespace
 
 ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
@@ -560,10 +631,16 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       "--rollback {0}' undoes it; the steps before it are done, those after it not started), "
       "and then 'partalign plan {0}' makes a new plan for what is left.\n",
       device);
+  if (MoveSteps(steps) < steps.size()) {
+    // A step that writes the table alone has no journal: it is undone like a table-only plan.
+    io.out << "A step that writes the table alone is written in the crash-safe order after its "
+              "backup; if it is interrupted, restoring that backup puts its table back.\n";
+  }
   // Where the backups and journals go, before anything is asked: a full, read-only or missing
   // directory is a refusal now, not a failure after the first write.
   uint64_t journal_bytes = 0;
   for (const PreparedStep& s : steps) {
+    if (!s.move) continue;
     Result<MoveRequest> request = StepRequest(s, sector_size, s.used);
     if (request) journal_bytes = std::max(journal_bytes, JournalFileBytes(*request));
   }
@@ -585,7 +662,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
   }
   if (!Confirm(io,
                fmt::format("Move the data of {} partition(s) and change the table of '{}'?",
-                           steps.size(), r.path),
+                           MoveSteps(steps), r.path),
                r.write->yes)) {
     return ExitCode::kRefused;
   }
@@ -630,12 +707,30 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
         MakeBackup("apply", *r.device, *disk, s.computed.transition,
                    s.computed.old_table.fingerprint, s.computed.new_table.fingerprint,
                    s.computed.old_script, {&s.computed.old_table, &s.computed.new_table});
-    backup.moves = MovesFrom(steps, k, sector_size);
+    // A table write alone is undone by restoring its backup, like a table-only plan's: no move
+    // has started under it (the next step's backup records those).
+    if (s.move) backup.moves = MovesFrom(steps, k, sector_size);
     std::optional<std::string> backup_path =
         SaveBackup(io, r.write->backup_dir, backup, NotStarted(k));
     if (!backup_path) {
       PrintWhereItStopped(io, steps, k, r.path);
       return ExitCode::kFailure;
+    }
+    if (!s.move) {
+      Result<PartitionTable> written = WriteTableStep(io, *disk, r.path, sector_size, steps, k);
+      if (!written) {
+        // Undone like a table-only plan: its backup records no move.
+        FailedAfterWrite(io, fmt::format("step {}: {}", k + 1, written.error().message),
+                         *backup_path);
+        PrintWhereItStopped(io, steps, k, r.path);
+        return ExitCode::kFailure;
+      }
+      if (!UpdateKernel(io, *disk, *written)) {
+        PrintWhereItStopped(io, steps, k + 1, r.path);
+        return ExitCode::kFailure;
+      }
+      final_table = std::move(*written);
+      continue;
     }
 
     // The used map again, now that the disk is held: nothing can change it until the move.

@@ -10,10 +10,12 @@
 
 #include <algorithm>
 
+#include "cli/advice/plan_advice.h"
 #include "cli/apply/apply_bench.h"
 #include "cli/apply/apply_moves.h"
 #include "cli/apply/apply_plan.h"
 #include "cli/apply/left_behind.h"
+#include "cli/apply/plan_claims.h"
 #include "cli/apply/table_write.h"
 #include "cli/content/content_proof.h"
 #include "io/device/device_probe.h"
@@ -80,6 +82,9 @@ nlohmann::json DryRunJson(const ApplyRequest& c, const std::string& path, const 
 struct ApplyInputs {
   LoadedPlan loaded;
   std::string path;
+  /// --assume and --sector-size as given: the plan command apply's advice names repeats them.
+  std::string assume;
+  std::optional<std::string> sector_size_option;
   DeviceInfo device;
   /// Read with contents; the partitions the plan leaves behind proven (ProveLeftBehind).
   PartitionTable table;
@@ -97,7 +102,7 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
     PrintError(io.err, loaded.error().message + "; nothing was written");
     return std::nullopt;
   }
-  ApplyInputs in{std::move(*loaded), "", {}, {}, {}};
+  ApplyInputs in{std::move(*loaded), "", c.write.assume, c.write.sector_size, {}, {}, {}};
   in.path = c.write.target.empty() ? in.plan().disk.path : c.write.target;
   Result<ProbeOptions> options = MakeProbeOptions(c.write);
   if (!options) {
@@ -148,12 +153,22 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
 
 // "Empty is proven, never guessed": every partition the plan leaves behind (a table-only move
 // or shrink, or a table a fresh layout replaces) is read in full unless the probe proved it
-// already; then the plan must fit the table with those proofs (PlanInconsistencies: a
-// partition found to hold data refuses the plan). False after printing why.
+// already, and every end its target layout takes from a partition that holds data is read;
+// then the plan must fit the table with those proofs (PlanInconsistencies: a partition found to
+// hold data refuses the plan), and every claim of it must be what apply computes from them
+// (plan_claims.h). False after printing why.
 bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCode* code) {
+  if (!CheckDiscardConsent(io, c.plan_path, c.write, in.plan(), c.discard, code)) return false;
   *code = ExitCode::kFailure;
   in.left_behind = PartitionsLeftBehind(in.plan(), in.table);
   if (Status s = ProvePartitionsEmpty(io, in.path, &in.table, in.left_behind.to_prove, c.progress);
+      !s) {
+    PrintError(io.err, s.error().message + "; nothing was written");
+    return false;
+  }
+  if (Status s = ProveTailsZero(io, in.path, &in.table,
+                                TailsToProve(in.table, in.plan().actions, {.discard = c.discard}),
+                                c.progress);
       !s) {
     PrintError(io.err, s.error().message + "; nothing was written");
     return false;
@@ -167,6 +182,12 @@ bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCod
                            bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
     return false;
   }
+  if (!ReplaceClaimsByRecomputation(io, c.plan_path, in.path, in.table, c.discard, &in.loaded.plan,
+                                    code)) {
+    return false;
+  }
+  *code = ExitCode::kFailure;
+  in.left_behind = PartitionsLeftBehind(in.plan(), in.table);
   if (in.loaded.fresh_layout && in.table.label == LabelType::kNone) {
     // No table: what the new table's sectors overwrite must not be data written on the whole
     // disk (ComputeTableWrite checks the bytes too).
@@ -192,8 +213,46 @@ bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCod
   return true;
 }
 
-// What a table-only plan writes, computed on a scratch copy (docs/apply.md step 4) and
-// checked; nullopt after printing why (`*code`), or with nothing to write (`*code` kOk).
+// What would align the partitions `in`'s plan cannot (way_through.h), with the plan command of
+// this disk that gives the room.
+std::vector<std::string> WayThroughOfPlan(const ApplyInputs& in) {
+  ContentOptions content;
+  for (const PlanAction& a : in.plan().actions) {
+    if (a.empty == Emptiness::kDiscarded) content.discard.push_back(a.partition);
+  }
+  return WayThroughLines(in.plan(), in.table, {in.path, in.assume, in.sector_size_option, false},
+                         std::nullopt, content);
+}
+
+// A plan that changes nothing: done (exit 0) when every partition is aligned; when some are
+// impossible, apply says which stay misaligned, why, and what would make room (exit 3: the
+// plan does not do what a plan is for).
+ExitCode NothingToDo(Streams io, const ApplyInputs& in) {
+  std::vector<const PlanAction*> impossible;
+  for (const PlanAction& a : in.plan().actions) {
+    if (a.kind == ActionKind::kImpossible) impossible.push_back(&a);
+  }
+  if (impossible.empty()) {
+    io.out << fmt::format("Nothing to do: every partition of '{}' is aligned already.\n", in.path);
+    return ExitCode::kOk;
+  }
+  PrintError(io.err,
+             fmt::format("nothing to do: the plan aligns no partition of '{}'; {} stay{} "
+                         "misaligned, nothing was written:",
+                         in.path,
+                         impossible.size() == 1 ? "1 partition"
+                                                : fmt::format("{} partitions", impossible.size()),
+                         impossible.size() == 1 ? "s" : ""));
+  for (const PlanAction* a : impossible) {
+    PrintError(io.err, fmt::format("  partition {}: {}", a->partition, a->reason));
+  }
+  for (const std::string& line : WayThroughOfPlan(in)) PrintError(io.err, "  " + line);
+  return ExitCode::kRefused;
+}
+
+// What a table-only plan writes, computed on a scratch copy// What a table-only plan writes,
+// computed on a scratch copy (docs/apply.md step 4) and checked; nullopt after printing why
+// (`*code`), or with nothing to write (`*code` kOk).
 std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInputs& in,
                                                     ExitCode* code) {
   *code = ExitCode::kFailure;
@@ -208,9 +267,7 @@ std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInput
   } else {
     std::vector<ScriptEdit> edits = TableOnlyEdits(in.plan());
     if (edits.empty()) {
-      io.out << fmt::format("Nothing to do: the plan has no table-only changes for '{}'.\n",
-                            in.path);
-      *code = ExitCode::kOk;
+      *code = NothingToDo(io, in);
       return std::nullopt;
     }
     computed = ComputeTableTransition(in.path, in.sector_size(), edits);
@@ -426,10 +483,12 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& c) {
   return code;
 }
 
-ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io) {
+ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io,
+                       const std::vector<uint32_t>& discard) {
   ApplyRequest c;
   c.plan_path = plan_path;
   c.write = write;
+  c.discard = discard;
   return ApplyPlan(io, c);
 }
 

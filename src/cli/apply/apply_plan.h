@@ -4,7 +4,9 @@
 // applying a plan (the interactive planner's `w`) calls rather than repeats.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <vector>
 
 #include "cli/apply/apply_bench.h"
 #include "cli/apply/table_write.h"
@@ -22,6 +24,9 @@ struct ApplyRequest {
   std::string journal_dir = DefaultJournalDir();
   bool progress = false;
   bool copy_all = false;
+  /// --discard N: the partitions whose contents the person gives up again (the plan's
+  /// "empty": "discarded" is a claim, never consent: docs/apply.md).
+  std::vector<uint32_t> discard;
   BootScanOptions boot;     ///< --allow-reinstall-bootloader (docs/boot-records.md)
   ApplyBenchOptions bench;  ///< --bench (apply_bench.h)
 };
@@ -31,8 +36,10 @@ struct ApplyRequest {
 /// does on `io` and returns the exit status.
 ExitCode ApplyPlan(Streams io, const ApplyRequest& request);
 
-/// `apply PLAN` with these options and every other one at its default: the whole contract
-/// (the planner's `w` runs it on the plan file it wrote).
-ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io);
+/// `apply PLAN` with these options (and `--discard` for each of `discard`) and every other one
+/// at its default: the whole contract (the planner's `w` runs it on the plan file it wrote,
+/// giving up again what the person gave up in the planner).
+ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io,
+                       const std::vector<uint32_t>& discard = {});
 
 }  // namespace partalign

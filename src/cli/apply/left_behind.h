@@ -19,7 +19,8 @@ namespace partalign {
 void PrintLeftBehind(std::ostream& out, const PartitionTable& table, const LeftBehind& left_behind);
 
 /// The proofs again on the held disk `fd`, right before the first write: every partition of
-/// `left_behind.to_prove` proven empty must still be (holes, or every byte read as zero).
+/// `left_behind.to_prove` proven empty must still be (holes, or every byte read as zero), and
+/// every tail of `left_behind.tails` must still read as zeros.
 /// False after printing what changed.
 bool StillEmpty(Streams io, const std::string& path, const PartitionTable& table,
                 const LeftBehind& left_behind, int fd);

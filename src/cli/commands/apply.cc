@@ -25,6 +25,12 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
                       DefaultJournalDir() + ")");
   sub->add_flag("--progress", command->progress,
                 "print the progress of data moves even when stderr is not a terminal");
+  sub->add_option("--discard", command->discard,
+                  "give up the contents of partition N, as the plan does (repeatable): the plan "
+                  "file's word is not enough")
+      ->delimiter(',')
+      ->allow_extra_args(false)  // one N per --discard: the PLAN after it is not an N
+      ->check(CLI::PositiveNumber);
   sub->add_flag("--copy-all", command->copy_all,
                 "move every byte of a partition, not only what its filesystem uses");
   sub->add_flag("--allow-reinstall-bootloader", command->boot.allow_reinstall_bootloader,

@@ -4,6 +4,8 @@
 // (the plan file) or an sfdisk script; -o writes the plan file for `partalign apply`. Never
 // writes to TARGET.
 
+#include <unistd.h>
+
 #include <ostream>
 
 #include <fmt/format.h>
@@ -140,18 +142,19 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
       PrintError(io.err, "plan --interactive takes no --layout, -o, --format or --json");
       return ExitCode::kFailure;
     }
-    if (!command.content.discard.empty()) {
-      // The plan file that gives them up, for this disk and these partitions.
-      PrintError(io.err, fmt::format("plan --interactive takes no --discard (a partition's "
-                                     "contents are given up with '{}', then applied)",
+    if (!command.content.discard.empty() && (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO))) {
+      // Without a terminal, the plan file that gives them up, for this disk and these
+      // partitions.
+      PrintError(io.err, fmt::format("plan --interactive needs a terminal; without one, a "
+                                     "partition's contents are given up with '{}', then applied",
                                      PlanFileAdviceFor(command.target, command.grain, std::nullopt,
                                                        command.content)
                                          .command));
       return ExitCode::kFailure;
     }
-    return RunPlannerSession(command.target,
-                             command.label == "dos" ? LabelType::kDos : LabelType::kGpt,
-                             command.backup_dir, !command.content.no_scan, io);
+    return RunPlannerSession(
+        command.target, command.label == "dos" ? LabelType::kDos : LabelType::kGpt,
+        command.backup_dir, !command.content.no_scan, io, command.content.discard);
   }
   std::string format = command.format;
   if (command.target.json) {
@@ -236,6 +239,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     }
     advice = std::move(*lines);
   }
+  std::vector<std::string> way_through;
+  if (!spec && (format == "text" || format == "markdown")) {
+    way_through = WayThroughLines(*plan, table, command.target, command.grain, command.content);
+  }
   std::string rendered;
   if (format == "json") {
     rendered = PlanToJson(*plan).dump(2) + "\n";
@@ -244,6 +251,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
         *plan, table,
         PlanFileAdviceFor(command.target, command.grain, command.layout, command.content,
                           command.output.empty() ? "plan.json" : command.output));
+    if (!way_through.empty()) {
+      rendered += "\n## Way through\n\n";
+      for (const std::string& line : way_through) rendered += "- " + line + "\n";
+    }
     if (!in_use.empty()) {
       rendered += "\n## In use\n\n";
       for (const std::string& line : in_use) rendered += "- " + line + "\n";
@@ -272,6 +283,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (format == "text") {
     PrintText(*plan, table, io);
+    if (!way_through.empty()) {
+      io.out << '\n';
+      for (const std::string& line : way_through) io.out << line << '\n';
+    }
     if (!in_use.empty()) {
       io.out << "\nin use:\n";
       for (const std::string& line : in_use) io.out << line << '\n';

@@ -137,6 +137,7 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
   if (plan) {
     r.plan = std::move(*plan);
     r.plan_advice = PlanFileAdviceFor(c.target, c.grain, std::nullopt, c.content);
+    r.way_through = WayThroughLines(*r.plan, r.table, c.target, c.grain, c.content);
   } else {
     r.plan_error = plan.error().message;
   }

@@ -23,25 +23,51 @@ void AddContentOptions(CLI::App* command, ContentOptions* options) {
                    "give up the contents of partition N: plan it as empty, whatever it holds "
                    "(repeatable)")
       ->delimiter(',')
+      ->allow_extra_args(false)  // one N per --discard: the TARGET after it is not an N
       ->check(CLI::PositiveNumber);
   command->add_flag("--no-scan", options->no_scan,
                     "never read a partition in full to prove it empty: a partition without a "
                     "signature is moved whole");
 }
 
+namespace {
+
+// Reads [offset, offset + length) of `path` (opened once, in `*target`) up to the first byte
+// that is not zero, with progress on a terminal (or always, with `progress`): that byte's
+// offset from `offset`, or nullopt for zeros. Errors name partition `number`.
+Result<std::optional<uint64_t>> ReadForZeros(Streams io, const std::string& path,
+                                             std::optional<Target>* target, uint32_t number,
+                                             uint64_t offset, uint64_t length, bool progress) {
+  if (!*target) {
+    Result<Target> opened = OpenTarget(path);
+    if (!opened) return opened.error();
+    *target = std::move(*opened);
+  }
+  const bool terminal = ::isatty(STDERR_FILENO) != 0;
+  ZeroScanProgress show;
+  if (progress || terminal) {
+    show = [&](uint64_t done, uint64_t total) {
+      io.err << fmt::format("{}partalign: partition {}: {} of {} read{}", terminal ? "\r" : "",
+                            number, FormatSize(done), FormatSize(total), terminal ? "" : "\n")
+             << std::flush;
+    };
+  }
+  Result<std::optional<uint64_t>> found =
+      FindFirstNonZero((*target)->fd.get(), path, offset, length, show);
+  if (show && terminal) io.err << '\n';
+  if (!found) return MakeError(fmt::format("partition {}: {}", number, found.error().message));
+  return found;
+}
+
+}  // namespace
+
 Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable* table,
                             const std::vector<uint32_t>& numbers, bool progress) {
   std::optional<Target> target;
-  const bool terminal = ::isatty(STDERR_FILENO) != 0;
   for (Partition& p : table->partitions) {
     if (p.contents.proof != ContentProof::kUnscanned ||
         std::find(numbers.begin(), numbers.end(), p.number) == numbers.end()) {
       continue;
-    }
-    if (!target) {
-      Result<Target> opened = OpenTarget(path);
-      if (!opened) return opened.error();
-      target = std::move(*opened);
     }
     const uint64_t offset = p.start_sector * table->sector_size;
     const uint64_t length = p.size_sectors * table->sector_size;
@@ -49,20 +75,9 @@ Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable*
         "partalign: reading partition {} in full ({}) to prove it empty: it has no signature "
         "and its first MiB is zeros\n",
         p.number, FormatSize(length));
-    ZeroScanProgress show;
-    if (progress || terminal) {
-      show = [&](uint64_t done, uint64_t total) {
-        io.err << fmt::format("{}partalign: partition {}: {} of {} read{}", terminal ? "\r" : "",
-                              p.number, FormatSize(done), FormatSize(total), terminal ? "" : "\n")
-               << std::flush;
-      };
-    }
     Result<std::optional<uint64_t>> found =
-        FindFirstNonZero(target->fd.get(), path, offset, length, show);
-    if (show && terminal) io.err << '\n';
-    if (!found) {
-      return MakeError(fmt::format("partition {}: {}", p.number, found.error().message));
-    }
+        ReadForZeros(io, path, &target, p.number, offset, length, progress);
+    if (!found) return found.error();
     if (*found) {
       p.contents.proof = ContentProof::kData;
       p.contents.data_offset_bytes = **found;
@@ -72,6 +87,37 @@ Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable*
       p.contents.proof = ContentProof::kZeros;
       io.err << fmt::format("partalign: partition {}: read all {}: zeros\n", p.number,
                             FormatSize(length));
+    }
+  }
+  return {};
+}
+
+Status ProveTailsZero(Streams io, const std::string& path, PartitionTable* table,
+                      const std::vector<TailProof>& tails, bool progress) {
+  std::optional<Target> target;
+  const uint64_t ss = table->sector_size;
+  for (const TailProof& tail : tails) {
+    auto p = std::find_if(table->partitions.begin(), table->partitions.end(),
+                          [&](const Partition& q) { return q.number == tail.partition; });
+    if (p == table->partitions.end() || tail.from_bytes >= p->size_sectors * ss) continue;
+    const uint64_t length = p->size_sectors * ss - tail.from_bytes;
+    io.err << fmt::format(
+        "partalign: reading the last {} of partition {} ({}), which the plan gives up, to prove "
+        "them zero: bytes past a filesystem are data until read\n",
+        length / ss == 1 ? "sector" : fmt::format("{} sectors", length / ss), p->number,
+        FormatSize(length));
+    Result<std::optional<uint64_t>> found = ReadForZeros(
+        io, path, &target, p->number, p->start_sector * ss + tail.from_bytes, length, progress);
+    if (!found) return found.error();
+    if (*found) {
+      p->contents.tail_data_bytes = tail.from_bytes + **found;
+      io.err << fmt::format("partalign: partition {}: byte {} is not zero: it keeps every sector\n",
+                            p->number, *p->contents.tail_data_bytes);
+    } else {
+      p->contents.zeros_from_bytes =
+          std::min(p->contents.zeros_from_bytes.value_or(tail.from_bytes), tail.from_bytes);
+      io.err << fmt::format("partalign: partition {}: read {} past byte {}: zeros\n", p->number,
+                            FormatSize(length), tail.from_bytes);
     }
   }
   return {};
@@ -98,20 +144,16 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
                             const ContentOptions& content) {
   PlanOptions options;
   options.discard = content.discard;
+  PlanProofs proofs;
   if (!content.no_scan) {
-    // Each round proves at least one partition either way, so this ends; a proof can change
-    // which others the plan moves, hence the rounds.
-    for (;;) {
-      PlanOptions optimistic = options;
-      optimistic.unscanned_as_empty = true;
-      Result<Plan> first = MakePlan(*table, device, alignment, optimistic);
-      if (!first) return first.error();
-      std::vector<uint32_t> worth = PartitionsWorthProving(*table, first->actions, options);
-      if (worth.empty()) break;
-      if (Status s = ProvePartitionsEmpty(io, path, table, worth); !s) return s.error();
-    }
+    proofs.partitions = [&](PartitionTable* t, const std::vector<uint32_t>& numbers) {
+      return ProvePartitionsEmpty(io, path, t, numbers);
+    };
+    proofs.tails = [&](PartitionTable* t, const std::vector<TailProof>& tails) {
+      return ProveTailsZero(io, path, t, tails);
+    };
   }
-  return MakePlan(*table, device, alignment, options);
+  return partalign::MakeProvenPlan(table, device, alignment, options, proofs);
 }
 
 }  // namespace partalign

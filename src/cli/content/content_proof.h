@@ -36,15 +36,24 @@ void AddContentOptions(CLI::App* command, ContentOptions* options);
 Status ProvePartitionsEmpty(Streams io, const std::string& path, PartitionTable* table,
                             const std::vector<uint32_t>& numbers, bool progress = false);
 
+/// Reads each tail of `tails` (a partition's bytes [from_bytes, size) from its start: the end a
+/// plan gives up) and records what it finds (docs/audit-plan.md, "A partition never shrinks in
+/// silence"): PartitionContents::zeros_from_bytes, or tail_data_bytes with the first byte that
+/// is not zero. Says on io.err what it reads and why; an error when a read fails.
+Status ProveTailsZero(Streams io, const std::string& path, PartitionTable* table,
+                      const std::vector<TailProof>& tails, bool progress = false);
+
 /// For a fresh table on a disk without one: nothing that libblkid recognises may be on the
 /// whole disk (a filesystem, LVM, RAID or LUKS written without a partition table), since the
 /// new table's sectors would overwrite it. An error naming the first one found.
 Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size);
 
 /// The plan of `table` with every emptiness it relies on proven: a first plan with the
-/// unscanned partitions planned as empty shows which of them matter (PartitionsWorthProving);
-/// those are read in full (unless --no-scan), and the plan is made again with what was found
-/// (what is still unscanned then counts as data, and is moved whole). `table` keeps the proofs.
+/// unscanned partitions planned as empty and the tails past filesystems as zeros shows which of
+/// them matter (PartitionsWorthProving, TailsToProve); those are read (unless --no-scan: then
+/// nothing is read, and no partition that may hold data gives up a sector), and the plan is
+/// made again with what was found (what is still unscanned then counts as data, and is moved
+/// whole). `table` keeps the proofs.
 Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
                             const DeviceInfo& device, const Alignment& alignment,
                             const ContentOptions& content);

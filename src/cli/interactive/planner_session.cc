@@ -18,6 +18,8 @@
 #include "io/tools/tool_versions.h"
 #include "io/util/text_file.h"
 #include "partalign/interactive/planner_render.h"
+#include "partalign/table/plan_check.h"
+#include "partalign/topology/alignment.h"
 #include "partalign/topology/topology_spec.h"
 
 namespace partalign {
@@ -25,8 +27,8 @@ namespace {
 
 // The disk as the planner edits it. Only a proof makes a partition empty (docs/audit-plan.md,
 // "Empty is proven"): with `scan`, each partition not proven either way is read in full now.
-Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan,
-                               Streams io) {
+Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan, Streams io,
+                               const std::vector<uint32_t>& discard) {
   Result<LoadedDisk> disk = LoadDisk(target, io);
   if (!disk) return disk.error();
   PartitionTable& table = disk->table.table;
@@ -40,8 +42,17 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
     if (Status s = ProvePartitionsEmpty(io, target.target, &table, unscanned); !s) {
       return s.error();
     }
+    // The ends past filesystems that plan's layout gives up, read as plan reads them (a
+    // partition never shrinks in silence). Whatever fails here leaves them unproven, and so
+    // kept: a table plan cannot plan is the model's to refuse.
+    if (!table.partitions.empty()) {
+      Result<Plan> proven =
+          MakeProvenPlan(io, target.target, &table, disk->device,
+                         RecommendAlignment(disk->device.topology).alignment, ContentOptions{});
+      static_cast<void>(proven);
+    }
   }
-  return PlannerModel::Make({disk->device, table}, label);
+  return PlannerModel::Make({disk->device, table}, label, discard);
 }
 
 // The plan file `w` applies, kept beside the table backups as a record of what was written.
@@ -70,7 +81,8 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
   } else {
     io.out << fmt::format("\npartalign apply '{}' (the plan the planner made):\n", path);
     io.out.flush();
-    ExitCode code = ApplyPlanFile(path, write, io);
+    // The person confirmed this plan in the planner ("yes"): what it gives up, they gave up.
+    ExitCode code = ApplyPlanFile(path, write, io, PlanDiscards(plan));
     if (code == ExitCode::kOk) *applied = path;
     outcome = code == ExitCode::kOk ? fmt::format("applied '{}'; the disk as it is now", path)
                                     : fmt::format("apply of '{}' exited {}: see its output above",
@@ -86,7 +98,8 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
 }  // namespace
 
 ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
-                           const std::string& backup_dir, bool scan, Streams io) {
+                           const std::string& backup_dir, bool scan, Streams io,
+                           const std::vector<uint32_t>& discard) {
   if (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO)) {
     PrintError(io.err,
                fmt::format("plan --interactive needs a terminal; without one use 'partalign "
@@ -94,7 +107,7 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
                            target.target.empty() ? "TARGET" : target.target));
     return ExitCode::kFailure;
   }
-  Result<PlannerModel> model = LoadModel(target, label, scan, io);
+  Result<PlannerModel> model = LoadModel(target, label, scan, io, discard);
   if (!model) {
     PrintError(io.err, model.error().message);
     return ExitCode::kFailure;
@@ -133,10 +146,15 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
       if (s) screen.MarkExported();
       screen.Report(s ? fmt::format("wrote '{}'", effect.path) : s.error().message);
     } else if (effect.kind == PlannerEffect::Kind::kApply) {
+      const std::string before = applied;
       std::string outcome =
           ApplyFromPlanner(**term, *effect.plan, target, backup_dir, io, &applied);
       std::ostringstream quiet;
-      Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet});
+      // After a write the disk is another one, and what was given up is gone; after a refusal
+      // it is the same disk, given up as before.
+      const std::vector<uint32_t> still =
+          applied != before ? std::vector<uint32_t>{} : screen.model().layout().discarded;
+      Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet}, still);
       if (reloaded) {
         screen.Replace(std::move(*reloaded));
       } else {

@@ -19,7 +19,10 @@ namespace partalign {
 /// `w` keeps the plan file it applies, and apply its table backup. `scan`: read every partition
 /// without a signature whose head is zeros in full when the disk is loaded, so that one proven
 /// empty may move by the table alone (false, --no-scan: they move whole).
+/// `discard`: partitions whose contents are given up from the start (--discard N), as `d`
+/// gives them up in the planner.
 ExitCode RunPlannerSession(const TargetOptions& target, LabelType label_when_empty,
-                           const std::string& backup_dir, bool scan, Streams io);
+                           const std::string& backup_dir, bool scan, Streams io,
+                           const std::vector<uint32_t>& discard = {});
 
 }  // namespace partalign

@@ -7,6 +7,7 @@
 
 #include "partalign/layout/layout_spec.h"
 #include "partalign/layout/planner.h"
+#include "partalign/layout/way_through.h"
 #include "partalign/util/sfdisk_size.h"
 #include "partalign/util/units.h"
 
@@ -55,7 +56,8 @@ Result<std::optional<uint64_t>> ParsePromptSize(std::string_view text, uint64_t 
   return std::optional<uint64_t>(*bytes);
 }
 
-Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_empty) {
+Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_empty,
+                                        const std::vector<uint32_t>& discard) {
   const Topology& t = disk.device.topology;
   PlannerLayout layout;
   const PartitionTable& table = disk.table;
@@ -85,13 +87,44 @@ Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_e
   if (a.grain_bytes % t.logical_sector_size != 0) {
     return MakeError("the alignment is not a whole number of sectors");
   }
+  if (Status s = CheckDiscard(disk.table, discard); !s) return s.error();
+  layout.discarded = discard;
+  std::sort(layout.discarded.begin(), layout.discarded.end());
+  layout.discarded.erase(std::unique(layout.discarded.begin(), layout.discarded.end()),
+                         layout.discarded.end());
   PlannerModel model(std::move(disk), std::move(layout), a);
-  if (model.editing_existing()) {
-    // What `partalign plan` does with this disk: the partitions were proven at load as plan
-    // proves them, so that the same ones count as empty (docs/audit-plan.md).
-    model.plan_actions_ = PlanPartitions(model.disk_.table, a);
-  }
+  model.Replan();
   return model;
+}
+
+void PlannerModel::set_layout(PlannerLayout layout) {
+  const bool replan = layout.discarded != layout_.discarded;
+  layout_ = std::move(layout);
+  if (replan) Replan();
+}
+
+PlanOptions PlannerModel::Options() const {
+  PlanOptions o;
+  o.discard = layout_.discarded;
+  return o;
+}
+
+void PlannerModel::Replan() {
+  // What `partalign plan` does with this disk: the partitions were proven at load as plan
+  // proves them, so that the same ones count as empty (docs/audit-plan.md).
+  if (editing_existing()) plan_actions_ = PlanPartitions(disk_.table, alignment_, Options());
+}
+
+bool PlannerModel::AllEmpty() const {
+  return std::none_of(disk_.table.partitions.begin(), disk_.table.partitions.end(),
+                      [](const Partition& p) {
+                        return p.kind != PartitionKind::kExtended && p.contents.MayHoldData();
+                      });
+}
+
+std::vector<std::string> PlannerModel::WayThroughLines() const {
+  if (!plan_actions_) return {};
+  return WayText(FindWaysThrough(disk_.table, alignment_, Options(), *plan_actions_), WayContext{});
 }
 
 uint64_t PlannerModel::usable_start_bytes() const {
@@ -237,6 +270,24 @@ Status PlannerModel::Add(const PlannerRow& row, std::string_view size_text,
 Status PlannerModel::Delete(const PlannerRow& row) {
   if (row.free) return MakeError("select a partition to delete");
   const PlannedPartition& p = layout_.partitions.at(row.index);
+  if (p.existing && editing_existing() && !AllEmpty()) {
+    // Deleting it would make the layout a fresh table, which would orphan the partitions that
+    // hold data: its contents are given up instead, as plan --discard gives them up.
+    if (IsContainer(p)) {
+      return MakeError(
+          "the extended partition holds the logical partitions: d on a logical partition gives "
+          "up its contents");
+    }
+    if (std::find(layout_.discarded.begin(), layout_.discarded.end(), *p.existing) !=
+        layout_.discarded.end()) {
+      return MakeError(
+          fmt::format("partition {}'s contents are given up already (u undoes it)", p.number));
+    }
+    layout_.discarded.push_back(*p.existing);
+    std::sort(layout_.discarded.begin(), layout_.discarded.end());
+    Replan();
+    return {};
+  }
   if (IsContainer(p) && std::any_of(layout_.partitions.begin(), layout_.partitions.end(),
                                     [](const PlannedPartition& q) { return IsLogical(q); })) {
     return MakeError("delete the logical partitions inside the extended one first");
@@ -295,7 +346,10 @@ Status PlannerModel::Resize(const PlannerRow& row, std::string_view size_text) {
   }
   const Partition* e = Existing(p);
   uint64_t keep = 0;
-  if (e != nullptr && e->contents.MayHoldData()) {
+  const bool discarded =
+      e != nullptr && std::find(layout_.discarded.begin(), layout_.discarded.end(), e->number) !=
+                          layout_.discarded.end();
+  if (e != nullptr && e->contents.MayHoldData() && !discarded) {
     keep = ProtectedSectors(*e, sector_size(), a.grain_bytes / sector_size()) * sector_size();
   }
   Result<uint64_t> size = SnapSize(size_text, p.size_bytes, start, hi, keep);
@@ -385,6 +439,7 @@ Status PlannerModel::AlignAll() {
   const uint64_t ss = sector_size();
   PlannerLayout aligned;
   aligned.label = disk_.table.label;
+  aligned.discarded = layout_.discarded;
   for (const Partition& e : disk_.table.partitions) {
     PlannedPartition p{
         e.number,    e.number, e.kind,       e.start_sector * ss, e.size_sectors * ss,
@@ -440,10 +495,7 @@ bool PlannerModel::Reshaped() const {
                      });
 }
 
-Result<std::vector<PlanAction>> PlannerModel::Actions() const {
-  if (!editing_existing() || Reshaped()) {
-    return MakeError("the layout adds, deletes or retypes partitions");
-  }
+std::vector<std::pair<uint64_t, uint64_t>> PlannerModel::Extents() const {
   const uint64_t ss = sector_size();
   std::vector<std::pair<uint64_t, uint64_t>> extents;
   for (const Partition& e : disk_.table.partitions) {
@@ -451,20 +503,18 @@ Result<std::vector<PlanAction>> PlannerModel::Actions() const {
       if (p.existing == e.number) extents.emplace_back(p.start_bytes / ss, p.end_bytes() / ss - 1);
     }
   }
-  Result<std::vector<PlanAction>> actions =
-      DescribeExtents(disk_.table, alignment_, PlanOptions{}, extents);
-  if (!actions) return actions.error();
-  // Where the layout is plan's, plan's own action, also for a partition it cannot align.
-  if (plan_actions_) {
-    for (PlanAction& a : *actions) {
-      for (const PlanAction& planned : *plan_actions_) {
-        if (planned.partition == a.partition && planned.new_start_sector == a.new_start_sector &&
-            planned.new_end_sector == a.new_end_sector) {
-          a = planned;
-        }
-      }
-    }
+  return extents;
+}
+
+Result<std::vector<PlanAction>> PlannerModel::Actions() const {
+  if (!editing_existing() || Reshaped()) {
+    return MakeError("the layout adds, deletes or retypes partitions");
   }
+  Result<std::vector<PlanAction>> actions =
+      DescribeExtents(disk_.table, alignment_, Options(), Extents());
+  if (!actions) return actions.error();
+  // Where the layout is plan's, plan's own words, also for a partition it cannot align.
+  if (plan_actions_) AdoptPlansReasons(*plan_actions_, &*actions);
   return actions;
 }
 
@@ -475,6 +525,17 @@ PartitionChange PlannerModel::ChangeOf(const PlannedPartition& p) const {
   if (actions) {
     for (const PlanAction& a : *actions) {
       if (a.partition != p.number) continue;
+      const bool discarded = std::find(layout_.discarded.begin(), layout_.discarded.end(),
+                                       p.number) != layout_.discarded.end();
+      if (discarded && a.kind == ActionKind::kNone) {
+        return {PartitionChange::Kind::kUnchanged, 0, "discarded",
+                fmt::format("its contents are given up (as 'plan --discard {}'): A may use its "
+                            "space; it stays in the table, empty",
+                            p.number)};
+      }
+      if (discarded && a.kind == ActionKind::kTableOnly) {
+        return {PartitionChange::Kind::kTableOnly, 0, "discarded", a.reason};
+      }
       switch (a.kind) {
         case ActionKind::kNone:
           return {PartitionChange::Kind::kUnchanged, 0, "unchanged", a.reason};
@@ -540,8 +601,13 @@ std::string PlannerModel::ChangeSummary() const {
 Result<Plan> PlannerModel::MakePlan() const {
   Plan plan = EmptyPlan(disk_.table, disk_.device, alignment_);
   if (editing_existing() && !Reshaped()) {
-    Result<std::vector<PlanAction>> actions = Actions();
+    if (Result<std::vector<PlanAction>> shown = Actions(); !shown) return shown.error();
+    // The plan file in plan's words (a start left misaligned is impossible), as apply
+    // recomputes it.
+    Result<std::vector<PlanAction>> actions =
+        PlanFileActions(disk_.table, alignment_, Options(), Extents());
     if (!actions) return actions.error();
+    if (plan_actions_) AdoptPlansReasons(*plan_actions_, &*actions);
     plan.actions = std::move(*actions);
     return plan;
   }

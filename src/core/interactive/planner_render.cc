@@ -246,13 +246,16 @@ struct HelpKey {
   std::string_view text;
 };
 
-std::vector<std::string> HelpLines() {
+std::vector<std::string> HelpLines(const PlannerModel& m) {
   static constexpr HelpKey kKeys[] = {
       {"Up/Down", "select a partition or free space"},
       {"n",
        "new partition in the selected free space: size (512M, 1.5G, 25%, or a number of "
        "sectors as sfdisk reads it; Enter = all), then type (Enter = linux)"},
-      {"d", "delete the selected partition"},
+      {"d",
+       "delete the selected partition; on a disk whose partitions hold data, d on one of them "
+       "gives up its contents instead (as plan --discard N): it stays, empty, and A may use its "
+       "space"},
       {"r", "resize it; a start off the grain moves to the grain (data moves are counted)"},
       {"m",
        "move it, its size kept: to a start you type (50M, or a number of sectors) or, with "
@@ -284,6 +287,12 @@ std::vector<std::string> HelpLines() {
       {"?", "this help"},
   };
   std::vector<std::string> lines{"partalign plan --interactive: keys", ""};
+  // What plan cannot align, and the way through, first (x on the partition says the same).
+  const std::vector<std::string> ways = m.WayThroughLines();
+  if (!ways.empty()) {
+    lines.insert(lines.end(), ways.begin(), ways.end());
+    lines.push_back("");
+  }
   for (const HelpKey& k : kKeys) {
     lines.push_back(fmt::format("  {:<{}}{}", k.key, kHelpIndent - 2, k.text));
   }
@@ -399,6 +408,10 @@ std::vector<std::string> ExplainLines(const PlannerScreen& s) {
         if (a.partition != e->number) continue;
         lines.push_back(fmt::format("partalign plan: {}: sectors {}-{}: {}", ToString(a.kind),
                                     a.new_start_sector, a.new_end_sector, a.reason));
+        if (a.kind != ActionKind::kImpossible) continue;
+        const std::vector<std::string> ways = m.WayThroughLines();
+        lines.insert(lines.end(), ways.begin(), ways.end());
+        if (ways.empty()) lines.push_back("way through: none that partalign can offer here");
       }
     }
     const Alignment grain = RecommendAlignment(topo).alignment;
@@ -470,7 +483,7 @@ PlannerFrame DrawPlanner(const PlannerScreen& s, size_t width, size_t height) {
   if (s.mode() == PlannerMode::kHelp || s.mode() == PlannerMode::kPlacement ||
       s.mode() == PlannerMode::kExplain) {
     const std::vector<std::string> lines =
-        WrapPage(s.mode() == PlannerMode::kHelp        ? HelpLines()
+        WrapPage(s.mode() == PlannerMode::kHelp        ? HelpLines(s.model())
                  : s.mode() == PlannerMode::kPlacement ? PlacementLines(s)
                                                        : ExplainLines(s),
                  text_width, s.mode() == PlannerMode::kHelp);

@@ -234,8 +234,17 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
       break;
     case 'd':
       if (row) {
+        const size_t discarded = model_.layout().discarded.size();
         if (Edit([&](PlannerModel& m) { return m.Delete(*row); })) {
-          message_ = fmt::format("deleted the partition at {}", FormatSize(row->start_bytes));
+          if (model_.layout().discarded.size() > discarded) {
+            const uint32_t n = model_.layout().partitions.at(row->index).number;
+            message_ = fmt::format(
+                "partition {}'s contents are given up (as 'plan --discard {}'): A aligns the "
+                "others using its space; it stays, empty (mkswap or mkfs it after w)",
+                n, n);
+          } else {
+            message_ = fmt::format("deleted the partition at {}", FormatSize(row->start_bytes));
+          }
           ClampSelection();
         }
       }

@@ -70,9 +70,13 @@ void CopyContentProofs(const PartitionTable& from, PartitionTable* to) {
   for (Partition& p : to->partitions) {
     const Partition* known = from.Find(p.number);
     if (known == nullptr || known->start_sector != p.start_sector ||
-        known->size_sectors != p.size_sectors || p.contents.proof != ContentProof::kUnscanned) {
+        known->size_sectors != p.size_sectors) {
       continue;
     }
+    if (!p.contents.zeros_from_bytes)
+      p.contents.zeros_from_bytes = known->contents.zeros_from_bytes;
+    if (!p.contents.tail_data_bytes) p.contents.tail_data_bytes = known->contents.tail_data_bytes;
+    if (p.contents.proof != ContentProof::kUnscanned) continue;
     p.contents.proof = known->contents.proof;
     p.contents.data_offset_bytes = known->contents.data_offset_bytes;
   }

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "partalign/layout/ebr_placement.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -50,6 +51,8 @@ struct SearchItem {
   bool anchored = false;
   /// Stays exactly where it is (a GPT BIOS boot partition: kBiosBootPartitionReason).
   bool pinned = false;
+  /// A logical partition: the sector of its EBR in the table as it is.
+  uint64_t ebr = 0;
   // Where the next data partition starts today, minus the gap it needs in front of it: ends
   // that stop there leave it in place.
   std::optional<uint64_t> next_limit;
@@ -80,6 +83,9 @@ struct State {
   uint64_t next_free = 0;  // the first sector the next item may use
   uint64_t f_eff = 0;      // libfdisk's first LBA while it adds logical partitions
   uint64_t ext_lo = 0;     // where the extended partition may start at the earliest
+  // A logical partition with data moves down (its step must come before any table write:
+  // ExpandData); at most one per plan.
+  bool down_logical = false;
   Cost cost;
   int parent = -1;
   Decision decision;
@@ -91,17 +97,28 @@ struct Context {
   uint64_t lo = 0;  // first usable sector
   uint64_t hi = 0;  // last usable sector
   uint64_t dos_first_lba = 0;
+  /// DOS: the sectors the first logical partition keeps after the extended partition's start
+  /// (ExtendedNodeSectors: the kernel's and partx's node of the extended partition).
+  uint64_t ext_node = 1;
+  /// DOS: the first logical partition may stay closer than ext_node to an extended partition
+  /// that keeps its start (a table as another tool left it, planned without a change).
+  bool allow_close_ebr = true;
   bool dos = false;
+  /// DOS: the EBR sector of each logical partition in the table as it is (its areas; libfdisk
+  /// lists the EBRs in chain order), or where libfdisk would put them when it has none.
+  std::map<uint32_t, uint64_t> ebrs;
   /// Per partition (table index): planned as holding nothing (PlannedEmpty).
   std::vector<bool> empty;
   std::vector<bool> discarded;
+  /// The first pass of a proof: the tails not read yet count as zeros (PlanOptions).
+  bool unread_tails_as_zeros = false;
 };
 
 uint64_t Distance(uint64_t a, uint64_t b) { return a > b ? a - b : b - a; }
 
 bool Dominates(const State& a, const State& b) {
   return a.next_free <= b.next_free && a.f_eff <= b.f_eff && a.ext_lo <= b.ext_lo &&
-         a.cost <= b.cost;
+         a.down_logical <= b.down_logical && a.cost <= b.cost;
 }
 
 // Keeps the states no other state beats in every respect, cheapest first, at most kMaxStates
@@ -137,14 +154,23 @@ void AddCandidate(std::vector<uint64_t>* values, uint64_t v) {
 void ExpandData(const Context& cx, const SearchItem& it, const State& st, int parent,
                 std::vector<State>* out) {
   const uint64_t ss = cx.table.sector_size;
-  const uint64_t gap = !it.logical ? 0 : (it.first_logical ? 1 : st.f_eff);
+  const uint64_t gap = !it.logical ? 0 : (it.first_logical ? cx.ext_node : st.f_eff);
   const uint64_t lower = std::max(st.next_free + gap, cx.lo);
   std::vector<uint64_t> starts;
-  if (it.start >= lower) AddCandidate(&starts, it.start);
+  // The first logical partition left where it is, its EBR closer to it than the extended
+  // partition's node (as another tool wrote the table): only when nothing about it changes.
+  const bool close_stays =
+      it.first_logical && cx.allow_close_ebr && it.start >= std::max(st.next_free + 1, cx.lo);
+  if (it.start >= lower || close_stays) AddCandidate(&starts, it.start);
   if (!it.pinned) {
     if (std::optional<uint64_t> down = cx.grid.Down(it.start);
         down && *down < it.start && *down >= lower) {
       AddCandidate(&starts, *down);
+    }
+    // Down into free space anywhere before it: the first aligned start after what precedes
+    // it (the partitions before it may have moved down too).
+    if (uint64_t packed = cx.grid.Up(lower); packed < it.start && packed <= cx.hi) {
+      AddCandidate(&starts, packed);
     }
     if (uint64_t up = cx.grid.Up(std::max(it.start, lower)); up <= cx.hi) {
       AddCandidate(&starts, up);
@@ -153,6 +179,12 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
 
   for (uint64_t s : starts) {
     const bool moved = s != it.start;
+    // A logical partition with data that moves down writes over the sectors before it, where
+    // its EBR is (right before it once libfdisk has rewritten the table): apply can only move
+    // it before any table is written, while the table's own EBR still lies below the new start
+    // (apply_steps.h). So one such move per plan, and only above that EBR.
+    const bool down_logical = it.logical && it.data && s < it.start;
+    if (down_logical && (st.down_logical || s <= it.ebr)) continue;
     // A pinned partition is where it must be: misaligned, but nothing the plan can fix.
     const bool aligned = it.pinned || cx.grid.IsAligned(s);
     std::vector<uint64_t> ends;
@@ -186,6 +218,7 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
       next.parent = parent;
       next.next_free = e + 1;
       next.decision = {s, e, 0, gap};
+      next.down_logical = st.down_logical || down_logical;
       if (cx.dos && !it.logical && s < cx.dos_first_lba) next.f_eff = 1;
       Cost& c = next.cost;
       if (!aligned) ++c.misaligned;
@@ -203,13 +236,17 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
         continue;
       }
       // The first logical partition's EBR is the extended partition's first sector: keep the
-      // extended start when it still lies before the partition, or put it just before it.
+      // extended start when it still lies far enough before the partition (ExtendedNodeSectors),
+      // or put it that far before it.
       const Partition& ext = cx.table.partitions[it.ext_part];
       std::vector<uint64_t> ext_starts;
-      if (ext.start_sector >= st.ext_lo && ext.start_sector < s) {
+      if (ext.start_sector >= st.ext_lo && ext.start_sector < s &&
+          (s - ext.start_sector >= cx.ext_node || (close_stays && s == it.start))) {
         ext_starts.push_back(ext.start_sector);
       }
-      if (s - 1 >= st.ext_lo && s - 1 != ext.start_sector) ext_starts.push_back(s - 1);
+      if (s >= cx.ext_node && s - cx.ext_node >= st.ext_lo && s - cx.ext_node != ext.start_sector) {
+        ext_starts.push_back(s - cx.ext_node);
+      }
       for (uint64_t x : ext_starts) {
         State with_ext = next;
         with_ext.decision.ext_start = x;
@@ -320,7 +357,7 @@ bool PlannedEmpty(const PartitionTable& table, size_t i, const PlanOptions& opti
 uint64_t KeepOf(const Context& cx, size_t i) {
   const Partition& p = cx.table.partitions[i];
   if (cx.empty[i]) return std::min(p.size_sectors, cx.grid.grain);
-  return ProtectedSectors(p, cx.table.sector_size, cx.grid.grain);
+  return ProtectedSectors(p, cx.table.sector_size, cx.grid.grain, cx.unread_tails_as_zeros);
 }
 
 // "no signature, data at byte 1048576" and the like: what is known of a partition that may
@@ -340,10 +377,24 @@ std::string KeepReason(const Partition& p, uint64_t keep, uint64_t ss, bool empt
                        c.fs_type);
   }
   if (empty) return fmt::format("it holds no data but keeps at least {}", Sectors(keep));
-  if (c.fs_size_bytes && *c.fs_size_bytes <= p.size_sectors * ss) {
-    return fmt::format("its {} filesystem needs {} ({}){}", c.fs_type, Sectors(keep),
-                       FormatSize(*c.fs_size_bytes),
-                       keep == p.size_sectors ? ", all of the partition" : "");
+  if (std::optional<uint64_t> fs = FilesystemSectors(p, ss)) {
+    const std::string needs = fmt::format("its {} filesystem needs {} ({})", c.fs_type,
+                                          Sectors(*fs), FormatSize(*c.fs_size_bytes));
+    if (keep == *fs) return needs + (keep == p.size_sectors ? ", all of the partition" : "");
+    if (keep < p.size_sectors) {
+      return fmt::format("{}, and the {} after sector {} of it were read: zeros, so it keeps {}",
+                         needs, Sectors(p.size_sectors - keep), keep, Sectors(keep));
+    }
+    // The bytes past a filesystem are data until read (md 1.0 superblocks, LUKS and LVM
+    // metadata, tools' trailers); shrinking over data needs the person's consent.
+    if (c.tail_data_bytes) {
+      return fmt::format(
+          "{}, but the partition holds data past it (byte {} is not zero), and a partition "
+          "gives up data only with the person's consent (--make-room): all {} ({}) are kept",
+          needs, *c.tail_data_bytes, Sectors(keep), FormatSize(keep * ss));
+    }
+    return fmt::format("{}; the {} past it are not proven zero, so all {} ({}) are kept", needs,
+                       Sectors(p.size_sectors - *fs), Sectors(keep), FormatSize(keep * ss));
   }
   std::string what = c.fs_type.empty() ? UnknownDataText(c) : c.fs_type + " data";
   return fmt::format("it holds {} whose size is unknown, so all {} ({}) are kept", what,
@@ -371,11 +422,14 @@ Result<Context> MakeContext(const PartitionTable& table, const Alignment& alignm
     cx.hi = std::min(table.last_usable_lba, kMbrMaxSector);
     cx.dos_first_lba =
         std::max<uint64_t>(options.dos_logical_gap_sectors.value_or(table.first_usable_lba), 1);
+    cx.ext_node = ExtendedNodeSectors(ss);
+    cx.ebrs = TableEbrSectors(table);
   } else {
     cx.lo = table.first_usable_lba;
     cx.hi = table.last_usable_lba;
   }
   if (Status s = CheckLayout(table, cx.lo, cx.hi); !s) return s.error();
+  cx.unread_tails_as_zeros = options.unscanned_as_empty;
   for (size_t i = 0; i < table.partitions.size(); ++i) {
     cx.empty.push_back(PlannedEmpty(table, i, options));
     cx.discarded.push_back(std::find(options.discard.begin(), options.discard.end(),
@@ -394,6 +448,7 @@ struct Items {
 
 SearchItem DataItem(const Context& cx, size_t i, bool logical, bool first_logical) {
   const Partition& p = cx.table.partitions[i];
+  const auto ebr = cx.ebrs.find(p.number);
   SearchItem it;
   it.part = i;
   it.logical = logical;
@@ -405,6 +460,7 @@ SearchItem DataItem(const Context& cx, size_t i, bool logical, bool first_logica
   it.data = !cx.empty[i];
   it.anchored = IsEndAnchored(p.contents);
   it.pinned = cx.table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code);
+  it.ebr = ebr != cx.ebrs.end() ? ebr->second : (p.start_sector ? p.start_sector - 1 : 0);
   return it;
 }
 
@@ -560,10 +616,14 @@ std::string EndChangeText(const Partition& p, const PlanAction& a, bool empty) {
     return fmt::format("end {} -> {} (grows by {})", a.old_end_sector, a.new_end_sector,
                        Sectors(new_size - old_size));
   }
+  if (new_size < old_size && p.kind == PartitionKind::kExtended) {
+    return fmt::format("end {} -> {} (shrinks by {})", a.old_end_sector, a.new_end_sector,
+                       Sectors(old_size - new_size));
+  }
   if (new_size < old_size) {
     return fmt::format("end {} -> {} (shrinks by {}, {})", a.old_end_sector, a.new_end_sector,
                        Sectors(old_size - new_size),
-                       empty ? "it holds no data" : "all past the filesystem's end");
+                       empty ? "it holds no data" : "all past the filesystem's end, read: zeros");
   }
   return fmt::format("end {} -> {}", a.old_end_sector, a.new_end_sector);
 }
@@ -582,8 +642,13 @@ std::string ImpossibleReason(const Context& cx, const NewLayout& layout, size_t 
   if (p.kind == PartitionKind::kLogical && pos > 0 && !layout.order[pos - 1].second) {
     // The first logical partition: only its EBR (the extended start) lies before it.
     const uint64_t ext_start = layout.extent.at(*layout.ext_index).first;
-    lower = ext_start + 1;
-    lower_name = fmt::format("the extended partition's first sector {} (its EBR)", ext_start);
+    lower = ext_start + cx.ext_node;
+    lower_name = cx.ext_node == 1
+                     ? fmt::format("the extended partition's first sector {} (its EBR)", ext_start)
+                     : fmt::format(
+                           "the extended partition's first {} (its EBR, and the node the kernel "
+                           "gives the extended partition), from {}",
+                           Sectors(cx.ext_node), ext_start);
   } else if (pos > 0) {
     const size_t prev = layout.order[pos - 1].first;
     const uint64_t gap = layout.gap_before.at(i);
@@ -669,6 +734,25 @@ std::string EmptyText(const Partition& p, Emptiness e, uint64_t ss) {
   return {};
 }
 
+// Whether partition `i` may take the extent `start`-`end` that a person or a plan file chose:
+// never smaller than what it must keep (its filesystem, its data, metadata at its end: a
+// partition never shrinks in silence), and a BIOS boot partition never moves.
+Status CheckNewExtent(const Context& cx, size_t i, uint64_t start, uint64_t end) {
+  const Partition& p = cx.table.partitions[i];
+  if (p.kind == PartitionKind::kExtended || (start == p.start_sector && end == p.end_sector())) {
+    return {};
+  }
+  if (cx.table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code)) {
+    return MakeError(fmt::format("partition {}: {}; it stays at sectors {}-{}", p.number,
+                                 kBiosBootPartitionReason, p.start_sector, p.end_sector()));
+  }
+  const uint64_t keep = KeepOf(cx, i);
+  if (cx.empty[i] || end - start + 1 >= keep) return {};
+  return MakeError(fmt::format("partition {}: sectors {}-{} ({}) are fewer than it keeps: {}",
+                               p.number, start, end, Sectors(end - start + 1),
+                               KeepReason(p, keep, cx.table.sector_size, false)));
+}
+
 // What happens to partition `i` in the chosen layout, and why.
 PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) {
   const PartitionTable& table = cx.table;
@@ -734,6 +818,11 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
   if (end_changed) {
     parts.push_back(end_text +
                     (end_aligned && !moved ? " so that the next aligned start follows" : ""));
+  } else if (new_size < p.size_sectors) {
+    // Moved up to the same end: it gives up its last sectors, which the row must say.
+    parts.push_back(fmt::format(
+        "it shrinks by {}, {}", Sectors(p.size_sectors - new_size),
+        cx.empty[i] ? "it holds no data" : "all past the filesystem's end, read: zeros"));
   }
   if (moved && !cx.empty[i]) {
     a.kind = ActionKind::kMoveData;
@@ -758,6 +847,63 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
   return a;
 }
 
+// The search and the actions of the layout it chose.
+Result<std::vector<PlanAction>> SearchActions(const Context& cx) {
+  const Items items = ItemsInDiskOrder(cx);
+  Result<std::vector<Decision>> decisions = Search(cx, items);
+  if (!decisions) return decisions.error();
+  const NewLayout layout = NewExtents(items, *decisions);
+  std::vector<PlanAction> actions;
+  for (size_t i = 0; i < cx.table.partitions.size(); ++i) {
+    actions.push_back(DescribeAction(cx, layout, i));
+  }
+  return actions;
+}
+
+bool ChangesTable(const std::vector<PlanAction>& actions) {
+  return std::any_of(actions.begin(), actions.end(), [](const PlanAction& a) {
+    return a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData;
+  });
+}
+
+size_t Impossible(const std::vector<PlanAction>& actions) {
+  return static_cast<size_t>(std::count_if(actions.begin(), actions.end(), [](const PlanAction& a) {
+    return a.kind == ActionKind::kImpossible;
+  }));
+}
+
+uint64_t BytesToMove(const std::vector<PlanAction>& actions) {
+  uint64_t bytes = 0;
+  for (const PlanAction& a : actions) bytes += a.bytes_to_move;
+  return bytes;
+}
+
+// Whether the first logical partition of the planned table starts closer to the extended
+// partition's start than the extended partition's node (ExtendedNodeSectors).
+bool FirstLogicalTooClose(const Context& cx, const std::vector<PlanAction>& actions) {
+  if (!cx.dos) return false;
+  PartitionTable planned = cx.table;
+  for (Partition& p : planned.partitions) {
+    for (const PlanAction& a : actions) {
+      if (a.partition != p.number) continue;
+      p.start_sector = a.new_start_sector;
+      p.size_sectors = a.new_end_sector - a.new_start_sector + 1;
+    }
+  }
+  const std::map<uint32_t, uint64_t> ebrs = PredictEbrSectors(planned, cx.dos_first_lba);
+  for (const Partition& p : planned.partitions) {
+    auto it = ebrs.find(p.number);
+    if (it != ebrs.end() && it->second + cx.ext_node > p.start_sector &&
+        it->second < p.start_sector) {
+      // Only the head EBR shares the extended partition's node.
+      for (const Partition& e : planned.partitions) {
+        if (e.kind == PartitionKind::kExtended && e.start_sector == it->second) return true;
+      }
+    }
+  }
+  return false;
+}
+
 }  // namespace
 
 bool IsEndAnchored(const PartitionContents& contents) {
@@ -770,15 +916,27 @@ bool IsEndAnchored(const PartitionContents& contents) {
           t.compare(t.size() - kRaidSuffix.size(), kRaidSuffix.size(), kRaidSuffix) == 0);
 }
 
-uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t grain_sectors) {
+std::optional<uint64_t> FilesystemSectors(const Partition& p, uint64_t sector_size) {
+  const PartitionContents& c = p.contents;
+  if (!c.fs_size_bytes || *c.fs_size_bytes == 0 || sector_size == 0) return std::nullopt;
+  const uint64_t fs = *c.fs_size_bytes / sector_size + (*c.fs_size_bytes % sector_size != 0);
+  if (fs > p.size_sectors) return std::nullopt;
+  return fs;
+}
+
+uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t grain_sectors,
+                          bool unread_tail_as_zeros) {
   const PartitionContents& c = p.contents;
   if (IsEndAnchored(c)) return p.size_sectors;
   if (!c.MayHoldData()) return std::min(p.size_sectors, grain_sectors);
-  if (c.fs_size_bytes && *c.fs_size_bytes != 0) {
-    uint64_t fs = (*c.fs_size_bytes + sector_size - 1) / sector_size;
-    if (fs <= p.size_sectors) return fs;
-  }
-  return p.size_sectors;
+  const std::optional<uint64_t> fs = FilesystemSectors(p, sector_size);
+  // Past the filesystem: only what was read as zeros may be given up.
+  if (!fs || c.tail_data_bytes) return p.size_sectors;
+  if (unread_tail_as_zeros) return *fs;
+  if (!c.zeros_from_bytes) return p.size_sectors;
+  const uint64_t zeros_from =
+      *c.zeros_from_bytes / sector_size + (*c.zeros_from_bytes % sector_size != 0);
+  return std::min(p.size_sectors, std::max(*fs, zeros_from));
 }
 
 Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
@@ -792,13 +950,15 @@ Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
   }
   Result<Context> cx = MakeContext(table, alignment, options);
   if (!cx) return cx.error();
-  const Items items = ItemsInDiskOrder(*cx);
-  Result<std::vector<Decision>> decisions = Search(*cx, items);
-  if (!decisions) return decisions.error();
-  const NewLayout layout = NewExtents(items, *decisions);
-  std::vector<PlanAction> actions;
-  for (size_t i = 0; i < table.partitions.size(); ++i) {
-    actions.push_back(DescribeAction(*cx, layout, i));
+  Result<std::vector<PlanAction>> actions = SearchActions(*cx);
+  if (!actions || !ChangesTable(*actions) || !FirstLogicalTooClose(*cx, *actions)) return actions;
+  // The table is written anyway: written so that the kernel and partx can register the first
+  // logical partition (ExtendedNodeSectors), unless that costs alignment or data moves.
+  cx->allow_close_ebr = false;
+  Result<std::vector<PlanAction>> spaced = SearchActions(*cx);
+  if (spaced && Impossible(*spaced) <= Impossible(*actions) &&
+      BytesToMove(*spaced) <= BytesToMove(*actions)) {
+    return spaced;
   }
   return actions;
 }
@@ -831,6 +991,7 @@ Result<std::vector<PlanAction>> DescribeExtents(
   for (size_t i = 0; i < table.partitions.size(); ++i) {
     const Partition& p = table.partitions[i];
     const auto [start, end] = extents[i];
+    if (Status s = CheckNewExtent(*cx, i, start, end); !s) return s.error();
     if (p.kind == PartitionKind::kExtended || cx->grid.IsAligned(start)) {
       actions.push_back(DescribeAction(*cx, layout, i));
       continue;
@@ -863,6 +1024,36 @@ Result<std::vector<PlanAction>> DescribeExtents(
   return actions;
 }
 
+Result<std::vector<PlanAction>> PlanFileActions(
+    const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
+    const std::vector<std::pair<uint64_t, uint64_t>>& extents) {
+  Result<std::vector<PlanAction>> actions = DescribeExtents(table, alignment, options, extents);
+  if (!actions) return actions;
+  for (size_t i = 0; i < actions->size(); ++i) {
+    PlanAction& a = (*actions)[i];
+    const Partition& p = table.partitions[i];
+    const bool stays =
+        a.new_start_sector == a.old_start_sector && a.new_end_sector == a.old_end_sector;
+    if (a.kind != ActionKind::kNone || !stays || p.kind == PartitionKind::kExtended ||
+        alignment.IsAligned(p.start_sector * table.sector_size) ||
+        (table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code))) {
+      continue;
+    }
+    a.kind = ActionKind::kImpossible;  // plan's word for a start it leaves misaligned
+  }
+  return actions;
+}
+
+void AdoptPlansReasons(const std::vector<PlanAction>& own, std::vector<PlanAction>* actions) {
+  for (PlanAction& a : *actions) {
+    for (const PlanAction& planned : own) {
+      PlanAction same = planned;
+      same.reason = a.reason;
+      if (same == a) a.reason = planned.reason;
+    }
+  }
+}
+
 std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
                                              const std::vector<PlanAction>& optimistic,
                                              const PlanOptions& options) {
@@ -882,6 +1073,31 @@ std::vector<uint32_t> PartitionsWorthProving(const PartitionTable& table,
         (moved || shrunk)) {
       out.push_back(a.partition);
     }
+  }
+  return out;
+}
+
+std::vector<TailProof> TailsToProve(const PartitionTable& table,
+                                    const std::vector<PlanAction>& actions,
+                                    const PlanOptions& options) {
+  std::vector<TailProof> out;
+  const uint64_t ss = table.sector_size;
+  for (const PlanAction& a : actions) {
+    const Partition* p = table.Find(a.partition);
+    if (p == nullptr || p->kind == PartitionKind::kExtended || !p->contents.MayHoldData() ||
+        IsEndAnchored(p->contents) || p->contents.tail_data_bytes ||
+        (a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) ||
+        a.new_end_sector < a.new_start_sector ||
+        std::find(options.discard.begin(), options.discard.end(), p->number) !=
+            options.discard.end()) {
+      continue;
+    }
+    const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
+    const std::optional<uint64_t> fs = FilesystemSectors(*p, ss);
+    if (!fs || new_size >= p->size_sectors || new_size < *fs) continue;
+    const uint64_t from = new_size * ss;
+    if (p->contents.zeros_from_bytes && *p->contents.zeros_from_bytes <= from) continue;
+    out.push_back({p->number, from});
   }
   return out;
 }
@@ -909,7 +1125,16 @@ Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
         fmt::format("the table was read with {}-byte sectors but the topology has {}-byte sectors",
                     table.sector_size, device.topology.logical_sector_size));
   }
-  for (uint32_t number : options.discard) {
+  if (Status s = CheckDiscard(table, options.discard); !s) return s.error();
+  Result<std::vector<PlanAction>> actions = PlanPartitions(table, alignment, options);
+  if (!actions) return actions.error();
+  Plan plan = EmptyPlan(table, device, alignment);
+  plan.actions = std::move(*actions);
+  return plan;
+}
+
+Status CheckDiscard(const PartitionTable& table, const std::vector<uint32_t>& discard) {
+  for (uint32_t number : discard) {
     const Partition* p = table.Find(number);
     if (p == nullptr)
       return MakeError(fmt::format("--discard {}: there is no partition {}", number, number));
@@ -920,11 +1145,30 @@ Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
                       number, number));
     }
   }
-  Result<std::vector<PlanAction>> actions = PlanPartitions(table, alignment, options);
-  if (!actions) return actions.error();
-  Plan plan = EmptyPlan(table, device, alignment);
-  plan.actions = std::move(*actions);
-  return plan;
+  return {};
+}
+
+Result<Plan> MakeProvenPlan(PartitionTable* table, const DeviceInfo& device,
+                            const Alignment& alignment, const PlanOptions& options,
+                            const PlanProofs& proofs) {
+  if (proofs.partitions && proofs.tails) {
+    for (;;) {
+      PlanOptions optimistic = options;
+      optimistic.unscanned_as_empty = true;
+      Result<Plan> first = MakePlan(*table, device, alignment, optimistic);
+      if (!first) return first.error();
+      std::vector<uint32_t> worth = PartitionsWorthProving(*table, first->actions, options);
+      if (!worth.empty()) {
+        // A partition proven now may change which tails the plan takes: those in the next round.
+        if (Status s = proofs.partitions(table, worth); !s) return s.error();
+        continue;
+      }
+      std::vector<TailProof> tails = TailsToProve(*table, first->actions, options);
+      if (tails.empty()) break;
+      if (Status s = proofs.tails(table, tails); !s) return s.error();
+    }
+  }
+  return MakePlan(*table, device, alignment, options);
 }
 
 Status CheckTableLayout(const PartitionTable& table) {

@@ -94,6 +94,14 @@ std::vector<StackAdvice> AdviseStack(const StackWalk& walk, const Topology& t, u
             "the plan moves the partition to byte {}: the data will start at "
             "byte {} = {} + {}, aligned",
             *new_start, *new_start + inside, *new_start, inside);
+      } else if (below_ok && partition != 0 && inside % unit == 0) {
+        // The layer starts on a multiple of the unit inside the partition (a filesystem at +0):
+        // the partition's start is all that misaligns it, and any aligned start fixes it.
+        a.text = fmt::format(
+            "an aligned partition start fixes it: its data starts {} bytes into the partition, a "
+            "multiple of {}; the plan does not move the partition there (its reason says why, "
+            "and what would make room)",
+            inside, unit);
       } else {
         const uint64_t rest = inside % unit;
         a.text = fmt::format(

@@ -9,6 +9,8 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "partalign/layout/ebr_placement.h"
+
 namespace partalign {
 namespace {
 
@@ -91,10 +93,20 @@ struct PendingChange {
 // still to do, and the steps so far.
 class StepOrder {
  public:
-  explicit StepOrder(const PartitionTable& table) : sector_size_(table.sector_size) {
+  // `eager`: each table-only change goes into the first step after which it fits; otherwise
+  // only where a move needs it, the rest with the last step (a DOS table whose intermediate
+  // tables would raise libfdisk's first LBA, and with it the EBRs, before the moves are done).
+  // `down_first`: a logical partition that moves down goes before the other moves (below).
+  StepOrder(const PartitionTable& table, bool eager, bool down_first)
+      : sector_size_(table.sector_size),
+        table_(table),
+        dos_(table.label == LabelType::kDos),
+        eager_(eager),
+        down_first_(down_first) {
     for (const Partition& p : table.partitions) {
       layout_[p.number] = {p.kind, p.start_sector, p.end_sector(), p.contents.MayHoldData()};
     }
+    original_ebrs_ = TableEbrSectors(table);
   }
 
   // Sorts the plan's actions into moves (lowest on the disk first) and table-only changes.
@@ -123,6 +135,15 @@ class StepOrder {
     std::sort(by_start_.begin(), by_start_.end(), [](const PlanAction* a, const PlanAction* b) {
       return a->old_start_sector < b->old_start_sector;
     });
+    // A logical partition that moves down writes over the sectors before it, where libfdisk
+    // puts its EBR whenever it writes the table: it goes before any table is written, while
+    // the table's own EBR may lie further down (the planner plans at most one).
+    if (down_first_) {
+      std::stable_partition(by_start_.begin(), by_start_.end(), [&](const PlanAction* a) {
+        return layout_.at(a->partition).kind == PartitionKind::kLogical &&
+               a->new_start_sector < a->old_start_sector;
+      });
+    }
     return {};
   }
 
@@ -210,35 +231,72 @@ class StepOrder {
     }
   }
 
-  // Every table-only change that fits the table as it is, one after the other.
+  // Every table-only change that fits the table as it is, one after the other. On a DOS table
+  // the result must also leave every EBR outside the partitions (libfdisk's first LBA, and with
+  // it the EBRs, follows where the extended and the first logical partition are); when all of
+  // them together do not, each is taken only when it does on its own.
   void PlaceFreeTableOnly() {
+    if (!eager_) return;
+    const StepLayout saved_layout = layout_;
+    const std::map<uint32_t, PendingChange> saved_changes = table_only_;
+    const std::map<uint32_t, TableEdit> saved_edits = edits_;
+    PlaceFitting(/*check_ebrs=*/false);
+    if (dos_ && EbrProblem(layout_)) {
+      layout_ = saved_layout;
+      table_only_ = saved_changes;
+      edits_ = saved_edits;
+      PlaceFitting(/*check_ebrs=*/true);
+    }
+    ForgetDone();
+  }
+
+  void PlaceFitting(bool check_ebrs) {
     for (bool progress = true; progress;) {
       progress = false;
       for (auto& [n, change] : table_only_) {
         if (change.done()) continue;
         StepLayout trial = layout_;
         MoveTo(trial, n, change.target().start_sector, change.target().end_sector);
-        if (Violations(trial).empty()) {
+        if (Violations(trial).empty() && (!check_ebrs || !EbrProblem(trial))) {
           Take(layout_, n);
           progress = true;
         }
       }
     }
-    ForgetDone();
   }
 
   // Makes move `m` the next step if it may go now; else says what blocks it and changes
   // nothing. The table after the move must be valid: table-only partitions in the way change
-  // with it (they hold no data where they change); anything else in the way blocks it.
+  // with it (they hold no data where they change); anything else in the way blocks it. On a
+  // DOS table the EBRs count too: the step's table may not put one inside a partition, and the
+  // move may not write over an EBR the table on the disk uses while it runs; a table-only step
+  // first moves such an EBR out of the way when it can (the table-only changes that fit now,
+  // or libfdisk's own rewrite of a table another tool wrote).
   std::optional<std::string> TryMove(const PlanAction& m) {
     if (std::optional<uint32_t> data = DataInTheWay(layout_, m, sector_size_)) {
       return fmt::format("partition {} would overwrite the data of partition {}", m.partition,
                          *data);
     }
-    StepLayout trial = layout_;
-    MoveTo(trial, m.partition, m.new_start_sector, m.new_end_sector);
+    // Everything TryMove changes, to put back when the move may not go after all.
+    const StepLayout saved_layout = layout_;
     const std::map<uint32_t, PendingChange> saved_changes = table_only_;
     const std::map<uint32_t, TableEdit> saved_edits = edits_;
+    const std::map<uint32_t, const PlanAction*> saved_moves = moves_;
+    const size_t saved_steps = steps_.size();
+    const StepLayout saved_on_disk = on_disk_;
+    const bool saved_rewritten = rewritten_;
+    auto blocked = [&](std::string why) {
+      layout_ = saved_layout;
+      table_only_ = saved_changes;
+      edits_ = saved_edits;
+      moves_ = saved_moves;
+      steps_.resize(saved_steps);
+      on_disk_ = saved_on_disk;
+      rewritten_ = saved_rewritten;
+      return std::optional<std::string>(std::move(why));
+    };
+    StepLayout trial = layout_;
+    MoveTo(trial, m.partition, m.new_start_sector, m.new_end_sector);
     for (std::vector<std::pair<uint32_t, uint32_t>> v = Violations(trial); !v.empty();
          v = Violations(trial)) {
       std::set<uint32_t> movable;
@@ -249,27 +307,102 @@ class StepOrder {
         }
       }
       if (movable.empty()) {
-        table_only_ = saved_changes;
-        edits_ = saved_edits;
-        return fmt::format(
-            "moving partition {}: partition {} does not fit next to partition {} yet", m.partition,
-            v.front().first, v.front().second);
+        return blocked(
+            fmt::format("moving partition {}: partition {} does not fit next to partition {} yet",
+                        m.partition, v.front().first, v.front().second));
       }
       for (uint32_t n : movable) Take(trial, n);
+    }
+    if (dos_) {
+      if (std::optional<std::string> hit = EbrInDestination(m, EbrsInUse())) {
+        // A table-only step first: the table the disk would hold then (the changes that fit
+        // already) must put the EBR out of the way, and be one libfdisk can write.
+        const bool rewrites = !saved_edits.empty() || !rewritten_;
+        if (!rewrites || EbrProblem(layout_) || EbrInDestination(m, EbrsOf(layout_))) {
+          return blocked(*hit);
+        }
+        ApplyStep first{kTableOnlyStep, {}};
+        for (const auto& [n, e] : saved_edits) first.edits.push_back(e);
+        steps_.push_back(std::move(first));
+        for (const auto& [n, e] : saved_edits) edits_.erase(n);
+        on_disk_ = layout_;
+        rewritten_ = true;
+      }
     }
     layout_ = std::move(trial);
     edits_[m.partition] = {m.partition, m.new_start_sector, m.new_end_sector};
     moves_.erase(m.partition);
     ForgetDone();
     PlaceFreeTableOnly();
+    // The table the step writes, with the table-only changes that fit after the move.
+    if (dos_) {
+      if (std::optional<std::string> ebr = EbrProblem(layout_)) {
+        return blocked(fmt::format("moving partition {}: {}", m.partition, *ebr));
+      }
+    }
     ApplyStep step{m.partition, {}};
     for (const auto& [n, e] : edits_) step.edits.push_back(e);
     steps_.push_back(std::move(step));
     edits_.clear();
+    on_disk_ = layout_;
+    rewritten_ = true;
+    return std::nullopt;
+  }
+
+  // The EBR sector of each logical partition of the table the disk holds now: the table's own
+  // (another tool may have put them anywhere before their partitions), or, once a step has
+  // written the table, where libfdisk put them.
+  std::map<uint32_t, uint64_t> EbrsInUse() const {
+    return rewritten_ ? EbrsOf(on_disk_) : original_ebrs_;
+  }
+
+  // Where libfdisk puts the EBRs of the table `layout` describes (ebr_placement.h).
+  std::map<uint32_t, uint64_t> EbrsOf(const StepLayout& layout) const {
+    PartitionTable t = table_;
+    for (Partition& p : t.partitions) {
+      const StepExtent& e = layout.at(p.number);
+      p.start_sector = e.start;
+      p.size_sectors = e.end - e.start + 1;
+    }
+    return PredictEbrSectors(t, table_.first_usable_lba);
+  }
+
+  // The EBRs of the table `layout` describes that would land inside a partition (libfdisk
+  // cannot write such a table, and the EBR would overwrite the partition's bytes).
+  std::optional<std::string> EbrProblem(const StepLayout& layout) const {
+    for (const auto& [n, sector] : EbrsOf(layout)) {
+      for (const auto& [q, e] : layout) {
+        if (e.kind == PartitionKind::kExtended || sector < e.start || sector > e.end) continue;
+        return fmt::format("the EBR of partition {} would be at sector {}, inside partition {}", n,
+                           sector, q);
+      }
+    }
+    return std::nullopt;
+  }
+
+  // The first EBR of `ebrs` that move `m` writes over, in words.
+  std::optional<std::string> EbrInDestination(const PlanAction& m,
+                                              const std::map<uint32_t, uint64_t>& ebrs) const {
+    const uint64_t first = m.new_start_sector;
+    const uint64_t last = first + SectorsOf(m.bytes_to_move, sector_size_) - 1;
+    for (const auto& [n, sector] : ebrs) {
+      if (sector < first || sector > last) continue;
+      return fmt::format(
+          "moving partition {} to sectors {}-{} would overwrite sector {}, the EBR of partition "
+          "{}, which the table on the disk uses until the step's new table is written",
+          m.partition, first, last, sector, n);
+    }
     return std::nullopt;
   }
 
   const uint64_t sector_size_;
+  const PartitionTable& table_;
+  const bool dos_;
+  const bool eager_;
+  const bool down_first_;
+  std::map<uint32_t, uint64_t> original_ebrs_;    // the EBRs of the table as read
+  StepLayout on_disk_;                            // the table the last step wrote
+  bool rewritten_ = false;                        // a step has written the table
   StepLayout layout_;                             // the table at the current instant
   std::map<uint32_t, const PlanAction*> moves_;   // still to be done, by partition number
   std::vector<const PlanAction*> by_start_;       // every move, lowest on the disk first
@@ -281,11 +414,23 @@ class StepOrder {
 }  // namespace
 
 Result<std::vector<ApplyStep>> OrderApplySteps(const Plan& plan, const PartitionTable& table) {
-  StepOrder order(table);
-  if (Status s = order.Collect(plan); !s) return s.error();
-  if (Status s = order.PlaceMoves(); !s) return s.error();
-  if (Status s = order.AttachLeftovers(); !s) return s.error();
-  return order.TakeSteps();
+  auto order = [&](bool eager, bool down_first) -> Result<std::vector<ApplyStep>> {
+    StepOrder o(table, eager, down_first);
+    if (Status s = o.Collect(plan); !s) return s.error();
+    if (Status s = o.PlaceMoves(); !s) return s.error();
+    if (Status s = o.AttachLeftovers(); !s) return s.error();
+    return o.TakeSteps();
+  };
+  Result<std::vector<ApplyStep>> first = order(/*eager=*/true, /*down_first=*/true);
+  if (first || table.label != LabelType::kDos) return first;
+  // A DOS table's EBRs follow the table each step writes: the same greedy order with the
+  // table-only changes held back to where a move needs them, and without putting a downward
+  // move first, may find an order the first one does not.
+  for (auto [eager, down_first] : {std::pair{true, false}, {false, true}, {false, false}}) {
+    Result<std::vector<ApplyStep>> other = order(eager, down_first);
+    if (other) return other;
+  }
+  return first;
 }
 
 Plan StepPlan(const Plan& plan, const ApplyStep& step, const PartitionTable& before) {

@@ -9,6 +9,7 @@
 #include "partalign/layout/planner.h"
 #include "partalign/util/checked_math.h"
 #include "partalign/util/json_reader.h"
+#include "partalign/util/units.h"
 
 namespace partalign {
 namespace {
@@ -157,7 +158,24 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
   if (plan.topology.logical_sector_size != plan.disk.logical_sector_size) {
     out.push_back("plan: disk and topology logical sector sizes differ");
   }
+  const size_t topology_found = out.size();
   CompareTopology(plan.topology, now.topology, &out);
+  if (plan.topology.size_bytes != plan.disk.size_bytes) {
+    out.push_back(fmt::format("topology.size_bytes: plan {}, disk.size_bytes {}",
+                              plan.topology.size_bytes, plan.disk.size_bytes));
+  }
+  // The same values from another source: a plan made with the kernel's topology is for a disk
+  // whose kernel reports it (an image file's topology is a default or assumed, one claim).
+  if (out.size() == topology_found &&
+      (plan.topology.origin == TopologyOrigin::kKernel) !=
+          (now.topology.origin == TopologyOrigin::kKernel)) {
+    out.push_back(fmt::format("topology.source: plan {}, disk {}{}", ToString(plan.topology.origin),
+                              ToString(now.topology.origin),
+                              plan.topology.origin == TopologyOrigin::kAssumed
+                                  ? fmt::format(" (to apply it, assume the same: --assume '{}')",
+                                                TopologySpecOf(plan.topology))
+                                  : ""));
+  }
   if (plan.label != table.label) {
     out.push_back(fmt::format("partition table: plan {}, disk {}", ToString(plan.label),
                               ToString(table.label)));
@@ -202,7 +220,25 @@ LeftBehind PartitionsLeftBehind(const Plan& plan, const PartitionTable& table) {
     const bool moved = a.new_start_sector != a.old_start_sector;
     const bool shrinks = a.new_end_sector - a.new_start_sector + 1 < p->size_sectors;
     if (!moved && !shrinks) continue;
-    (a.empty == Emptiness::kDiscarded ? out.discarded : out.to_prove).push_back(a.partition);
+    if (a.empty == Emptiness::kDiscarded) {
+      out.discarded.push_back(a.partition);
+      continue;
+    }
+    // A filesystem made smaller keeps its bytes: only its end is given up (tails, below).
+    if (!moved && !p->contents.fs_type.empty()) continue;
+    out.to_prove.push_back(a.partition);
+  }
+  for (const PlanAction& a : plan.actions) {
+    const Partition* p = table.Find(a.partition);
+    if ((a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) || p == nullptr ||
+        p->kind == PartitionKind::kExtended || a.new_end_sector < a.new_start_sector ||
+        a.empty == Emptiness::kDiscarded ||
+        std::find(out.to_prove.begin(), out.to_prove.end(), a.partition) != out.to_prove.end()) {
+      continue;
+    }
+    const uint64_t new_size = a.new_end_sector - a.new_start_sector + 1;
+    if (new_size < p->size_sectors)
+      out.tails.push_back({a.partition, new_size * table.sector_size});
   }
   return out;
 }
@@ -247,6 +283,162 @@ std::vector<std::string> PlanInconsistencies(const Plan& plan, const PartitionTa
   if (Status s = CheckTableLayout(ApplyPlanToTable(table, plan.actions)); !s) {
     out.push_back("the table the plan asks for is not valid: " + s.error().message);
   }
+  return out;
+}
+
+std::vector<std::pair<uint64_t, uint64_t>> TargetExtents(const Plan& plan,
+                                                         const PartitionTable& table) {
+  std::vector<std::pair<uint64_t, uint64_t>> out;
+  for (const Partition& p : table.partitions) {
+    std::pair<uint64_t, uint64_t> extent{p.start_sector, p.end_sector()};
+    for (const PlanAction& a : plan.actions) {
+      if (a.partition == p.number) extent = {a.new_start_sector, a.new_end_sector};
+    }
+    out.push_back(extent);
+  }
+  return out;
+}
+
+std::vector<uint32_t> PlanDiscards(const Plan& plan) {
+  std::vector<uint32_t> out;
+  for (const PlanAction& a : plan.actions) {
+    if (a.empty == Emptiness::kDiscarded) out.push_back(a.partition);
+  }
+  return out;
+}
+
+std::vector<std::string> DiscardConsentProblems(const Plan& plan,
+                                                const std::vector<uint32_t>& consent,
+                                                const std::string& apply_command) {
+  std::vector<std::string> out;
+  const std::vector<uint32_t> discards = PlanDiscards(plan);
+  for (uint32_t n : discards) {
+    if (std::find(consent.begin(), consent.end(), n) != consent.end()) continue;
+    out.push_back(fmt::format(
+        "partition {}: the plan gives up its contents (\"empty\": \"discarded\"), which only you "
+        "can say, not a file: '{}' gives them up",
+        n, apply_command));
+  }
+  for (uint32_t n : consent) {
+    if (std::find(discards.begin(), discards.end(), n) != discards.end()) continue;
+    out.push_back(fmt::format(
+        "--discard {}: the plan does not give up the contents of partition {}, and apply "
+        "gives up only what the plan does",
+        n, n));
+  }
+  return out;
+}
+
+namespace {
+
+// "move-data (it holds data (ext4))": what the recomputed action is, and what makes it so.
+std::string WhyKind(const PlanAction& a, const Partition& p) {
+  switch (a.kind) {
+    case ActionKind::kMoveData:
+      return fmt::format("its start moves and it {}", MayHoldDataText(p.contents));
+    case ActionKind::kTableOnly:
+      return a.new_start_sector != a.old_start_sector
+                 ? fmt::format("its start moves and it {}", a.empty == Emptiness::kDiscarded
+                                                                ? "is given up (--discard)"
+                                                                : MayHoldDataText(p.contents))
+                 : "only its end changes";
+    case ActionKind::kNone:
+      return "nothing about it changes";
+    case ActionKind::kImpossible:
+      return "its start is not aligned and stays where it is";
+  }
+  return {};
+}
+
+std::string Claimed(Emptiness e) {
+  return e == Emptiness::kNotClaimed ? "none" : fmt::format("'{}'", ToString(e));
+}
+
+// The claims of `claimed` (actions[index] of the plan file) against `needed`, the recomputed
+// action of the same partition: one message per field that differs.
+void CompareClaims(size_t index, const PlanAction& claimed, const PlanAction& needed,
+                   const Partition& p, std::vector<std::string>* out) {
+  const std::string field = fmt::format("actions[{}].", index);
+  if (claimed.kind != needed.kind) {
+    out->push_back(fmt::format("{}kind: the plan says {}, partition {} needs {} ({})", field,
+                               ToString(claimed.kind), p.number, ToString(needed.kind),
+                               WhyKind(needed, p)));
+  }
+  if (claimed.bytes_to_move != needed.bytes_to_move) {
+    const std::string what = p.contents.fs_type.empty() ? "data" : p.contents.fs_type;
+    out->push_back(
+        fmt::format("{}bytes_to_move: the plan says {}, partition {} needs {} ({})", field,
+                    claimed.bytes_to_move, p.number, needed.bytes_to_move,
+                    needed.kind == ActionKind::kMoveData
+                        ? fmt::format("{} of {}", what, FormatSize(needed.bytes_to_move))
+                        : fmt::format("a '{}' action copies nothing", ToString(needed.kind))));
+  }
+  if (claimed.empty != needed.empty) {
+    out->push_back(fmt::format("{}empty: the plan says {}, partition {} needs {} (it {})", field,
+                               Claimed(claimed.empty), p.number, Claimed(needed.empty),
+                               MayHoldDataText(p.contents)));
+  }
+}
+
+// The alignment plan derives from the topology for the plan's grain: a plan made with --grain
+// G records the grain RecommendAlignment made of G, which it makes of itself again.
+std::optional<std::string> AlignmentClaim(const Plan& plan) {
+  const Alignment& al = plan.alignment;
+  if (Status fits = CheckGrainFits(plan.topology, al.grain_bytes); !fits) {
+    return fmt::format("grain_bytes: {}", fits.error().message);
+  }
+  const Alignment derived = RecommendAlignment(plan.topology, al.grain_bytes).alignment;
+  if (derived == al) return std::nullopt;
+  return fmt::format(
+      "grain_bytes/offset_bytes: the plan says grain {} offset {}, the disk's topology gives "
+      "grain {} offset {} (plan --grain {})",
+      al.grain_bytes, al.offset_bytes, derived.grain_bytes, derived.offset_bytes, al.grain_bytes);
+}
+
+}  // namespace
+
+RecomputedPlan RecomputePlan(const Plan& plan, const PartitionTable& table,
+                             const std::vector<uint32_t>& discard) {
+  RecomputedPlan out;
+  if (plan.layout) return out;  // a fresh table: its layout is the whole request
+  if (std::optional<std::string> wrong = AlignmentClaim(plan)) {
+    out.refusals.push_back(*wrong);
+    return out;
+  }
+  if (plan.actions.size() != table.partitions.size()) {
+    out.refusals.push_back(fmt::format(
+        "actions: the plan has {} action{}, the table {} partition{} (plan makes one per "
+        "partition, in table order)",
+        plan.actions.size(), plan.actions.size() == 1 ? "" : "s", table.partitions.size(),
+        table.partitions.size() == 1 ? "" : "s"));
+    return out;
+  }
+  for (size_t i = 0; i < plan.actions.size(); ++i) {
+    if (plan.actions[i].partition != table.partitions[i].number) {
+      out.refusals.push_back(fmt::format(
+          "actions[{}].partition: the plan says {}, the table's partition in that place is {} "
+          "(plan makes one action per partition, in table order)",
+          i, plan.actions[i].partition, table.partitions[i].number));
+      return out;
+    }
+  }
+  PlanOptions options;
+  options.discard = discard;
+  Result<std::vector<PlanAction>> needed =
+      PlanFileActions(table, plan.alignment, options, TargetExtents(plan, table));
+  if (!needed) {
+    out.refusals.push_back("the layout the plan asks for (new_start_sector, new_end_sector): " +
+                           needed.error().message);
+    return out;
+  }
+  for (size_t i = 0; i < needed->size(); ++i) {
+    CompareClaims(i, plan.actions[i], (*needed)[i], table.partitions[i], &out.refusals);
+  }
+  // plan's own words where its layout is the plan's (why a start cannot be aligned).
+  if (Result<std::vector<PlanAction>> own = PlanPartitions(table, plan.alignment, options)) {
+    AdoptPlansReasons(*own, &*needed);
+  }
+  out.actions = std::move(*needed);
   return out;
 }
 

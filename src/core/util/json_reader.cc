@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/util/json_reader.h"
 
+#include <set>
+#include <vector>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
@@ -119,10 +122,99 @@ std::string OneLine(std::string_view message) {
   return out;
 }
 
+namespace {
+
+// Walks a JSON text as nlohmann's SAX parser reads it and remembers the first key that appears
+// twice in one object, with its path ("actions[0].bytes_to_move"). nlohmann keeps the last
+// value of a duplicated key without a word; JSON (RFC 8259 section 4) leaves the meaning open.
+class DuplicateKeyFinder : public nlohmann::json_sax<nlohmann::json> {
+ public:
+  const std::optional<std::string>& duplicate() const { return duplicate_; }
+
+  bool null() override { return Value(); }
+  bool boolean(bool) override { return Value(); }
+  bool number_integer(number_integer_t) override { return Value(); }
+  bool number_unsigned(number_unsigned_t) override { return Value(); }
+  bool number_float(number_float_t, const string_t&) override { return Value(); }
+  bool string(string_t&) override { return Value(); }
+  bool binary(binary_t&) override { return Value(); }
+  bool start_object(std::size_t) override { return Open(/*object=*/true); }
+  bool end_object() override { return Close(); }
+  bool start_array(std::size_t) override { return Open(/*object=*/false); }
+  bool end_array() override { return Close(); }
+  bool key(string_t& key) override {
+    Frame& f = stack_.back();
+    f.key = key;
+    if (f.keys.insert(key).second) return true;
+    duplicate_ = Path();
+    return false;  // stops the parse: one duplicate is enough to refuse the file
+  }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override {
+    return false;
+  }
+
+ private:
+  struct Frame {
+    bool object = false;
+    std::set<std::string> keys;
+    std::string key;        ///< objects: the key whose value is being read
+    size_t next_index = 0;  ///< arrays: the index of the next element
+    size_t index = 0;       ///< arrays: the element being read
+  };
+
+  // A value starts: in an array it is the next element.
+  void Element() {
+    if (!stack_.empty() && !stack_.back().object) stack_.back().index = stack_.back().next_index++;
+  }
+  bool Value() {
+    Element();
+    return true;
+  }
+  bool Open(bool object) {
+    Element();
+    stack_.push_back({object, {}, {}, 0, 0});
+    return true;
+  }
+  bool Close() {
+    stack_.pop_back();
+    return true;
+  }
+  // "actions[0].bytes_to_move": the frames' keys and indexes, outermost first.
+  std::string Path() const {
+    std::string out;
+    for (const Frame& f : stack_) {
+      if (f.object) {
+        out += (out.empty() ? "" : ".") + Printable(f.key);
+      } else {
+        out += fmt::format("[{}]", f.index);
+      }
+    }
+    return out;
+  }
+
+  std::vector<Frame> stack_;
+  std::optional<std::string> duplicate_;
+};
+
+}  // namespace
+
+std::optional<std::string> FindDuplicateKey(std::string_view text) {
+  DuplicateKeyFinder finder;
+  nlohmann::json::sax_parse(text, &finder, nlohmann::json::input_format_t::json,
+                            /*strict=*/false);
+  return finder.duplicate();
+}
+
 Result<nlohmann::json> ParseFormatDocument(std::string_view text, std::string_view format,
                                            int version) {
   nlohmann::json doc = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
   if (doc.is_discarded()) return MakeError("not valid JSON (truncated or corrupt?)");
+  if (std::optional<std::string> key = FindDuplicateKey(text)) {
+    return MakeError(
+        fmt::format("{}: appears twice (which one counts is not for partalign to "
+                    "guess)",
+                    *key));
+  }
   if (!doc.is_object()) return MakeError("not a JSON object");
   FieldReader root(doc, "");
   std::string name = root.String("format");

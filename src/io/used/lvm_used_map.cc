@@ -19,6 +19,11 @@ UsedMap ReadLvmUsedMap(int fd, const std::string& path, uint64_t offset_bytes,
   for (const LvmDiskArea& mda : label.metadata_areas) {
     map.Add(mda.offset_bytes, mda.size_bytes, UsedReason::kLvmMetadata);
   }
+  // Past the PV (pvresize made it smaller than its partition): not LVM's, so data.
+  if (label.device_size_bytes != 0 && label.device_size_bytes < length_bytes) {
+    map.Add(label.device_size_bytes, length_bytes - label.device_size_bytes,
+            UsedReason::kBeyondFilesystem);
+  }
   if (!pv->vg) {
     map.AddNote(
         "LVM2_member: the PV belongs to no volume group: only its label and metadata "

@@ -23,6 +23,7 @@
 
 #include "io/table/fdisk_table.h"
 #include "partalign/bench/bench_random.h"
+#include "partalign/table/plan_check.h"
 #include "support/device_test.h"
 #include "support/partitioned_loop.h"
 #include "support/plan_maker.h"
@@ -219,9 +220,12 @@ void ApplyWithBenchAndCheck(const std::string& disk, const Plan& plan, const tes
   const std::vector<BenchedPlace> places = BenchedPlaces(plan, 512);
   ASSERT_EQ(places.size(), 2u) << "the plan should move both partitions";
   const std::string reports = dir.File("reports");
-  const std::vector<std::string> args = {
-      "apply",           "--yes", "--backup-dir",   dir.File("b"), "--bench",
-      "--bench-seconds", "1",     "--bench-report", reports,       plan_file};
+  std::vector<std::string> args = {"apply",       "--yes",          "--backup-dir",
+                                   dir.File("b"), "--bench",        "--bench-seconds",
+                                   "1",           "--bench-report", reports};
+  // What the plan gives up, given up again (a plan file's word is not consent).
+  for (uint32_t n : PlanDiscards(plan)) args.insert(args.end(), {"--discard", std::to_string(n)});
+  args.push_back(plan_file);
   CommandResult r = RunPartalign(args);
   ASSERT_EQ(r.exit_code, 0) << test::Describe(args, r);
   // The table was written as planned (apply did its job around the benchmark).

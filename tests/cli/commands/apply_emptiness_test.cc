@@ -13,6 +13,7 @@
 
 #include <fmt/format.h>
 
+#include "support/advice.h"
 #include "support/device_test.h"
 #include "support/disk_invariant.h"
 #include "support/partitioned_loop.h"
@@ -158,16 +159,34 @@ TEST_F(ApplyEmptinessTest, DiscardGivesUpTheContentsOnTheUsersWord) {
       planned.out.find("contents discarded (--discard): whatever it holds is given up (not read)"),
       std::string::npos)
       << planned.out;
-  CommandResult dry = Partalign(
-      {"apply", disk_->File("plan.json"), "--dry-run", "--backup-dir", disk_->File("backups")});
+  CommandResult dry = Partalign({"apply", disk_->File("plan.json"), "--dry-run", "--discard", "1",
+                                 "--backup-dir", disk_->File("backups")});
   ASSERT_EQ(dry.exit_code, 0) << dry.err;
   EXPECT_NE(dry.out.find("partition 1: contents discarded (--discard): it may hold data (no "
                          "signature, not proven empty); sectors 63-100062 keep whatever they "
                          "hold"),
             std::string::npos)
       << dry.out;
-  CommandResult applied = Partalign(test::ApplyArgs(*disk_, disk_->File("plan.json")));
-  ASSERT_EQ(applied.exit_code, 0) << applied.err;
+  // The plan file's "discarded" is a claim, not consent: apply asks for it again and names the
+  // command that gives it (docs/advice.md), which is then run word for word.
+  CommandResult unsaid = Partalign(test::ApplyArgs(*disk_, disk_->File("plan.json")));
+  EXPECT_EQ(unsaid.exit_code, 3) << unsaid.out << unsaid.err;
+  EXPECT_EQ(test::CmpFiles(before_, disk_->device()), "");
+  const std::string advice = test::AdviceIn(
+      unsaid.err, "partition 1: the plan gives up its contents .*: '([^']+)' gives them up");
+  EXPECT_EQ(advice, "partalign apply --discard 1 " + disk_->File("plan.json"));
+  // A discard the plan does not make is refused too.
+  CommandResult extra = Partalign(
+      test::ApplyArgs(*disk_, disk_->File("plan.json"), {"--discard", "1", "--discard", "2"}));
+  EXPECT_EQ(extra.exit_code, 3) << extra.err;
+  EXPECT_NE(extra.err.find("--discard 2: the plan does not give up the contents of partition 2"),
+            std::string::npos)
+      << extra.err;
+  EXPECT_EQ(test::CmpFiles(before_, disk_->device()), "");
+  CommandResult applied = test::RunAdvice(advice + " --yes --backup-dir " + disk_->File("backups") +
+                                              " --journal-dir " + disk_->File("journals"),
+                                          disk_->dir().path());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
   test::DiskInvariantOptions options;
   options.left_behind = {1};
   for (const std::string& v : Violations(options)) ADD_FAILURE() << v;

@@ -52,9 +52,9 @@ std::vector<MoveLayout> MoveLayouts() {
        "start=24575, size=16383\n",
        {1, 2}},
       // Partition 5 starts 63 sectors into the extended partition (its EBR in front of it):
-      // both move, the EBR with them. Partition 6's EBR lies beyond partition 5's new end: a
-      // move may not cover an EBR the table on disk still uses (ApplyRefusalTest.
-      // DataMoveOverAnEbrStillInUseIsRefused has the layout where it would).
+      // both move, the EBR with them. Partition 6's EBR lies beyond partition 5's new end (a
+      // move may not cover an EBR the table on disk still uses: ApplyRefusalTest.
+      // AnEbrInTheWayOfAMoveIsMovedByATableStepFirst has the layout where it would).
       {"dos_512",
        512,
        "label: dos\nstart=63, size=65472, type=83\nstart=65535, size=262140, type=5\n"

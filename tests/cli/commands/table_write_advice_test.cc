@@ -79,6 +79,49 @@ TEST(TableWriteAdviceTest, AFailedApplyNamesTheRestoreThatPutsTheTableBack) {
   EXPECT_EQ(test::CmpFiles(image, pristine), "");
 }
 
+// A plan that moves data, whose first step writes the table alone (a DOS EBR in the way of the
+// next step's move: docs/apply.md, "Plans that move data"): that write fails after its first
+// sector. apply names the restore of that step's backup, which, as printed, puts every byte
+// back; no move had started.
+TEST(TableWriteAdviceTest, AFailedTableStepOfAMovePlanNamesTheRestoreThatPutsTheTableBack) {
+  test::TempDir dir;
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, 100ull << 20);
+  ASSERT_EQ(test::WriteWithSfdisk(image,
+                                  "label: dos\nstart=63, size=65472, type=83\n"
+                                  "start=65535, size=114814, type=5\n"
+                                  "start=65598, size=98304, type=83\n"
+                                  "start=163965, size=16384, type=83\n")
+                .exit_code,
+            0);
+  // Data in partitions 1 and 5 (moved whole), partition 6 left zeros (moved by the table).
+  for (uint64_t sector : {63ull, 65598ull}) {
+    const int fd = ::open(image.c_str(), O_WRONLY);
+    ASSERT_GE(fd, 0);
+    const std::string bytes(4096, 'd');
+    EXPECT_EQ(::pwrite(fd, bytes.data(), bytes.size(), static_cast<off_t>(sector * 512 + 4096)),
+              static_cast<ssize_t>(bytes.size()));
+    ::close(fd);
+  }
+  const std::string pristine = dir.File("pristine.img");
+  test::RunOrThrow({"cp", "--sparse=always", image, pristine});
+  const CommandResult planned =
+      test::RunPartalign({"plan", "-o", dir.File("plan.json"), image}, "", Env(dir));
+  ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
+  const CommandResult failed =
+      test::RunPartalign({"apply", dir.File("plan.json"), "--yes", "--backup-dir",
+                          dir.File("backups"), "--journal-dir", dir.File("journals")},
+                         "", FailAfter(dir, 1));
+  ASSERT_EQ(failed.exit_code, 1) << failed.out << failed.err;
+  EXPECT_NE(failed.out.find("Step 1/3: the table alone"), std::string::npos) << failed.out;
+  EXPECT_NE(test::CmpFiles(image, pristine), "") << "the first sector was not written";
+  const std::string restore =
+      AdviceIn(failed.err, "the old table can be put back with: (partalign restore [^\n]+)");
+  const CommandResult restored = RunAdvice(restore + " --yes", dir.path());
+  ASSERT_EQ(restored.exit_code, 0) << restored.out << restored.err;
+  EXPECT_EQ(test::CmpFiles(image, pristine), "");
+}
+
 // restore's own write fails part-way: "run the restore again", as printed, finishes it.
 TEST(TableWriteAdviceTest, AFailedRestoreNamesTheRestoreThatFinishesIt) {
   test::TempDir dir;

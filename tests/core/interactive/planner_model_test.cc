@@ -144,18 +144,53 @@ TEST(PlannerModelTest, ExistingTableShowsTheDataMoves) {
   ASSERT_EQ(plan->actions.size(), 3u);
   EXPECT_EQ(plan->actions[1].kind, ActionKind::kMoveData);
   EXPECT_EQ(plan->actions[1].new_start_sector, p2.start_bytes / 512);
-  EXPECT_EQ(plan->actions[2].kind, ActionKind::kNone);
+  // Partition 3, misaligned and left where it is: in the plan file, plan's word for it (apply
+  // recomputes every action so: PlanFileActions).
+  EXPECT_EQ(plan->actions[2].kind, ActionKind::kImpossible);
+  EXPECT_EQ(plan->actions[2].new_start_sector, plan->actions[2].old_start_sector);
   EXPECT_NE(m.ChangeSummary().find("moving 200 MiB of data"), std::string::npos);
 }
 
-TEST(PlannerModelTest, DeletingPartitionsWithDataCannotBeApplied) {
+TEST(PlannerModelTest, DeleteOnADiskWithDataGivesUpContentsAsDiscardDoes) {
+  // Issue 38: d on a partition of a table whose partitions hold data cannot delete it (a fresh
+  // table would orphan the others): it gives up its contents, as plan --discard does, and
+  // the layout stays a plan apply accepts; A after it keeps it given up.
   PlannerModel m = Model(MisalignedDisk());
-  ASSERT_TRUE(m.Delete(PartitionRow(m, 3)));
+  const PlannerLayout before = m.layout();
+  ASSERT_TRUE(m.Delete(PartitionRow(m, 2)));
+  EXPECT_EQ(m.layout().discarded, std::vector<uint32_t>{2});
+  EXPECT_EQ(m.layout().partitions.size(), 3u);  // still in the table
+  EXPECT_EQ(m.ChangeOf(m.layout().partitions[1]).text, "discarded");
+  EXPECT_FALSE(m.Delete(PartitionRow(m, 2)));  // given up already
+  ASSERT_TRUE(m.AlignAll());
+  EXPECT_EQ(m.layout().discarded, std::vector<uint32_t>{2});
   Result<Plan> plan = m.MakePlan();
-  ASSERT_FALSE(plan);
-  EXPECT_NE(plan.error().message.find("partition 2 holds ext4"), std::string::npos)
-      << plan.error().message;
-  // Without data anywhere, the same edit replaces the table.
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_FALSE(plan->layout);
+  PlanOptions discard;
+  discard.discard = {2};
+  Result<std::vector<PlanAction>> planned =
+      PlanPartitions(MisalignedDisk().table, m.alignment(), discard);
+  ASSERT_TRUE(planned) << planned.error().message;
+  EXPECT_EQ(plan->actions, *planned);
+  EXPECT_EQ(plan->actions[1].kind, ActionKind::kTableOnly);  // no data to move any more
+  EXPECT_EQ(plan->actions[1].empty, Emptiness::kDiscarded);
+  // Undo (the screen puts the layout back) brings its contents back into the plan.
+  m.set_layout(before);
+  EXPECT_TRUE(m.layout().discarded.empty());
+  ASSERT_TRUE(m.AlignAll());
+  Result<Plan> kept = m.MakePlan();
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(kept->actions[1].kind, ActionKind::kMoveData);
+  // The command line's --discard does the same from the start.
+  Result<PlannerModel> given = PlannerModel::Make(MisalignedDisk(), LabelType::kGpt, {2});
+  ASSERT_TRUE(given) << given.error().message;
+  EXPECT_EQ(given->layout().discarded, std::vector<uint32_t>{2});
+  EXPECT_FALSE(PlannerModel::Make(MisalignedDisk(), LabelType::kGpt, {9}));
+}
+
+TEST(PlannerModelTest, DeletingAPartitionOfATableWithoutDataReplacesTheTable) {
+  // Without data anywhere, d deletes, and the layout replaces the table.
   PlannerDisk empty = MisalignedDisk();
   for (Partition& p : empty.table.partitions) p.contents = {.proof = ContentProof::kZeros};
   PlannerModel e = Model(empty);

@@ -305,9 +305,11 @@ TEST(PlannerRenderTest, ANotApplicableLayoutSaysWhyWrapped) {
       "export .sfdisk to review)";
   for (auto [width, height] : {std::pair<size_t, size_t>{80, 24}, {120, 40}}) {
     PlannerScreen s = Screen(test::MisalignedDisk());
-    s.Handle(Key::Of(KeyCode::kDown));
-    s.Handle(Key::Char('d'));  // partition 2 holds ext4: a fresh table would lose it
-    ASSERT_EQ(s.model().layout().partitions.size(), 2u) << s.message();
+    for (int i = 0; i < 3; ++i) s.Handle(Key::Of(KeyCode::kDown));  // the free space at the end
+    s.Handle(Key::Char('n'));  // a new partition: a fresh table, which would lose partition 2
+    s.Handle(Key::Of(KeyCode::kEnter));
+    s.Handle(Key::Of(KeyCode::kEnter));
+    ASSERT_EQ(s.model().layout().partitions.size(), 4u) << s.message();
     for (bool explain : {false, true}) {
       if (explain) s.Handle(Key::Char('x'));
       PlannerFrame f = DrawPlanner(s, width, height);

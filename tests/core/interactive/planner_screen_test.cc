@@ -290,7 +290,7 @@ TEST(PlannerScreenTest, ExportAdviceAndReviewScripts) {
   ASSERT_EQ(json.kind, PlannerEffect::Kind::kWriteFile);
   EXPECT_TRUE(PlanFromJson(json.content));
 
-  Type(s, "vd");  // partition 2 holds ext4: a fresh table would lose it
+  Type(s, "vvvn\n\n");  // a new partition: a fresh table, which would lose partition 2's ext4
   Type(s, "w");
   EXPECT_NE(s.message().find("cannot write: "), std::string::npos) << s.message();
   EXPECT_NE(s.message().find("(undo those edits, or export .sfdisk to review)"), std::string::npos)

@@ -201,11 +201,19 @@ TEST(PlannerPropertyTest, RandomLayoutsGiveSafeAlignedStablePlans) {
       moves += x.kind == ActionKind::kMoveData;
       table_only += x.kind == ActionKind::kTableOnly;
     }
-    // Planning the planned table again changes nothing.
+    // Planning the planned table again changes nothing, except that a partition the first
+    // plan could not align may be now (with the extended partition around it): a logical
+    // partition moves down only above its EBR, and libfdisk's new table may have it lower.
     PartitionTable after = ApplyPlanToTable(t, *actions);
     Result<std::vector<PlanAction>> again = PlanPartitions(after, a);
     ASSERT_TRUE(again) << "seed " << seed << ": " << again.error().message;
     for (const PlanAction& x : *again) {
+      const Partition* p = t.Find(x.partition);
+      const bool was_impossible =
+          std::any_of(actions->begin(), actions->end(), [&](const PlanAction& y) {
+            return y.partition == x.partition && y.kind == ActionKind::kImpossible;
+          });
+      if (was_impossible || (p != nullptr && p->kind == PartitionKind::kExtended)) continue;
       ASSERT_TRUE(x.kind == ActionKind::kNone || x.kind == ActionKind::kImpossible)
           << "seed " << seed << ": partition " << x.partition << " " << ToString(x.kind) << "\n"
           << Describe(t, a, *actions) << "again:\n"

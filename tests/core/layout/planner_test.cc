@@ -21,6 +21,8 @@ struct Spec {
   std::optional<uint64_t> fs_size_bytes = std::nullopt;
   PartitionKind kind = PartitionKind::kPrimary;
   std::string fs_type = "";
+  /// Every byte from here to the partition's end was read as zero (past the filesystem).
+  std::optional<uint64_t> zeros_from_bytes = std::nullopt;
 };
 
 PartitionContents Contents(const Spec& s) {
@@ -28,6 +30,7 @@ PartitionContents Contents(const Spec& s) {
   c.proof = s.data ? ContentProof::kSignature : ContentProof::kZeros;
   c.fs_type = s.fs_type.empty() && s.data ? "ext4" : s.fs_type;
   c.fs_size_bytes = s.fs_size_bytes;
+  c.zeros_from_bytes = s.zeros_from_bytes;
   return c;
 }
 
@@ -168,12 +171,19 @@ TEST(PlannerTest, FullDiskWithUnknownDataIsImpossibleAndSaysHowShort) {
 }
 
 TEST(PlannerTest, FullDiskWithASmallerFilesystemShrinksOnlyPastIt) {
-  // Same disk, but the ext4 filesystem is 2 MiB smaller than the partition: the partition may
-  // lose the space past the filesystem, so the start moves and the end stays in the disk.
+  // Same disk, but the ext4 filesystem is 2 MiB smaller than the partition and the bytes past
+  // it were read as zeros: the partition may lose them, so the start moves and the end stays
+  // in the disk. Unread, they are data: impossible.
   const uint64_t last = kDisk8GiB - 34;
   const uint64_t size = last - 63 + 1;
   const uint64_t fs_bytes = (size - 4096) * 512;
-  std::vector<PlanAction> a = Actions(Gpt({{63, size, true, fs_bytes}}));
+  std::vector<PlanAction> unread = Actions(Gpt({{63, size, true, fs_bytes}}));
+  EXPECT_EQ(unread[0].kind, ActionKind::kImpossible);
+  EXPECT_NE(unread[0].reason.find("the 4096 sectors past it are not proven zero"),
+            std::string::npos)
+      << unread[0].reason;
+  std::vector<PlanAction> a = Actions(Gpt(
+      {{63, size, true, fs_bytes, PartitionKind::kPrimary, "", /*zeros_from_bytes=*/fs_bytes}}));
   ASSERT_EQ(a.size(), 1u);
   EXPECT_EQ(a[0].kind, ActionKind::kMoveData);
   EXPECT_EQ(a[0].new_start_sector, 2048u);
@@ -206,9 +216,10 @@ TEST(PlannerTest, AnAlignedPartitionIsPushedOnlyWhenNothingElseWorks) {
   EXPECT_EQ(a[1].kind, ActionKind::kMoveData);
   EXPECT_EQ(a[1].new_start_sector, 22528u);
   EXPECT_NE(a[1].reason.find("pushed"), std::string::npos) << a[1].reason;
-  // With p1's filesystem 1 MiB smaller, p1 shrinks instead and p2 stays.
+  // With p1's filesystem 1 MiB smaller and zeros past it, p1 shrinks instead and p2 stays.
+  const uint64_t fs = (2048 * 10 - 63 - 2048) * 512;
   std::vector<PlanAction> b = Actions(
-      Gpt({{63, 2048 * 10 - 63, true, (2048 * 10 - 63 - 2048) * 512}, {20480, 20480, true}}));
+      Gpt({{63, 2048 * 10 - 63, true, fs, PartitionKind::kPrimary, "", fs}, {20480, 20480, true}}));
   EXPECT_EQ(b[0].new_start_sector, 2048u);
   EXPECT_EQ(b[0].new_end_sector, 20479u);
   EXPECT_EQ(b[1].kind, ActionKind::kNone);
@@ -304,6 +315,99 @@ TEST(PlannerTest, ImpossibleNamesTheNeighbourAndHowManySectorsAreMissing) {
   EXPECT_EQ(a[1].kind, ActionKind::kNone);
 }
 
+TEST(PlannerTest, FirstLogicalPartitionLeavesTheExtendedPartitionsNodeFree) {
+  // The old fdisk layout again: the plan puts the extended partition's start (the head EBR)
+  // 2 sectors before the first logical partition, not 1: the kernel and partx give the
+  // extended partition a 1 KiB node, which a logical partition starting in it overlaps (partx
+  // -a: "Device or resource busy").
+  PartitionTable t = Dos({{63, 1028097, true},
+                          {1028160, 4096575, false, std::nullopt, PartitionKind::kExtended},
+                          {1028223, 1028097, true, std::nullopt, PartitionKind::kLogical},
+                          {2056383, 1028097, true, std::nullopt, PartitionKind::kLogical}});
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_NE(a[2].kind, ActionKind::kImpossible) << a[2].reason;
+  EXPECT_GE(a[2].new_start_sector, a[1].new_start_sector + 2) << a[1].reason;
+}
+
+TEST(PlannerTest, AnExtendedNodeTooSmallIsWidenedWhenTheTableIsWrittenAnyway) {
+  // The first logical partition right after its EBR (as partalign wrote it before): left alone
+  // when nothing else changes; when the table is written anyway, the extended partition starts
+  // 2 sectors before it.
+  PartitionTable aligned = Dos({{2048, 20480, true},
+                                {24575, 100000, false, std::nullopt, PartitionKind::kExtended},
+                                {24576, 20480, true, std::nullopt, PartitionKind::kLogical}});
+  for (const PlanAction& x : Actions(aligned)) EXPECT_EQ(x.kind, ActionKind::kNone) << x.reason;
+
+  PartitionTable written = aligned;
+  written.partitions[0].start_sector = 2049;  // moves down to 2048
+  written.partitions[0].size_sectors = 20479;
+  std::vector<PlanAction> a = Actions(written);
+  EXPECT_EQ(a[0].new_start_sector, 2048u);
+  EXPECT_EQ(a[1].new_start_sector, 24574u) << a[1].reason;
+  EXPECT_EQ(a[2].kind, ActionKind::kNone) << a[2].reason;
+}
+
+TEST(PlannerTest, PartitionsMoveDownIntoFreeSpaceAnywhere) {
+  // p1 small at 2048; 100 MiB free; p2 aligned, its end 100 sectors past a boundary; p3 right
+  // after it, off the grain, to the end of the disk. p3 can only move down, into p2's last 100
+  // sectors: p2 moves down into the free space first (a data move, nothing shrinks).
+  const uint64_t last = kDisk8GiB - 34;
+  const uint64_t p2_start = 2048 + 2048 + 204800;
+  const uint64_t p2_size = 2048 * 100 + 100;
+  const uint64_t p3_start = p2_start + p2_size;
+  std::vector<PlanAction> a = Actions(
+      Gpt({{2048, 2048, true}, {p2_start, p2_size, true}, {p3_start, last - p3_start + 1, true}}));
+  ASSERT_EQ(a.size(), 3u);
+  EXPECT_EQ(a[0].kind, ActionKind::kNone);
+  EXPECT_EQ(a[1].kind, ActionKind::kMoveData) << a[1].reason;
+  EXPECT_LT(a[1].new_start_sector, p2_start);
+  EXPECT_NE(a[1].reason.find("down"), std::string::npos) << a[1].reason;
+  EXPECT_EQ(a[2].kind, ActionKind::kMoveData) << a[2].reason;
+  EXPECT_LT(a[2].new_start_sector, p3_start) << a[2].reason;
+  EXPECT_EQ(a[2].new_start_sector % 2048, 0u) << a[2].reason;
+  EXPECT_GT(a[2].new_start_sector, a[1].new_end_sector);
+}
+
+// The disk of issue 38 as Windows XP laid it out: 2 GiB, cylinders of 255 x 63 sectors, NTFS
+// at 63, an extended partition from a cylinder to the last whole one with ext4, FAT32 and swap
+// logical partitions 63 sectors after their EBRs, each filling its partition; 1339 sectors
+// free at the end.
+PartitionTable XpDisk() {
+  constexpr uint64_t kCyl = 255 * 63;
+  auto fs = [](uint64_t sectors) { return std::optional<uint64_t>(sectors * 512); };
+  return Dos(
+      {{63, 16 * kCyl - 63, true, std::nullopt, PartitionKind::kPrimary, "ntfs"},
+       {16 * kCyl, 245 * kCyl, false, std::nullopt, PartitionKind::kExtended},
+       {16 * kCyl + 63, 124 * kCyl - 63, true, fs(124 * kCyl - 63), PartitionKind::kLogical,
+        "ext4"},
+       {140 * kCyl + 63, 80 * kCyl - 63, true, fs(80 * kCyl - 63), PartitionKind::kLogical, "vfat"},
+       {220 * kCyl + 63, 41 * kCyl - 63, true, fs(41 * kCyl - 63), PartitionKind::kLogical,
+        "swap"}},
+      4194304);
+}
+
+TEST(PlannerTest, TheFullXpDiskAlignsWhenTheSwapIsDiscarded) {
+  PartitionTable t = XpDisk();
+  ASSERT_EQ(t.partitions.back().end_sector(), 4192964u);
+  size_t impossible = 0;
+  for (const PlanAction& x : Actions(t)) impossible += x.kind == ActionKind::kImpossible;
+  EXPECT_GT(impossible, 0u);
+
+  PlanOptions discard;
+  discard.discard = {7};
+  Result<std::vector<PlanAction>> a = PlanPartitions(t, kMiBAlignment, discard);
+  ASSERT_TRUE(a) << a.error().message;
+  for (const PlanAction& x : *a) {
+    EXPECT_NE(x.kind, ActionKind::kImpossible) << x.partition << ": " << x.reason;
+    if (x.partition != 2) {
+      EXPECT_EQ(x.new_start_sector % 2048, 0u) << x.reason;
+    }
+  }
+  EXPECT_EQ((*a)[4].kind, ActionKind::kTableOnly);
+  EXPECT_EQ((*a)[4].empty, Emptiness::kDiscarded);
+}
+
 TEST(PlannerTest, OverlappingPartitionsAreAnError) {
   Result<std::vector<PlanAction>> r =
       PlanPartitions(Gpt({{2048, 4096, true}, {4000, 4096, true}}), kMiBAlignment);
@@ -329,7 +433,16 @@ TEST(PlannerTest, ProtectedSectorsFollowTheFilesystem) {
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);  // data of unknown size: all of it
   p.contents.fs_type = "ext4";
   p.contents.fs_size_bytes = 600 * 512 + 1;
+  // Past the filesystem: data until read (a partition never shrinks in silence).
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048, /*unread_tail_as_zeros=*/true), 601u);
+  p.contents.zeros_from_bytes = 800 * 512;  // read from sector 800: zeros
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048), 800u);
+  p.contents.zeros_from_bytes = 0;
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 601u);  // rounded up to whole sectors
+  p.contents.tail_data_bytes = 900 * 512;           // data found past it: all of it
+  EXPECT_EQ(ProtectedSectors(p, 512, 2048, /*unread_tail_as_zeros=*/true), 1000u);
+  p.contents.tail_data_bytes.reset();
   p.contents.fs_size_bytes = 2000 * 512;
   EXPECT_EQ(ProtectedSectors(p, 512, 2048), 1000u);  // larger than the partition: all of it
   p.contents.fs_type = "linux_raid_member";

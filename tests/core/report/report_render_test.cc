@@ -274,6 +274,20 @@ TEST(ReportHtmlTest, NoPlanSaysWhy) {
   EXPECT_EQ(html.find("<svg "), std::string::npos);
 }
 
+// A plan that cannot align a partition comes with the way through (way_through.h), on both
+// pages.
+TEST(ReportHtmlTest, ThePlansWayThroughIsOnThePage) {
+  DiskReport r = Report();
+  EXPECT_EQ(ReportHtml(r).find("way through:"), std::string::npos);
+  r.way_through = {
+      "way through: partition 7 (swap, 8 MiB) can give the room: 'partalign plan "
+      "--discard 7 -o plan.json disk.img' gives up its contents"};
+  EXPECT_NE(ReportHtml(r).find("way through: partition 7 (swap, 8 MiB)"), std::string::npos);
+  const std::string md = ReportMarkdown(r);
+  EXPECT_NE(md.find("### Way through"), std::string::npos) << md;
+  EXPECT_NE(md.find("--discard 7 -o plan.json"), std::string::npos) << md;
+}
+
 // The installers' placement is on the page too: every partitioner and installer puts the
 // table's partition sizes on a fresh label, each partition or why not.
 TEST(ReportHtmlTest, TheLayoutOnAFreshLabelShowsEveryTool) {

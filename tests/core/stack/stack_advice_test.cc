@@ -54,6 +54,24 @@ TEST(StackAdviceTest, ALayerOfAMisalignedPartitionIsFixedByThePlansMove) {
       << advice[0].text;
 }
 
+TEST(StackAdviceTest, AFilesystemAtTheStartOfAPartitionThePlanCannotMoveIsFixedByAnAlignedStart) {
+  // Issue 38: NTFS at +0 of a partition at sector 63 that the plan cannot align. Any aligned
+  // start fixes it; re-creating the filesystem does not (it would start at +0 again).
+  const Topology t = T(4096, 4096, 0);
+  StackWalk walk;
+  walk.layers = {Layer(LayerKind::kFilesystem, "ntfs", 0, 63 * 512, 0)};
+  CheckStack(&walk, t, 63 * 512);
+  ASSERT_FALSE(walk.aligned());
+  std::vector<StackAdvice> advice = AdviseStack(walk, t, 1, 63 * 512, std::nullopt, 1u << 20);
+  ASSERT_EQ(advice.size(), 1u);
+  EXPECT_FALSE(advice[0].fixed_by_plan);
+  EXPECT_EQ(advice[0].text.find("no partition start fixes it"), std::string::npos)
+      << advice[0].text;
+  EXPECT_NE(advice[0].text.find("an aligned partition start fixes it"), std::string::npos)
+      << advice[0].text;
+  EXPECT_TRUE(advice[0].command.empty()) << advice[0].command;
+}
+
 TEST(StackAdviceTest, LuksAndMdNameTheirOwnCommands) {
   const Topology t = T(4096, 65536, 196608);
   StackWalk walk;

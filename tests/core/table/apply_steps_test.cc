@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "partalign/layout/ebr_placement.h"
 #include "partalign/layout/planner.h"
 #include "partalign/util/units.h"
 #include "support/random_layout.h"
@@ -182,7 +183,9 @@ TEST(ApplyStepsTest, TheExtendedPartitionMovesWithItsFirstLogicalPartition) {
 TEST(ApplyStepsTest, TheExtendedPartitionGrowsFirstWhenItMustMoveBothEnds) {
   // (Seed 692 of the sweep below.) 5 must move before the extended partition's start can
   // move up, 6 before 5, the last logical partition needs the extended partition's new end
-  // first: the extended partition first takes the union of its old and new extent.
+  // first: the extended partition first takes the union of its old and new extent. Moving 6
+  // up would write over the EBR of 7 (sector 176328, right before it): the union and 7's new
+  // place go first, in a table-only step, which puts that EBR before 7's new place.
   Case c;
   c.table.label = LabelType::kDos;
   c.table.sector_size = kSector;
@@ -199,7 +202,8 @@ TEST(ApplyStepsTest, TheExtendedPartitionGrowsFirstWhenItMustMoveBothEnds) {
   Result<std::vector<ApplyStep>> steps = OrderApplySteps(c.plan, c.table);
   ASSERT_TRUE(steps) << steps.error().message;
   EXPECT_EQ(*steps, (std::vector<ApplyStep>{
-                        {6, {{4, 147989, 210943}, {6, 165888, 178175}, {7, 180224, 210943}}},
+                        {kTableOnlyStep, {{4, 147989, 210943}, {7, 180224, 210943}}},
+                        {6, {{6, 165888, 178175}}},
                         {5, {{3, 79872, 149503}, {4, 151551, 210943}, {5, 151552, 163839}}}}));
 }
 
@@ -228,6 +232,63 @@ TEST(ApplyStepsTest, AMoveMustNotOverwriteTheTableOnTheDiskBeforeItsOwnIsWritten
   EXPECT_TRUE(MoveOverwritesTable(t, 5, up).empty());
   t.ranges[0].offset_bytes = 100000 * kSector;
   EXPECT_TRUE(MoveOverwritesTable(t, 5, up).empty());
+}
+
+TEST(ApplyStepsTest, ATableOnlyStepFirstMovesAnEbrOutOfTheWayOfAMove) {
+  // The XP disk of issue 38 with its swap (7) discarded: partition 6 moves up over the sector
+  // where XP put the EBR of partition 7 (a cylinder before it). The table-only changes that fit
+  // already (the extended partition's union, partition 7's new place) are written first, as a
+  // step of their own, which puts that EBR right before partition 7's new place.
+  constexpr uint64_t kCyl = 16065;
+  Case c;
+  c.table.label = LabelType::kDos;
+  c.table.sector_size = kSector;
+  c.table.first_usable_lba = 2048;
+  c.table.partitions = {Part(1, 63, 16 * kCyl - 1, true),
+                        Part(2, 16 * kCyl, 261 * kCyl - 1, false, PartitionKind::kExtended),
+                        Part(5, 16 * kCyl + 63, 140 * kCyl - 1, true, PartitionKind::kLogical),
+                        Part(6, 140 * kCyl + 63, 220 * kCyl - 1, true, PartitionKind::kLogical),
+                        Part(7, 220 * kCyl + 63, 261 * kCyl - 1, true, PartitionKind::kLogical)};
+  c.table.areas = {{"MBR", 0, 512},
+                   {"EBR", 16 * kCyl * kSector, 512},
+                   {"EBR", 140 * kCyl * kSector, 512},
+                   {"EBR", 220 * kCyl * kSector, 512}};
+  PlanAction discarded = TableOnly(7, 220 * kCyl + 63, 261 * kCyl - 1, 3543040, 4194303);
+  discarded.empty = Emptiness::kDiscarded;
+  c.plan.label = LabelType::kDos;
+  c.plan.actions = {Move(1, 63, 16 * kCyl - 1, 2048, 259024),
+                    TableOnly(2, 16 * kCyl, 261 * kCyl - 1, 260094, 4194303),
+                    Move(5, 16 * kCyl + 63, 140 * kCyl - 1, 260096, 2252799),
+                    Move(6, 140 * kCyl + 63, 220 * kCyl - 1, 2254848, 3540991), discarded};
+  Result<std::vector<ApplyStep>> steps = OrderApplySteps(c.plan, c.table);
+  ASSERT_TRUE(steps) << steps.error().message;
+  ASSERT_EQ(steps->size(), 4u);
+  EXPECT_EQ((*steps)[0],
+            (ApplyStep{kTableOnlyStep, {{2, 16 * kCyl, 4194303}, {7, 3543040, 4194303}}}));
+  EXPECT_EQ((*steps)[1].move_partition, 6u);
+  EXPECT_EQ((*steps)[2].move_partition, 5u);
+  EXPECT_EQ((*steps)[3].move_partition, 1u);
+}
+
+TEST(ApplyStepsTest, AMoveOverItsOwnEbrInUseIsRefused) {
+  // Partition 6 moves down over the EBR 63 sectors before it: no table-only step can move
+  // that EBR (it goes with partition 6's entry, which changes only with the move).
+  Case c;
+  c.table.label = LabelType::kDos;
+  c.table.sector_size = kSector;
+  c.table.first_usable_lba = 2048;
+  c.table.partitions = {Part(2, 2048, 100000, false, PartitionKind::kExtended),
+                        Part(5, 4096, 10239, true, PartitionKind::kLogical),
+                        Part(6, 20543, 40000, true, PartitionKind::kLogical)};
+  c.table.areas = {{"MBR", 0, 512}, {"EBR", 2048 * kSector, 512}, {"EBR", 20480 * kSector, 512}};
+  c.plan.label = LabelType::kDos;
+  c.plan.actions = {{2, 2048, 100000, 2048, 100000, ActionKind::kNone, 0, ""},
+                    {5, 4096, 10239, 4096, 10239, ActionKind::kNone, 0, ""},
+                    Move(6, 20543, 40000, 18432, 37889)};
+  Result<std::vector<ApplyStep>> steps = OrderApplySteps(c.plan, c.table);
+  ASSERT_FALSE(steps);
+  EXPECT_NE(steps.error().message.find("sector 20480, the EBR of partition 6"), std::string::npos)
+      << steps.error().message;
 }
 
 TEST(ApplyStepsTest, StepPlanKeepsOnlyTheStepsActions) {
@@ -336,27 +397,45 @@ TEST(ApplyStepsTest, EveryPlanOfRandomLayoutsIsOrderedSafely) {
       at[p.number] = a;
     }
     std::set<uint32_t> done;
-    for (const ApplyStep& s : *steps) {
-      const PlanAction& m = *action_of.at(s.move_partition);
-      ASSERT_EQ(m.kind, ActionKind::kMoveData) << seed;
-      const uint64_t last = m.new_start_sector + m.bytes_to_move / t.sector_size - 1;
-      for (const Partition& p : t.partitions) {
-        if (p.number == m.partition || p.kind == PartitionKind::kExtended) continue;
-        const bool data =
-            p.contents.MayHoldData() || action_of.at(p.number)->kind == ActionKind::kMoveData;
-        const PlanAction& q = at.at(p.number);
-        if (data && m.new_start_sector <= q.new_end_sector && q.new_start_sector <= last) {
-          FAIL() << "seed " << seed << ": moving " << m.partition << " overwrites the data of "
-                 << p.number;
-        }
+    // The table at an instant as libfdisk writes it, for where its EBRs are.
+    auto table_at = [&] {
+      PartitionTable now = t;
+      for (Partition& p : now.partitions) {
+        p.start_sector = at.at(p.number).new_start_sector;
+        p.size_sectors = at.at(p.number).new_end_sector - p.start_sector + 1;
       }
-      ASSERT_TRUE(std::any_of(s.edits.begin(), s.edits.end(),
-                              [&](const TableEdit& e) {
-                                return e.partition == m.partition &&
-                                       e.start_sector == m.new_start_sector &&
-                                       e.end_sector == m.new_end_sector;
-                              }))
-          << "seed " << seed << ": the moved partition's entry is not in its step";
+      return now;
+    };
+    for (const ApplyStep& s : *steps) {
+      const std::map<uint32_t, uint64_t> in_use = PredictEbrSectors(table_at(), t.first_usable_lba);
+      if (s.move_partition != kTableOnlyStep) {
+        const PlanAction& m = *action_of.at(s.move_partition);
+        ASSERT_EQ(m.kind, ActionKind::kMoveData) << seed;
+        const uint64_t last = m.new_start_sector + m.bytes_to_move / t.sector_size - 1;
+        for (const auto& [n, sector] : in_use) {
+          ASSERT_FALSE(sector >= m.new_start_sector && sector <= last)
+              << "seed " << seed << ": moving " << m.partition << " overwrites the EBR of " << n
+              << " in use at " << sector << "\n"
+              << Describe(t, plan.actions);
+        }
+        for (const Partition& p : t.partitions) {
+          if (p.number == m.partition || p.kind == PartitionKind::kExtended) continue;
+          const bool data =
+              p.contents.MayHoldData() || action_of.at(p.number)->kind == ActionKind::kMoveData;
+          const PlanAction& q = at.at(p.number);
+          if (data && m.new_start_sector <= q.new_end_sector && q.new_start_sector <= last) {
+            FAIL() << "seed " << seed << ": moving " << m.partition << " overwrites the data of "
+                   << p.number;
+          }
+        }
+        ASSERT_TRUE(std::any_of(s.edits.begin(), s.edits.end(),
+                                [&](const TableEdit& e) {
+                                  return e.partition == m.partition &&
+                                         e.start_sector == m.new_start_sector &&
+                                         e.end_sector == m.new_end_sector;
+                                }))
+            << "seed " << seed << ": the moved partition's entry is not in its step";
+      }
       for (const TableEdit& e : s.edits) {
         ASSERT_FALSE(done.count(e.partition))
             << "seed " << seed << ": " << e.partition << " changes after its final place";
@@ -374,6 +453,16 @@ TEST(ApplyStepsTest, EveryPlanOfRandomLayoutsIsOrderedSafely) {
         at[e.partition].new_end_sector = e.end_sector;
       }
       ASSERT_EQ(LayoutProblem(t, at), "") << "seed " << seed;
+      // Every EBR of the step's table lies outside every partition.
+      const PartitionTable now = table_at();
+      for (const auto& [n, sector] : PredictEbrSectors(now, t.first_usable_lba)) {
+        for (const Partition& p : now.partitions) {
+          if (p.kind == PartitionKind::kExtended) continue;
+          ASSERT_FALSE(sector >= p.start_sector && sector <= p.end_sector())
+              << "seed " << seed << ": the EBR of " << n << " lands in " << p.number << "\n"
+              << Describe(t, plan.actions);
+        }
+      }
     }
     for (const PlanAction& a : plan.actions) {
       const bool changes = a.kind == ActionKind::kMoveData || a.kind == ActionKind::kTableOnly;

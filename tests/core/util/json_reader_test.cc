@@ -45,6 +45,31 @@ TEST(JsonReaderTest, FormatDocumentHeader) {
   }
 }
 
+// A key twice in one object: nlohmann keeps the last without a word, other parsers the first;
+// which one a person meant is not for partalign to guess (issue 37).
+TEST(JsonReaderTest, AKeyTwiceIsAnErrorNamingItsPath) {
+  EXPECT_EQ(FindDuplicateKey(R"({"a":1,"b":{"c":[1,{"d":2,"e":3}]}})"), std::nullopt);
+  EXPECT_EQ(FindDuplicateKey(R"({"a":1,"a":2})"), "a");
+  EXPECT_EQ(
+      FindDuplicateKey(R"({"actions":[{"k":1},{"k":1,"bytes_to_move":4,"bytes_to_move":5}]})"),
+      "actions[1].bytes_to_move");
+  EXPECT_EQ(FindDuplicateKey(R"({"disk":{"size_bytes":1},"x":[[],[{"y":{"z":1,"z":1}}]]})"),
+            "x[1][0].y.z");
+  // The same key in different objects is no duplicate.
+  EXPECT_EQ(FindDuplicateKey(R"({"a":{"k":1},"b":{"k":1},"c":[{"k":1},{"k":2}]})"), std::nullopt);
+  // A key's text is quoted as any value from a file: on one line.
+  EXPECT_EQ(FindDuplicateKey("{\"a\\nb\":1,\"a\\nb\":2}"), "a\\nb");
+  Result<nlohmann::json> doc = ParseFormatDocument(
+      R"({"format":"f","format_version":1,"disk":{"size_bytes":1,"size_bytes":2}})", "f", 1);
+  ASSERT_FALSE(doc);
+  EXPECT_EQ(doc.error().message,
+            "disk.size_bytes: appears twice (which one counts is not for partalign to guess)");
+  doc = ParseFormatDocument(R"({"format":"f","format_version":1,"format_version":1})", "f", 1);
+  ASSERT_FALSE(doc);
+  EXPECT_EQ(doc.error().message,
+            "format_version: appears twice (which one counts is not for partalign to guess)");
+}
+
 TEST(JsonReaderTest, ValuesFromAFileAreQuotedOnOneLine) {
   EXPECT_EQ(Printable("gpt"), "gpt");
   EXPECT_EQ(Printable("a\nb\tc\x1b"), "a\\nb\\tc\\x1b");

@@ -380,6 +380,22 @@ TEST(UsedMapReaderTest, SwapIsItsHeaderAndAHibernationImageIsRefused) {
   EXPECT_NE(refused.error().message.find("hibernation image"), std::string::npos);
 }
 
+// Bytes past a filesystem are data (issue 37): a swap area smaller than its partition (mkswap
+// with a size) leaves the rest of the partition to whoever wrote there, and it is copied.
+TEST(UsedMapReaderTest, WhatFollowsASwapAreaSmallerThanItsPartitionIsCopied) {
+  TempDir dir;
+  const std::string fs = dir.File("swap.img");
+  test::CreateSparseFile(fs, 32 << 20);
+  RunOrThrow({"mkswap", "-q", fs, "16384"});  // a 16 MiB area (1 KiB blocks) in 32 MiB
+  const Placed placed = Place(dir, fs, 32 << 20);
+  Result<UsedMap> map = placed.Map("swap");
+  ASSERT_TRUE(map) << map.error().message;
+  EXPECT_EQ(map->used_bytes(), kUsedHeadBytes + (16 << 20));
+  ASSERT_FALSE(map->ranges().empty());
+  EXPECT_EQ(map->ranges().back().offset_bytes, 16u << 20);
+  EXPECT_EQ(map->ranges().back().length_bytes, 16u << 20);
+}
+
 TEST(UsedMapReaderTest, LuksAndUnknownContentsAreCopiedWhole) {
   TempDir dir;
   const std::string fs = dir.File("blank.img");

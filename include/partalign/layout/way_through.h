@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// What would make the partitions a plan cannot align alignable (issue 38: "impossible" always
+// comes with the way through). The sources of room, least invasive first:
+//  1. free space anywhere on the disk: the planner itself moves partitions down into gaps as
+//     well as up (planner.h), so when it calls a partition impossible, no free space is left;
+//  2. a partition whose contents can be given up and made again: a swap area (mkswap makes it
+//     anew after apply), given up with `plan --discard N` (RoomSource::kDiscard);
+//  3. shrinking (a swap re-created smaller, a filesystem shrunk by its own tool): added as
+//     further RoomSource values by the --make-room work.
+// FindWaysThrough tries each source on the planner and keeps those that align more; WayText is
+// the one place that words them, for plan, the planner, apply and the report. Pure.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "partalign/layout/partition_table.h"
+#include "partalign/layout/plan.h"
+#include "partalign/layout/planner.h"
+#include "partalign/topology/alignment.h"
+
+namespace partalign {
+
+enum class RoomSource {
+  kDiscard,  ///< the partition's contents are given up (plan --discard N)
+};
+
+/// One way through: what gives the room, and what it aligns.
+struct WayThrough {
+  RoomSource source = RoomSource::kDiscard;
+  uint32_t partition = 0;        ///< the partition that gives the room
+  std::string contents;          ///< what it holds ("swap")
+  uint64_t partition_bytes = 0;  ///< its size
+  /// The partitions the plan cannot align now that this way aligns.
+  std::vector<uint32_t> aligned;
+  /// Partitions that stay impossible even so.
+  std::vector<uint32_t> still_impossible;
+};
+
+struct WaysThrough {
+  /// The partitions the plan cannot align (empty: nothing to say).
+  std::vector<uint32_t> impossible;
+  /// How much more room at the end of the usable area would align every one of them: the
+  /// shortfall, in bytes; 0 when no amount of room would (a pinned partition, the MBR's 2 TiB
+  /// limit) or nothing is impossible.
+  uint64_t missing_bytes = 0;
+  uint64_t missing_sectors = 0;
+  /// Least invasive first.
+  std::vector<WayThrough> ways;
+};
+
+/// The ways through for the plan `actions` that PlanPartitions made for `table` with
+/// `options`: each source of room tried on the planner.
+WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignment,
+                            const PlanOptions& options, const std::vector<PlanAction>& actions);
+
+/// How a way is asked for where the text is shown.
+struct WayContext {
+  /// The plan command that gives up the contents of the partitions in `discard` (the ones
+  /// given up already and the way's), as a person runs it ("partalign plan --discard 7 -o
+  /// plan.json disk.img"); empty in the interactive planner, where the way is a key.
+  std::function<std::string(const std::vector<uint32_t>& discard)> plan_command;
+  /// The --discard options already given.
+  std::vector<uint32_t> discard;
+};
+
+/// The way through as lines, one per way and one for the missing room ("partition 7 (swap,
+/// 321 MiB) can give the room: 'partalign plan --discard 7 disk.img' gives up its contents
+/// (mkswap makes a new swap area there after apply); partitions 1, 5, 6 and 7 then align").
+/// Empty when nothing is impossible.
+std::vector<std::string> WayText(const WaysThrough& ways, const WayContext& context);
+
+}  // namespace partalign

@@ -1,0 +1,57 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "cli/apply/plan_claims.h"
+
+#include <fmt/format.h>
+
+#include "partalign/table/plan_check.h"
+#include "partalign/util/shell_quote.h"
+
+namespace partalign {
+
+std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions& write,
+                           const std::vector<uint32_t>& discards) {
+  std::string command = "partalign apply";
+  for (uint32_t n : discards) command += fmt::format(" --discard {}", n);
+  if (!write.target.empty()) command += " --target " + ShellQuote(write.target);
+  if (!write.assume.empty()) command += " --assume " + ShellQuote(write.assume);
+  if (write.sector_size) command += " --sector-size " + ShellQuote(*write.sector_size);
+  return command + " " + ShellQuote(plan_path);
+}
+
+bool CheckDiscardConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
+                         const Plan& plan, const std::vector<uint32_t>& consent, ExitCode* code) {
+  std::vector<std::string> problems =
+      DiscardConsentProblems(plan, consent, DiscardCommand(plan_path, write, PlanDiscards(plan)));
+  if (problems.empty()) return true;
+  for (const std::string& m : problems) {
+    PrintError(io.err, fmt::format("refusing to apply '{}': {}", plan_path, m));
+  }
+  PrintError(io.err, "nothing was written");
+  *code = ExitCode::kRefused;
+  return false;
+}
+
+bool ReplaceClaimsByRecomputation(Streams io, const std::string& plan_path, const std::string& path,
+                                  const PartitionTable& table, const std::vector<uint32_t>& discard,
+                                  Plan* plan, ExitCode* code) {
+  RecomputedPlan recomputed = RecomputePlan(*plan, table, discard);
+  if (recomputed.refusals.empty()) {
+    if (!plan->layout) plan->actions = std::move(recomputed.actions);
+    return true;
+  }
+  *code = ExitCode::kRefused;
+  if (recomputed.refusals.size() == 1) {
+    PrintError(io.err, fmt::format("refusing to apply '{}' to '{}': {}; nothing was written",
+                                   plan_path, path, recomputed.refusals.front()));
+    return false;
+  }
+  PrintError(io.err, fmt::format("refusing to apply '{}' to '{}': {} claims of the plan differ "
+                                 "from what apply computes from the disk and the plan's new "
+                                 "sectors:",
+                                 plan_path, path, recomputed.refusals.size()));
+  for (const std::string& m : recomputed.refusals) PrintError(io.err, "  " + m);
+  PrintError(io.err, "nothing was written");
+  return false;
+}
+
+}  // namespace partalign

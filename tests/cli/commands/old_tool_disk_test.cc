@@ -1,0 +1,329 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The disks people bring (issue 38), as Windows XP and the old Linux fdisk wrote them, byte for
+// byte (support/old_tool_disks.h): cylinders of 255 x 63, every EBR on a cylinder, every
+// logical partition 63 sectors after its EBR, filled to the last whole cylinder, with NTFS,
+// FAT32, ext4 and swap made by their own tools and files in them.
+//  - plan says which partitions it cannot align and the way through, the command that gives up
+//    the swap; that command, run word for word, makes a plan apply carries out: every partition
+//    on 1 MiB, every file intact, ntfsfix, fsck.vfat and e2fsck clean, the NTFS and FAT boot
+//    records updated, the disk invariant (support/disk_invariant.h) kept, and every reader
+//    (partx, sfdisk, fdisk, parted) reads the new table without an error or a warning;
+//  - a disk that has no room at all (one NTFS to the last cylinder): plan says how much room is
+//    missing, and apply of that plan says what stays misaligned and exits 3.
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "partalign/util/byte_order.h"
+#include "support/advice.h"
+#include "support/boot_disks.h"
+#include "support/boot_sectors.h"
+#include "support/device_test.h"
+#include "support/disk_invariant.h"
+#include "support/loop_device.h"
+#include "support/mount_point.h"
+#include "support/old_tool_disks.h"
+#include "support/partitioned_loop.h"
+#include "support/run_command.h"
+#include "support/table_readers.h"
+#include "support/temp_dir.h"
+#include "support/tmux_session.h"
+
+namespace partalign {
+namespace {
+
+using test::CommandResult;
+using test::RunCommand;
+using test::RunPartalign;
+
+constexpr int kRefused = 3;
+constexpr uint64_t kGrainSectors = 2048;
+
+// An old tool's disk on an image and a loop device, its partitions known to the kernel.
+class OldToolDiskTest : public testing::Test {
+ protected:
+  void Build(const test::OldLayout& layout) {
+    layout_ = layout;
+    image_ = dir_.File("disk.img");
+    files_ = test::BuildOldToolImage(layout, image_, 38);
+    loop_ = std::make_unique<test::LoopDevice>(image_, 512);
+    test::AddKernelPartitions(*loop_, 512);
+    std::filesystem::create_directories(dir_.File("state"));
+    before_ = dir_.File("before.img");
+    test::RunOrThrow({"cp", "--sparse=always", image_, before_});
+  }
+
+  std::map<std::string, std::string> Env() const {
+    return {{"PARTALIGN_STATE_DIR", dir_.File("state")}};
+  }
+
+  std::string Node(uint32_t n) const { return loop_->PartitionPath(static_cast<int>(n)); }
+
+  // Every file of every filesystem, read back through the filesystem's own tools.
+  void ExpectFilesIntact() const {
+    for (const test::OldPlace& p : test::OldPlaces(layout_)) {
+      auto it = files_.find(p.number);
+      if (it == files_.end()) continue;
+      for (const auto& [name, bytes] : it->second) {
+        std::string got;
+        if (p.fs == "ntfs") {
+          got = RunCommand({"ntfscat", Node(p.number), "/" + name}).out;
+        } else if (p.fs == "vfat") {
+          got = RunCommand({"mtype", "-i", Node(p.number), "::/" + name}).out;
+        } else if (p.fs == "ext4") {
+          got = RunCommand({"debugfs", "-R", "cat /" + name, Node(p.number)}).out;
+        }
+        EXPECT_TRUE(got == bytes) << "partition " << p.number << " (" << p.fs << "): " << name
+                                  << " differs (" << got.size() << " bytes read, " << bytes.size()
+                                  << " written)";
+      }
+    }
+  }
+
+  void ExpectCheckersClean() const {
+    for (const test::OldPlace& p : test::OldPlaces(layout_)) {
+      std::vector<std::string> checker;
+      if (p.fs == "ntfs") checker = {"ntfsfix", "-n", Node(p.number)};
+      if (p.fs == "vfat") checker = {"fsck.vfat", "-n", Node(p.number)};
+      if (p.fs == "ext4") checker = {"e2fsck", "-fn", Node(p.number)};
+      if (checker.empty()) continue;
+      CommandResult r = RunCommand(checker);
+      EXPECT_EQ(r.exit_code, 0) << test::Describe(checker, r);
+    }
+  }
+
+  // Applies `plan_file` (checked: nothing impossible in it) and returns its dry run's JSON, for
+  // the boot records the invariant allows to change.
+  std::string ApplyPlan(const std::string& plan_file) {
+    for (const nlohmann::json& a : nlohmann::json::parse(test::ReadFile(plan_file))["actions"]) {
+      EXPECT_NE(a["kind"], "impossible") << a;
+    }
+    const std::vector<std::string> apply_args = {"apply",         "--yes",
+                                                 "--backup-dir",  dir_.File("backups"),
+                                                 "--journal-dir", dir_.File("journals")};
+    std::vector<std::string> dry = apply_args;
+    dry.insert(dry.end(), {"--dry-run", "--json", plan_file});
+    CommandResult dry_run = RunPartalign(dry, "", Env());
+    EXPECT_EQ(dry_run.exit_code, 0) << dry_run.err;
+    std::vector<std::string> apply = apply_args;
+    apply.push_back(plan_file);
+    CommandResult applied = RunPartalign(apply, "", Env());
+    EXPECT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    return dry_run.out;
+  }
+
+  // Every partition but the extended one starts on 1 MiB.
+  void ExpectAligned() const {
+    for (const nlohmann::json& p : test::SfdiskJson(loop_->path())["partitions"]) {
+      if (p["type"] == "f" || p["type"] == "5") continue;
+      EXPECT_EQ(p["start"].get<uint64_t>() % kGrainSectors, 0u) << p;
+    }
+  }
+
+  test::TempDir dir_;
+  test::OldLayout layout_;
+  std::string image_;
+  std::string before_;
+  test::OldFiles files_;
+  std::unique_ptr<test::LoopDevice> loop_;
+};
+
+TEST_F(OldToolDiskTest, TheXpDiskIsWrittenAsXpWroteIt) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  nlohmann::json t = test::SfdiskJson(image_);
+  const nlohmann::json& parts = t["partitions"];
+  ASSERT_EQ(parts.size(), 5u);
+  EXPECT_EQ(parts[0]["start"], 63);
+  EXPECT_EQ(parts[0]["type"], "7");
+  EXPECT_EQ(parts[1]["type"], "f");
+  // The extended partition to the last whole cylinder of 2 GiB: 261 x 16065 - 1, 1339 free.
+  EXPECT_EQ(parts[1]["start"].get<uint64_t>() + parts[1]["size"].get<uint64_t>(),
+            261 * test::kCylinderSectors);
+  for (size_t i = 2; i < parts.size(); ++i) {
+    EXPECT_EQ((parts[i]["start"].get<uint64_t>() - 63) % test::kCylinderSectors, 0u) << parts[i];
+    // The EBR a cylinder boundary before, 63 sectors before the partition.
+    const test::Bytes ebr =
+        test::ReadBytes(image_, (parts[i]["start"].get<uint64_t>() - 63) * 512, 512);
+    EXPECT_EQ(ebr[510], 0x55);
+    EXPECT_EQ(*Le<uint32_t>(ebr, 446 + 8), 63u);
+  }
+  // The CHS of the NTFS entry: 0/1/1 to 15/254/63.
+  const test::Bytes mbr = test::ReadBytes(image_, 0, 512);
+  EXPECT_EQ(mbr[446 + 1], 1);
+  EXPECT_EQ(mbr[446 + 2], 1);
+  EXPECT_EQ(mbr[446 + 3], 0);
+  EXPECT_EQ(mbr[446 + 5], 254);
+  EXPECT_EQ(mbr[446 + 6], 63);
+  EXPECT_EQ(mbr[446 + 7], 15);
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+}
+
+// The disk of the issue: plan cannot align it as it is, says so with the way through, and the
+// way through works end to end.
+TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByGivingUpItsSwap) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  CommandResult plan = RunPartalign({"plan", dev}, "", Env());
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("impossible"), std::string::npos) << plan.out;
+  // Filesystems at +0 are fixed by an aligned start, not by mkfs.
+  EXPECT_EQ(plan.out.find("no partition start fixes it"), std::string::npos) << plan.out;
+  const std::string advice = test::AdviceIn(
+      plan.out, "way through: partition 7 \\(swap, [^)]*\\) can give the room: '([^']*)'");
+  ASSERT_EQ(advice, "partalign plan --discard 7 -o plan.json " + dev) << plan.out;
+
+  CommandResult planned = test::RunAdvice(advice, dir_.path());
+  ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
+  const std::string plan_file = dir_.File("plan.json");
+  const std::string dry_run = ApplyPlan(plan_file);
+  ASSERT_FALSE(HasFailure());
+  ExpectAligned();
+  const nlohmann::json after = test::SfdiskJson(dev);
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+  // The boot records name the new starts (the boot domain updated them with the moves).
+  for (const test::OldPlace& p : test::OldPlaces(layout_)) {
+    if (p.fs != "ntfs" && p.fs != "vfat") continue;
+    const test::Bytes boot = test::ReadBytes(Node(p.number), 0, 512);
+    uint64_t start = 0;
+    for (const nlohmann::json& q : after["partitions"]) {
+      if (q["node"] == Node(p.number)) start = q["start"];
+    }
+    EXPECT_EQ(*Le<uint32_t>(boot, 0x1C), start) << p.fs << " hidden sectors";
+  }
+  test::DiskInvariantOptions invariant = test::InvariantOptionsForPlan(plan_file, 512);
+  test::AddDryRunRecords(invariant, dry_run);
+  EXPECT_EQ(test::DiskInvariantViolations(before_, dev, invariant), std::vector<std::string>{});
+  const std::string boot_code = test::OldBootCode();
+  EXPECT_EQ(test::ReadBytes(dev, 0, 440), test::Bytes(boot_code.begin(), boot_code.end()));
+  EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+  // Nothing is left to do.
+  CommandResult again = RunPartalign({"plan", "--json", dev}, "", Env());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  for (const nlohmann::json& a : nlohmann::json::parse(again.out)["actions"]) {
+    EXPECT_TRUE(a["kind"] == "none" || a["partition"] == 7) << a;
+  }
+}
+
+TEST_F(OldToolDiskTest, TheOldFdiskDiskIsRealignedByGivingUpItsSwap) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::OldFdiskDisk());
+  const std::string dev = loop_->path();
+  const std::string plan_file = dir_.File("plan.json");
+  CommandResult plan = RunPartalign({"plan", "--discard", "7", "-o", plan_file, dev}, "", Env());
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string dry_run = ApplyPlan(plan_file);
+  ASSERT_FALSE(HasFailure());
+  ExpectAligned();
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+  test::DiskInvariantOptions invariant = test::InvariantOptionsForPlan(plan_file, 512);
+  test::AddDryRunRecords(invariant, dry_run);
+  EXPECT_EQ(test::DiskInvariantViolations(before_, dev, invariant), std::vector<std::string>{});
+  EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+}
+
+// One NTFS from sector 63 to the last cylinder: no partition can give room. plan says how much
+// is missing; apply of that plan aligns nothing, says so and exits 3.
+TEST_F(OldToolDiskTest, AFullSingleNtfsDiskSaysWhatIsMissingAndApplyRefuses) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpSingleNtfs());
+  const std::string dev = loop_->path();
+  const std::string plan_file = dir_.File("plan.json");
+  CommandResult plan = RunPartalign({"plan", "-o", plan_file, dev}, "", Env());
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  EXPECT_NE(plan.out.find("partition 1: impossible"), std::string::npos) << plan.out;
+  // 63 -> 2048 needs 1985 sectors; 1339 are free after the last cylinder: 646 are missing.
+  EXPECT_NE(plan.out.find("partition 1 needs 323 KiB more room than the disk has free (646 "
+                          "sectors)"),
+            std::string::npos)
+      << plan.out;
+  CommandResult applied =
+      RunPartalign({"apply", "--yes", "--backup-dir", dir_.File("backups"), plan_file}, "", Env());
+  EXPECT_EQ(applied.exit_code, kRefused) << applied.out << applied.err;
+  EXPECT_NE(applied.err.find("1 partition stays misaligned"), std::string::npos) << applied.err;
+  EXPECT_NE(applied.err.find("partition 1: start 63 cannot be aligned"), std::string::npos)
+      << applied.err;
+  EXPECT_NE(applied.err.find("646 sectors"), std::string::npos) << applied.err;
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+}
+
+// The same disk through the planner under tmux at 80x24: ? and x say the way through, d on the
+// swap gives up its contents, A aligns the rest, w applies; the result as with plan + apply.
+TEST_F(OldToolDiskTest, TheXpDiskIsRealignedInThePlannerUnderTmux) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
+                                  "--backup-dir '{}' '{}'",
+                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
+                      80, 24);
+  ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
+  t.Keys({"?"});
+  ASSERT_TRUE(t.WaitFor("way through: partition 7")) << t.Screen();
+  t.Keys({"Enter", "x"});
+  ASSERT_TRUE(t.WaitFor("way through: partition 7")) << t.Screen();
+  t.Keys({"Enter", "Down", "Down", "Down", "Down", "d"});
+  ASSERT_TRUE(t.WaitFor("contents are given up")) << t.Screen();
+  t.Keys({"A"});
+  ASSERT_TRUE(t.WaitFor("discarded")) << t.Screen();
+  EXPECT_EQ(t.Screen().find("impossible"), std::string::npos) << t.Screen();
+  t.Keys({"w"});
+  ASSERT_TRUE(t.WaitFor("Type yes to write")) << t.Screen();
+  t.Type("yes");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Press Enter to return to the planner", 600)) << t.Screen();
+  EXPECT_NE(t.ScreenJoined().find("Verified: the table on"), std::string::npos) << t.Screen();
+  t.Keys({"Enter", "q"});
+  EXPECT_EQ(t.WaitForExit(30), 0) << t.Screen();
+
+  ExpectAligned();
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+  EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+}
+
+// A swap at sector 63 with an NTFS right after it to the last cylinder (XP's layout): plan can
+// align neither, so apply of its plan does nothing, exits 3, and names the way through, which
+// works when run word for word.
+TEST_F(OldToolDiskTest, ApplyOfAPlanThatAlignsNothingNamesTheWayThrough) {
+  PARTALIGN_REQUIRE_DEVICES();
+  // 65 cylinders and 100 sectors: too little after the last cylinder for either to move up.
+  Build({test::OldTool::kWindowsXp,
+         (65 * test::kCylinderSectors + 100) * 512,
+         {{"swap", 5, false}, {"ntfs", 0, true}},
+         {}});
+  const std::string dev = loop_->path();
+  const std::string plan_file = dir_.File("plan.json");
+  CommandResult plan = RunPartalign({"plan", "-o", plan_file, dev}, "", Env());
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  for (const nlohmann::json& a : nlohmann::json::parse(test::ReadFile(plan_file))["actions"]) {
+    EXPECT_EQ(a["kind"], "impossible") << a;
+  }
+  CommandResult applied =
+      RunPartalign({"apply", "--yes", "--backup-dir", dir_.File("backups"), plan_file}, "", Env());
+  EXPECT_EQ(applied.exit_code, kRefused) << applied.out << applied.err;
+  EXPECT_NE(applied.err.find("2 partitions stay misaligned"), std::string::npos) << applied.err;
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  const std::string advice = test::AdviceIn(
+      applied.err, "way through: partition 1 \\(swap, [^)]*\\) can give the room: '([^']*)'");
+  ASSERT_EQ(advice, "partalign plan --discard 1 -o plan.json " + dev) << applied.err;
+  CommandResult planned = test::RunAdvice(advice, dir_.path());
+  ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
+  CommandResult realigned = RunPartalign({"apply", "--yes", "--backup-dir", dir_.File("backups"),
+                                          "--journal-dir", dir_.File("journals"), plan_file},
+                                         "", Env());
+  ASSERT_EQ(realigned.exit_code, 0) << realigned.out << realigned.err;
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+}
+
+}  // namespace
+}  // namespace partalign

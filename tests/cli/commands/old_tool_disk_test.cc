@@ -96,15 +96,17 @@ class OldToolDiskTest : public testing::Test {
     }
   }
 
-  // Applies `plan_file` (checked: nothing impossible in it) and returns its dry run's JSON, for
-  // the boot records the invariant allows to change.
-  std::string ApplyPlan(const std::string& plan_file) {
+  // Applies `plan_file` (checked: nothing impossible in it) with the person's word that the
+  // contents of `discard` are given up (a plan file's word is not consent: apply --discard N),
+  // and returns its dry run's JSON, for the boot records the invariant allows to change.
+  std::string ApplyPlan(const std::string& plan_file, uint32_t discard) {
     for (const nlohmann::json& a : nlohmann::json::parse(test::ReadFile(plan_file))["actions"]) {
       EXPECT_NE(a["kind"], "impossible") << a;
     }
     const std::vector<std::string> apply_args = {"apply",         "--yes",
                                                  "--backup-dir",  dir_.File("backups"),
-                                                 "--journal-dir", dir_.File("journals")};
+                                                 "--journal-dir", dir_.File("journals"),
+                                                 "--discard",     std::to_string(discard)};
     std::vector<std::string> dry = apply_args;
     dry.insert(dry.end(), {"--dry-run", "--json", plan_file});
     CommandResult dry_run = RunPartalign(dry, "", Env());
@@ -182,7 +184,7 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByGivingUpItsSwap) {
   CommandResult planned = test::RunAdvice(advice, dir_.path());
   ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
   const std::string plan_file = dir_.File("plan.json");
-  const std::string dry_run = ApplyPlan(plan_file);
+  const std::string dry_run = ApplyPlan(plan_file, 7);
   ASSERT_FALSE(HasFailure());
   ExpectAligned();
   const nlohmann::json after = test::SfdiskJson(dev);
@@ -219,7 +221,7 @@ TEST_F(OldToolDiskTest, TheOldFdiskDiskIsRealignedByGivingUpItsSwap) {
   const std::string plan_file = dir_.File("plan.json");
   CommandResult plan = RunPartalign({"plan", "--discard", "7", "-o", plan_file, dev}, "", Env());
   ASSERT_EQ(plan.exit_code, 0) << plan.err;
-  const std::string dry_run = ApplyPlan(plan_file);
+  const std::string dry_run = ApplyPlan(plan_file, 7);
   ASSERT_FALSE(HasFailure());
   ExpectAligned();
   ExpectCheckersClean();
@@ -317,9 +319,22 @@ TEST_F(OldToolDiskTest, ApplyOfAPlanThatAlignsNothingNamesTheWayThrough) {
   ASSERT_EQ(advice, "partalign plan --discard 1 -o plan.json " + dev) << applied.err;
   CommandResult planned = test::RunAdvice(advice, dir_.path());
   ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
-  CommandResult realigned = RunPartalign({"apply", "--yes", "--backup-dir", dir_.File("backups"),
-                                          "--journal-dir", dir_.File("journals"), plan_file},
-                                         "", Env());
+  // The plan gives up the swap's contents, which only the person can say: apply without
+  // --discard 1 writes nothing and names the command that says it.
+  const std::vector<std::string> apply_args = {"apply",         "--yes",
+                                               "--backup-dir",  dir_.File("backups"),
+                                               "--journal-dir", dir_.File("journals")};
+  std::vector<std::string> unsaid = apply_args;
+  unsaid.push_back(plan_file);
+  CommandResult refused = RunPartalign(unsaid, "", Env());
+  EXPECT_EQ(refused.exit_code, kRefused) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find(fmt::format("'partalign apply --discard 1 {}'", plan_file)),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  std::vector<std::string> said = apply_args;
+  said.insert(said.end(), {"--discard", "1", plan_file});
+  CommandResult realigned = RunPartalign(said, "", Env());
   ASSERT_EQ(realigned.exit_code, 0) << realigned.out << realigned.err;
   ExpectCheckersClean();
   ExpectFilesIntact();

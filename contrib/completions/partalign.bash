@@ -35,8 +35,8 @@ _partalign() {
       valued="--assume --sector-size --grain -o --output --format --layout --discard --label --backup-dir"
       ;;
     apply)
-      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report"
-      valued="--target --assume --sector-size --backup-dir --journal-dir --bench-seconds --bench-report"
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report"
+      valued="--target --assume --sector-size --backup-dir --journal-dir --discard --bench-seconds --bench-report"
       ;;
     restore)
       opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir --check"

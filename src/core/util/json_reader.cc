@@ -184,7 +184,8 @@ class DuplicateKeyFinder : public nlohmann::json_sax<nlohmann::json> {
     std::string out;
     for (const Frame& f : stack_) {
       if (f.object) {
-        out += (out.empty() ? "" : ".") + Printable(f.key);
+        if (!out.empty()) out += '.';
+        out += Printable(f.key);
       } else {
         out += fmt::format("[{}]", f.index);
       }

@@ -27,6 +27,9 @@ namespace partalign {
 struct PlannerDisk {
   DeviceInfo device;
   PartitionTable table;
+  /// Partitions the running system uses: `A` keeps them where they are, as plan does
+  /// (PlanOptions::in_use).
+  std::vector<uint32_t> in_use;
 };
 
 struct PlannedPartition {

@@ -56,6 +56,11 @@ struct PlanOptions {
   /// partitions worth reading in full (PartitionsWorthProving) and the tails worth reading
   /// (TailsToProve). Never for a plan that is shown or applied.
   bool unscanned_as_empty = false;
+  /// Partitions the running system uses (mounted, active swap, held by device-mapper, md or a
+  /// loop device): each keeps its place and size, as apply may write around a partition in use
+  /// but never moves or resizes one (docs/audit-plan.md, "In use"). A misaligned one is
+  /// impossible while it is in use, and says so.
+  std::vector<uint32_t> in_use;
 };
 
 /// The end of a partition that a plan gives up: the bytes [from_bytes, size) from its old

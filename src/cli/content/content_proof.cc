@@ -11,6 +11,7 @@
 #include <CLI/CLI.hpp>
 
 #include "io/device/blkid_probe.h"
+#include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/device/zero_scan.h"
 #include "partalign/util/units.h"
@@ -144,6 +145,13 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
                             const ContentOptions& content) {
   PlanOptions options;
   options.discard = content.discard;
+  // A partition the running system uses keeps its place: apply writes around it, never moves
+  // it (docs/audit-plan.md, "In use").
+  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+  if (!users) return users.error();
+  for (const DiskUser& u : *users) {
+    if (u.partition != 0) options.in_use.push_back(u.partition);
+  }
   PlanProofs proofs;
   if (!content.no_scan) {
     proofs.partitions = [&](PartitionTable* t, const std::vector<uint32_t>& numbers) {

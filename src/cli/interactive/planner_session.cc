@@ -13,6 +13,7 @@
 #include "cli/apply/apply_plan.h"
 #include "cli/content/content_proof.h"
 #include "cli/target/load_disk.h"
+#include "io/device/in_use.h"
 #include "io/table/backup_file.h"
 #include "io/terminal/curses_terminal.h"
 #include "io/tools/tool_versions.h"
@@ -52,7 +53,14 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
       static_cast<void>(proven);
     }
   }
-  return PlannerModel::Make({disk->device, table}, label, discard);
+  // A partition the running system uses keeps its place in `A`, as in plan.
+  Result<std::vector<DiskUser>> users = FindDiskUsers(target.target);
+  if (!users) return users.error();
+  std::vector<uint32_t> in_use;
+  for (const DiskUser& u : *users) {
+    if (u.partition != 0) in_use.push_back(u.partition);
+  }
+  return PlannerModel::Make({disk->device, table, in_use}, label, discard);
 }
 
 // The plan file `w` applies, kept beside the table backups as a record of what was written.

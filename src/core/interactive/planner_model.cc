@@ -106,6 +106,7 @@ void PlannerModel::set_layout(PlannerLayout layout) {
 PlanOptions PlannerModel::Options() const {
   PlanOptions o;
   o.discard = layout_.discarded;
+  o.in_use = disk_.in_use;
   return o;
 }
 

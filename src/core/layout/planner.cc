@@ -37,6 +37,11 @@ enum class ItemType { kData, kExtStart, kExtEnd };
 
 // One step of the search, in disk order: a data partition, or the start/end of the DOS
 // extended partition (whose logical partitions lie between the two).
+// Why a partition in use stays as it is (PlanOptions::in_use).
+constexpr const char* kInUseKeepsItsPlace =
+    "it is in use by the running system, so it keeps its place and size (apply never moves or "
+    "resizes a partition in use)";
+
 struct SearchItem {
   ItemType type = ItemType::kData;
   size_t part = 0;      // index into table.partitions
@@ -49,7 +54,8 @@ struct SearchItem {
   uint64_t keep = 0;  // protected sectors
   bool data = false;
   bool anchored = false;
-  /// Stays exactly where it is (a GPT BIOS boot partition: kBiosBootPartitionReason).
+  /// Stays exactly where it is (a GPT BIOS boot partition: kBiosBootPartitionReason; a
+  /// partition in use: PlanOptions::in_use).
   bool pinned = false;
   /// A logical partition: the sector of its EBR in the table as it is.
   uint64_t ebr = 0;
@@ -110,6 +116,8 @@ struct Context {
   /// Per partition (table index): planned as holding nothing (PlannedEmpty).
   std::vector<bool> empty;
   std::vector<bool> discarded;
+  /// Per partition (table index): used by the running system (PlanOptions::in_use).
+  std::vector<bool> in_use;
   /// The first pass of a proof: the tails not read yet count as zeros (PlanOptions).
   bool unread_tails_as_zeros = false;
 };
@@ -434,6 +442,8 @@ Result<Context> MakeContext(const PartitionTable& table, const Alignment& alignm
     cx.empty.push_back(PlannedEmpty(table, i, options));
     cx.discarded.push_back(std::find(options.discard.begin(), options.discard.end(),
                                      table.partitions[i].number) != options.discard.end());
+    cx.in_use.push_back(std::find(options.in_use.begin(), options.in_use.end(),
+                                  table.partitions[i].number) != options.in_use.end());
   }
   return cx;
 }
@@ -459,7 +469,8 @@ SearchItem DataItem(const Context& cx, size_t i, bool logical, bool first_logica
   it.keep = KeepOf(cx, i);
   it.data = !cx.empty[i];
   it.anchored = IsEndAnchored(p.contents);
-  it.pinned = cx.table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code);
+  it.pinned =
+      (cx.table.label == LabelType::kGpt && IsBiosBootPartition(p.type_code)) || cx.in_use[i];
   it.ebr = ebr != cx.ebrs.end() ? ebr->second : (p.start_sector ? p.start_sector - 1 : 0);
   return it;
 }
@@ -790,15 +801,23 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
   const bool aligned = cx.grid.IsAligned(a.new_start_sector);
   const bool was_aligned = cx.grid.IsAligned(a.old_start_sector);
   const bool end_aligned = cx.grid.IsAligned(a.new_end_sector + 1);
+  const bool kept_in_use = cx.in_use[i] && !moved && !end_changed;
   if (!aligned) {
     a.kind = ActionKind::kImpossible;
-    a.reason = ImpossibleReason(cx, layout, i);
+    a.reason = kept_in_use ? fmt::format(
+                                 "start {} is not aligned, and {}; realign it when "
+                                 "nothing uses it (unmount it, or plan from a system "
+                                 "that does not run from it)",
+                                 a.old_start_sector, kInUseKeepsItsPlace)
+                           : ImpossibleReason(cx, layout, i);
     return a;
   }
   if (!moved && !end_changed) {
     a.kind = ActionKind::kNone;
-    a.reason = end_aligned
-                   ? "aligned"
+    a.reason = end_aligned ? "aligned"
+               : kept_in_use
+                   ? fmt::format("start aligned; end {} is not on a boundary, and {}",
+                                 a.old_end_sector, kInUseKeepsItsPlace)
                    : fmt::format(
                          "start aligned; end {} is not on a boundary but "
                          "cannot move ({})",

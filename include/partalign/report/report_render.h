@@ -105,6 +105,9 @@ struct DiskReport {
   /// What would align the partitions the plan cannot (WayText, way_through.h); empty when it
   /// aligns every one.
   std::vector<std::string> way_through;
+  /// The partitions that hold a hibernated system, and what to do (docs/used-map.md,
+  /// "Hibernation is a refusal"): one line each, in the audit's section.
+  std::vector<std::string> hibernation;
   std::optional<BenchReport> bench;
   std::string bench_source;  ///< "a short run of `partalign bench`" or the --bench-json file
   std::optional<VerifyReport> verify;

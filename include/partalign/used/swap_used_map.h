@@ -13,10 +13,10 @@ namespace partalign {
 /// The used map of the swap area in `source`: its header page (the first 64 KiB, which covers
 /// every page size Linux uses), and whatever lies past the area's last page (its size from the
 /// header; every byte after the header page when the header does not say). An error when the area
-/// holds a hibernation image (the swsuspend signatures libblkid knows: S1SUSPEND, S2SUSPEND,
-/// ULSUSPEND, LINHIB0001): resuming from it after a move would restore a machine whose disk no
-/// longer matches. The whole range, with a note, when no swap signature is found at the end of any
-/// page size.
+/// holds a hibernation image (ReadSwapSignature, partalign/used/swap_signature.h: the swsuspend
+/// signatures libblkid knows): resuming from it after a move would restore a machine whose disk
+/// no longer matches. The whole range, with a note, when no swap signature is found at the end of
+/// any page size.
 Result<UsedMap> SwapUsedMap(const ByteSource& source);
 
 }  // namespace partalign

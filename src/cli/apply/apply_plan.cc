@@ -18,6 +18,7 @@
 #include "cli/apply/plan_claims.h"
 #include "cli/apply/table_write.h"
 #include "cli/content/content_proof.h"
+#include "cli/content/sleeping_systems.h"
 #include "io/device/device_probe.h"
 #include "io/move/journal_registry.h"
 #include "io/table/fdisk_table.h"
@@ -142,6 +143,12 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
   // A move left unfinished owns the disk (its journal in the registry, or in the journal
   // directory when the registry was lost): refused before anything is asked.
   if (!NoUnfinishedMove(io, in.path, {c.journal_dir}, code)) return std::nullopt;
+  // A hibernated system on the disk would resume believing the old table (docs/used-map.md,
+  // "Hibernation is a refusal"): refused before anything is proven, asked or written.
+  if (RefuseIfSleeping(io, in.path, ScanForSleepingSystems(in.path, in.table))) {
+    *code = ExitCode::kRefused;
+    return std::nullopt;
+  }
   *code = ExitCode::kFailure;
   if (!c.write.target.empty() && c.write.target != in.plan().disk.path) {
     PrintWarning(io.err, fmt::format("the plan names '{}'; writing '{}' (--target), whose "

@@ -14,6 +14,7 @@
 #include <sstream>
 
 #include "cli/commands.h"
+#include "cli/content/sleeping_systems.h"
 #include "cli/move/unfinished_move.h"
 #include "cli/stack/disk_stacks.h"
 #include "cli/target/load_disk.h"
@@ -50,6 +51,8 @@ struct AuditedDisk {
   std::vector<std::string> boot;
   /// A move left unfinished on the disk (docs/mover.md): audit leads with it and exits 4.
   std::optional<std::vector<UnfinishedMove>> unfinished;
+  /// The partitions that hold a hibernated system (docs/used-map.md): every write refuses.
+  SleepScan sleeping;
 };
 
 Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t> grain,
@@ -76,8 +79,9 @@ Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t
   } else if (!moves->empty()) {
     unfinished = std::move(*moves);
   }
-  return AuditedDisk{std::move(*disk), std::move(*report), std::move(device), std::move(boot),
-                     std::move(unfinished)};
+  SleepScan sleeping = ScanForSleepingSystems(target.target, disk->table.table);
+  return AuditedDisk{std::move(*disk), std::move(*report),    std::move(device),
+                     std::move(boot),  std::move(unfinished), std::move(sleeping)};
 }
 
 void RenderText(const std::string& target, const AuditedDisk& audited, std::ostream& out) {
@@ -108,6 +112,7 @@ void RenderText(const std::string& target, const AuditedDisk& audited, std::ostr
   for (const std::string& line : AuditDetails(report)) out << line << '\n';
   out << AuditSummary(report) << '\n';
   for (const std::string& line : audited.boot) out << "boot record: " << line << '\n';
+  for (const std::string& line : SleepingLines(audited.sleeping)) out << line << '\n';
   for (const TableFinding& f : table.findings) {
     out << (f.severity == TableSeverity::kNote ? "note: " : "warning: ") << f.message << '\n';
   }
@@ -190,6 +195,7 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
           AuditJson(a.report, a.disk.device, a.disk.findings, a.disk.table.table.fingerprint);
       doc["boot_records"] = a.boot;
       if (a.unfinished) doc["unfinished_moves"] = UnfinishedMovesJson(target, *a.unfinished);
+      if (a.sleeping.asleep()) doc["sleeping_systems"] = SleepingJson(a.sleeping);
       documents.push_back(std::move(doc));
     }
     // One TARGET keeps the single document audit has always printed.

@@ -3,6 +3,7 @@
 // that moves a byte range on a disk or image with the journaled mover (docs/mover.md). It is what
 // apply calls for a plan's data moves; here it is driven by hand, optionally with a
 // partition-table transition (--table-range + --new-table) written when the data is moved.
+#include <algorithm>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -12,8 +13,11 @@
 
 #include "cli/apply/move_ui.h"
 #include "cli/commands.h"
+#include "cli/content/sleeping_systems.h"
+#include "io/device/blkid_probe.h"
 #include "io/device/target.h"
 #include "io/move/mover.h"
+#include "io/table/fdisk_table.h"
 #include "io/used/used_map_reader.h"
 #include "partalign/util/checked_math.h"
 #include "partalign/util/units.h"
@@ -93,6 +97,26 @@ Result<std::vector<TableUpdate>> ReadTableUpdates(const MoveCommand& command,
   return updates;
 }
 
+// Where a hibernated system may sleep (docs/used-map.md, "Hibernation is a refusal"): the
+// partitions of the target's table, if it has one, and the moved range itself when it is not
+// one of them.
+std::vector<ScannedArea> AreasToScan(const Target& target, const MoveGeometry& move) {
+  std::vector<ScannedArea> areas;
+  if (Result<TableRead> table = ReadPartitionTable(target.path)) {
+    areas = AreasOfTable(table->table);
+  }
+  const bool partition = std::any_of(areas.begin(), areas.end(), [&](const ScannedArea& a) {
+    return a.offset_bytes == move.source_bytes && a.length_bytes == move.length_bytes;
+  });
+  if (!partition && move.length_bytes != 0) {
+    Result<PartitionContents> contents =
+        ProbePartitionContents(target.fd.get(), target.path, move.source_bytes, move.length_bytes);
+    areas.push_back(
+        {0, move.source_bytes, move.length_bytes, contents ? contents->fs_type : std::string()});
+  }
+  return areas;
+}
+
 ExitCode RunMove(const MoveCommand& command, Streams io) {
   MoveRequest request;
   request.journal_path = command.journal;
@@ -130,6 +154,10 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
   }
   if (Status allowed = CheckMoveAllowed(*probe, command.journal); !allowed) {
     PrintError(io.err, allowed.error().message);
+    return ExitCode::kRefused;
+  }
+  if (RefuseIfSleeping(io, command.target,
+                       ScanForSleepingSystems(command.target, AreasToScan(*probe, request.move)))) {
     return ExitCode::kRefused;
   }
   Result<std::vector<TableUpdate>> table = ReadTableUpdates(command, *probe);

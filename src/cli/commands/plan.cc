@@ -15,6 +15,7 @@
 #include "cli/advice/plan_advice.h"
 #include "cli/commands.h"
 #include "cli/content/content_proof.h"
+#include "cli/content/sleeping_systems.h"
 #include "cli/interactive/planner_session.h"
 #include "cli/move/unfinished_move.h"
 #include "cli/stack/disk_stacks.h"
@@ -181,6 +182,9 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   PartitionTable& table = disk->table.table;
+  // A hibernated system on the disk (docs/used-map.md): the plan is made, and says that apply
+  // will refuse it until the system has resumed and shut down.
+  const SleepScan sleeping = ScanForSleepingSystems(command.target.target, table);
   if (Status fits = CheckGrainFits(disk->device.topology, *grain); !fits) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, fits.error().message));
     return ExitCode::kFailure;
@@ -243,14 +247,24 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   if (!spec && (format == "text" || format == "markdown")) {
     way_through = WayThroughLines(*plan, table, command.target, command.grain, command.content);
   }
+  const std::vector<std::string> hibernated = SleepingLines(sleeping);
+  auto plan_json = [&] {
+    nlohmann::json doc = PlanToJson(*plan);
+    if (sleeping.asleep()) doc["sleeping_systems"] = SleepingJson(sleeping);
+    return doc.dump(2) + "\n";
+  };
   std::string rendered;
   if (format == "json") {
-    rendered = PlanToJson(*plan).dump(2) + "\n";
+    rendered = plan_json();
   } else if (format == "markdown") {
     rendered = RenderPlanMarkdown(
         *plan, table,
         PlanFileAdviceFor(command.target, command.grain, command.layout, command.content,
                           command.output.empty() ? "plan.json" : command.output));
+    if (!hibernated.empty()) {
+      rendered += "\n## Hibernation\n\n";
+      for (const std::string& line : hibernated) rendered += "- " + line + "\n";
+    }
     if (!way_through.empty()) {
       rendered += "\n## Way through\n\n";
       for (const std::string& line : way_through) rendered += "- " + line + "\n";
@@ -276,13 +290,17 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     rendered = *script;
   }
   if (!command.output.empty()) {
-    if (Status s = WriteFileAtomically(command.output, PlanToJson(*plan).dump(2) + "\n"); !s) {
+    if (Status s = WriteFileAtomically(command.output, plan_json()); !s) {
       PrintError(io.err, s.error().message);
       return ExitCode::kFailure;
     }
   }
   if (format == "text") {
     PrintText(*plan, table, io);
+    if (!hibernated.empty()) {
+      io.out << "\nhibernation:\n";
+      for (const std::string& line : hibernated) io.out << line << '\n';
+    }
     if (!way_through.empty()) {
       io.out << '\n';
       for (const std::string& line : way_through) io.out << line << '\n';

@@ -7,9 +7,11 @@
 #include <ostream>
 
 #include "cli/commands.h"
+#include "cli/content/sleeping_systems.h"
 #include "cli/move/unfinished_move.h"
 #include "cli/target/target_options.h"
 #include "io/device/device_probe.h"
+#include "io/table/fdisk_table.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/topology/probe_report.h"
 #include "partalign/topology/topology_check.h"
@@ -50,10 +52,17 @@ ExitCode RunProbe(const ProbeCommand& command, Streams io) {
   const std::optional<std::vector<UnfinishedMove>> unfinished =
       CheckUnfinishedMoves(io, command.target.target, false);
   const ExitCode done = unfinished ? ExitCode::kUnfinished : ExitCode::kOk;
+  // A hibernated system on the disk (docs/used-map.md): said here, refused by every write.
+  SleepScan sleeping;
+  if (Result<TableRead> table = ReadPartitionTable(
+          command.target.target, {.sector_size = options->assume.logical_sector_size})) {
+    sleeping = ScanForSleepingSystems(command.target.target, table->table);
+  }
   if (command.target.json) {
     nlohmann::json doc = ProbeJson(*device, findings);
     if (unfinished)
       doc["unfinished_moves"] = UnfinishedMovesJson(command.target.target, *unfinished);
+    if (sleeping.asleep()) doc["sleeping_systems"] = SleepingJson(sleeping);
     io.out << doc.dump(2) << '\n';
     return done;
   }
@@ -64,6 +73,7 @@ ExitCode RunProbe(const ProbeCommand& command, Streams io) {
     io.out << fmt::format("assumed topology: profile '{}'\n", options->assume.profile);
   }
   for (const TopologyFinding& f : findings) io.out << "warning: " << f.message << '\n';
+  for (const std::string& line : SleepingLines(sleeping)) io.out << line << '\n';
   return done;
 }
 

@@ -16,6 +16,7 @@
 #include "cli/bench/bench_output.h"
 #include "cli/commands.h"
 #include "cli/content/content_proof.h"
+#include "cli/content/sleeping_systems.h"
 #include "cli/migrate/verify_target.h"
 #include "cli/move/unfinished_move.h"
 #include "cli/stack/disk_stacks.h"
@@ -100,6 +101,7 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
   r.assumed_profile = disk->probe_options.assume.profile;
   r.table = disk->table.table;
   r.audit = std::move(*audit);
+  r.hibernation = SleepingLines(ScanForSleepingSystems(c.target.target, r.table));
 
   // explain, as `explain TARGET --no-cross-check` makes it (the live cross-check asks the
   // libraries about the device; the report describes the disk, not the libraries).

@@ -17,6 +17,7 @@
 #include "cli/advice/plan_advice.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
+#include "cli/content/sleeping_systems.h"
 #include "cli/target/target_options.h"
 #include "io/device/device_probe.h"
 #include "io/table/fdisk_table.h"
@@ -222,6 +223,10 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
     return ExitCode::kFailure;
   }
   const PartitionTable& old_table = old_read->table;
+  // A hibernated system would resume into a table it cannot read (docs/used-map.md).
+  if (RefuseIfSleeping(io, path, ScanForSleepingSystems(path, old_table))) {
+    return ExitCode::kRefused;
+  }
   TableTranslation plan = PlanTranslation(old_table, device->topology.size_bytes, to, c.accept);
   for (uint32_t n : c.accept) {
     if (std::find(plan.accepted.begin(), plan.accepted.end(), n) != plan.accepted.end()) continue;

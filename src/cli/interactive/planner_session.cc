@@ -12,6 +12,7 @@
 
 #include "cli/apply/apply_plan.h"
 #include "cli/content/content_proof.h"
+#include "cli/content/sleeping_systems.h"
 #include "cli/target/load_disk.h"
 #include "io/device/in_use.h"
 #include "io/table/backup_file.h"
@@ -28,11 +29,13 @@ namespace {
 
 // The disk as the planner edits it. Only a proof makes a partition empty (docs/audit-plan.md,
 // "Empty is proven"): with `scan`, each partition not proven either way is read in full now.
+// `*sleeping`: the partitions that hold a hibernated system (docs/used-map.md), which `w` refuses.
 Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan, Streams io,
-                               const std::vector<uint32_t>& discard) {
+                               const std::vector<uint32_t>& discard, SleepScan* sleeping) {
   Result<LoadedDisk> disk = LoadDisk(target, io);
   if (!disk) return disk.error();
   PartitionTable& table = disk->table.table;
+  *sleeping = ScanForSleepingSystems(target.target, table);
   if (scan) {
     std::vector<uint32_t> unscanned;
     for (const Partition& p : table.partitions) {
@@ -115,12 +118,17 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
                            target.target.empty() ? "TARGET" : target.target));
     return ExitCode::kFailure;
   }
-  Result<PlannerModel> model = LoadModel(target, label, scan, io, discard);
+  SleepScan sleeping;
+  Result<PlannerModel> model = LoadModel(target, label, scan, io, discard, &sleeping);
   if (!model) {
     PrintError(io.err, model.error().message);
     return ExitCode::kFailure;
   }
   PlannerScreen screen(std::move(*model), BuiltinProfiles(), DetectToolVersions());
+  // The message line says it from the start: w (apply) refuses while a system sleeps on the disk.
+  if (const std::vector<std::string> lines = SleepingLines(sleeping); !lines.empty()) {
+    screen.Report(lines.front());
+  }
   Result<std::unique_ptr<CursesTerminal>> term = CursesTerminal::Open();
   if (!term) {
     PrintError(io.err, term.error().message);
@@ -162,7 +170,8 @@ ExitCode RunPlannerSession(const TargetOptions& target, LabelType label,
       // it is the same disk, given up as before.
       const std::vector<uint32_t> still =
           applied != before ? std::vector<uint32_t>{} : screen.model().layout().discarded;
-      Result<PlannerModel> reloaded = LoadModel(target, label, scan, {quiet, quiet}, still);
+      Result<PlannerModel> reloaded =
+          LoadModel(target, label, scan, {quiet, quiet}, still, &sleeping);
       if (reloaded) {
         screen.Replace(std::move(*reloaded));
       } else {

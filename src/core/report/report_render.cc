@@ -624,6 +624,7 @@ std::string ReportHtml(const DiskReport& r) {
   if (!r.audit.partitions.empty()) body += HtmlTable(AuditColumns(), AuditRows(r.audit));
   body += HtmlPre(AuditDetails(r.audit));
   body += HtmlList(TableFindingLines(r.table));
+  body += HtmlList(r.hibernation);
   body += "</section>\n";
 
   body += HtmlHeading(kPlan);
@@ -700,6 +701,7 @@ std::string ReportMarkdown(const DiskReport& r) {
   if (!r.audit.partitions.empty()) md += MdTable(AuditColumns(), AuditRows(r.audit));
   md += MdCode(AuditDetails(r.audit));
   md += MdList(TableFindingLines(r.table));
+  md += MdList(r.hibernation);
 
   md += std::string("## ") + kPlan.title + "\n\n";
   if (r.plan) {

@@ -5,7 +5,10 @@
 #include <array>
 #include <utility>
 
+#include <fmt/format.h>
+
 #include "partalign/topology/alignment.h"
+#include "partalign/used/hibernation.h"
 #include "partalign/util/byte_order.h"
 
 namespace partalign {
@@ -42,9 +45,9 @@ ShrinkWay ShrinkWayFor(std::string_view fs_type) {
   if (fs_type == "vfat") return {ShrinkTool::kFatResize, ""};
   if (fs_type == "swap") return {ShrinkTool::kMkswap, ""};
   if (fs_type == "swsuspend") {
-    return {std::nullopt,
-            "the swap area holds a hibernation image: resume the hibernated system (or remove the "
-            "image with mkswap) first"};
+    return {std::nullopt, fmt::format("the swap area holds a hibernation image: {} (or remove the "
+                                      "image with mkswap) first",
+                                      WakeAdvice(SleepingOs::kLinux))};
   }
   if (fs_type == "xfs") {
     return {std::nullopt, "XFS cannot be shrunk (xfs_growfs only grows a filesystem)"};

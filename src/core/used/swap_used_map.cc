@@ -2,28 +2,16 @@
 #include "partalign/used/swap_used_map.h"
 
 #include <algorithm>
-#include <cstring>
 #include <optional>
-#include <string_view>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "partalign/used/hibernation.h"
+#include "partalign/used/swap_signature.h"
+
 namespace partalign {
 namespace {
-
-/// The signature sits in the last 10 bytes of the first page; page sizes Linux uses.
-constexpr uint64_t kPageSizes[] = {4096, 8192, 16384, 32768, 65536};
-constexpr size_t kSignatureBytes = 10;
-constexpr std::string_view kSwapSignatures[] = {"SWAPSPACE2", "SWAP-SPACE"};
-/// libblkid's swsuspend prober (libblkid/src/superblocks/swap.c): hibernation images replace
-/// the swap signature with one of these.
-constexpr std::string_view kSuspendSignatures[] = {
-    "S1SUSPEND", "S2SUSPEND", "ULSUSPEND", "\xed\xc3\x02\xe9\x98\x56\xe5\x0c", "LINHIB0001"};
-
-bool StartsWith(const uint8_t* p, std::string_view s) {
-  return std::memcmp(p, s.data(), s.size()) == 0;
-}
 
 // Where the swap area ends: (last_page + 1) pages (union swap_header, include/linux/swap.h:
 // version 1 at byte 1024, last_page at 1028, in the writer's byte order); nullopt when the
@@ -50,28 +38,23 @@ Result<UsedMap> SwapUsedMap(const ByteSource& source) {
   const uint64_t length = source.size_bytes();
   Result<std::vector<uint8_t>> head = source.Read(0, std::min(kUsedHeadBytes, length));
   if (!head) return head.error();
-  for (uint64_t page : kPageSizes) {
-    if (page > head->size()) break;
-    const uint8_t* signature = head->data() + page - kSignatureBytes;
-    for (std::string_view suspend : kSuspendSignatures) {
-      if (StartsWith(signature, suspend)) {
-        return MakeError(fmt::format(
-            "the swap area holds a hibernation image ('{}' signature); resume from it, or "
-            "remove it (mkswap), before moving the partition",
-            suspend == kSuspendSignatures[3] ? "TuxOnIce" : std::string(suspend)));
-      }
-    }
-    for (std::string_view swap : kSwapSignatures) {
-      if (!StartsWith(signature, swap)) continue;
-      UsedMap map(length);
-      map.source = fmt::format("swap: the header page ({} bytes)", page);
-      map.Add(0, page, UsedReason::kSwapHeader);
-      map.Add(0, kUsedHeadBytes, UsedReason::kHead);
-      // Past the area the partition holds whatever it holds: data until proven otherwise.
-      const uint64_t area = SwapAreaBytes(*head, page).value_or(page);
-      if (area < length) map.Add(area, length - area, UsedReason::kBeyondFilesystem);
-      return map;
-    }
+  const SwapSignature signature = ReadSwapSignature(*head);
+  if (signature.kind == SwapAreaKind::kHibernation) {
+    return MakeError(
+        fmt::format("the swap area holds {}; {}, or remove it (mkswap), before "
+                    "moving the partition",
+                    HibernationImageText(signature), WakeAdvice(SleepingOs::kLinux)));
+  }
+  if (signature.kind == SwapAreaKind::kPlainSwap) {
+    const uint64_t page = signature.page_bytes;
+    UsedMap map(length);
+    map.source = fmt::format("swap: the header page ({} bytes)", page);
+    map.Add(0, page, UsedReason::kSwapHeader);
+    map.Add(0, kUsedHeadBytes, UsedReason::kHead);
+    // Past the area the partition holds whatever it holds: data until proven otherwise.
+    const uint64_t area = SwapAreaBytes(*head, page).value_or(page);
+    if (area < length) map.Add(area, length - area, UsedReason::kBeyondFilesystem);
+    return map;
   }
   return UsedMap::WholeBecause(length, "swap", "no swap signature was found");
 }

@@ -238,4 +238,28 @@ Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offs
                                });
 }
 
+Result<NtfsWakeState> ReadNtfsWakeState(int fd, uint64_t offset_bytes, uint64_t size_bytes,
+                                        uint64_t head_bytes, const std::string& what) {
+  return WithNtfsVolume<NtfsWakeState>(
+      fd, offset_bytes, size_bytes, what, [&](ntfs_volume* vol) -> Result<NtfsWakeState> {
+        NtfsWakeState state;
+        state.dirty = (vol->flags & VOLUME_IS_DIRTY) != 0;
+        ntfs_inode* ni = ntfs_pathname_to_inode(vol, nullptr, "hiberfil.sys");
+        if (ni == nullptr) return state;
+        std::unique_ptr<ntfs_inode, int (*)(ntfs_inode*)> inode(ni, ntfs_inode_close);
+        ntfs_attr* na = ntfs_attr_open(ni, AT_DATA, AT_UNNAMED, 0);
+        // A hiberfil.sys without data holds no image.
+        if (na == nullptr) return state;
+        std::unique_ptr<ntfs_attr, void (*)(ntfs_attr*)> attr(na, ntfs_attr_close);
+        std::vector<uint8_t> head(
+            std::min<uint64_t>(head_bytes, static_cast<uint64_t>(std::max<s64>(na->data_size, 0))));
+        const s64 got =
+            head.empty() ? 0 : ntfs_attr_pread(na, 0, static_cast<s64>(head.size()), head.data());
+        if (got < 0) return ErrnoError(errno, what + ": cannot read 'hiberfil.sys'");
+        head.resize(static_cast<size_t>(got));
+        state.hiberfil_head = std::move(head);
+        return state;
+      });
+}
+
 }  // namespace partalign

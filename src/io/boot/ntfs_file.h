@@ -2,7 +2,8 @@
 // Files of an NTFS volume read through libntfs-3g straight from a partition's bytes on an open
 // disk (no mount, no partition device: a device of libntfs-3g's own whose reads are preads at
 // the partition's offset), with where each byte of the file sits in the partition - what an
-// in-place edit of a registry value needs (docs/boot-records.md).
+// in-place edit of a registry value needs (docs/boot-records.md); and whether Windows sleeps on
+// the volume (hiberfil.sys, the dirty bit).
 #pragma once
 
 #include <cstdint>
@@ -40,5 +41,19 @@ Result<std::vector<std::optional<NtfsFile>>> ReadNtfsFiles(int fd, uint64_t offs
 /// least, docs/resize.md). Read-only.
 Result<uint64_t> NtfsUsedBytes(int fd, uint64_t offset_bytes, uint64_t size_bytes,
                                const std::string& what);
+
+/// What an NTFS volume says about Windows sleeping on it (docs/used-map.md, "Hibernation is a
+/// refusal").
+struct NtfsWakeState {
+  /// The first bytes (up to `head_bytes`) of /hiberfil.sys; nullopt when the volume has none.
+  std::optional<std::vector<uint8_t>> hiberfil_head;
+  /// $Volume's dirty bit: Windows did not finish with the volume, or chkdsk is due.
+  bool dirty = false;
+};
+
+/// Reads the NTFS volume at [`offset_bytes`, `offset_bytes` + `size_bytes`) of `fd`, read-only
+/// (libntfs-3g opens a hibernated volume read-only). An error when it cannot be opened.
+Result<NtfsWakeState> ReadNtfsWakeState(int fd, uint64_t offset_bytes, uint64_t size_bytes,
+                                        uint64_t head_bytes, const std::string& what);
 
 }  // namespace partalign

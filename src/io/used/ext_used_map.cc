@@ -3,8 +3,10 @@
 
 #include <ext2fs/ext2fs.h>
 
+#include <algorithm>
 #include <memory>
 #include <mutex>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -141,6 +143,50 @@ UsedMap ReadExtUsedMap(const std::string& path, uint64_t offset_bytes, uint64_t 
     }
   }
   return map;
+}
+
+Result<std::vector<std::optional<std::vector<uint8_t>>>> ReadExtFileHeads(
+    const std::string& path, uint64_t offset_bytes, uint64_t length_bytes,
+    const std::vector<std::string>& files, uint64_t head_bytes) {
+  const std::string options = fmt::format("offset={}", offset_bytes);
+  ext2_filsys raw = nullptr;
+  const errcode_t opened =
+      ext2fs_open2(path.c_str(), options.c_str(), EXT2_FLAG_64BITS, 0, 0, unix_io_manager, &raw);
+  Ext2Fs fs(raw);
+  if (opened != 0) {
+    return MakeError(fmt::format("libext2fs cannot open the filesystem at byte {} of '{}' ({})",
+                                 offset_bytes, path, Message(opened)));
+  }
+  if (fs->blocksize == 0 || ext2fs_blocks_count(fs->super) > length_bytes / fs->blocksize) {
+    return MakeError(fmt::format("the filesystem at byte {} of '{}' is larger than its partition",
+                                 offset_bytes, path));
+  }
+  std::vector<std::optional<std::vector<uint8_t>>> heads;
+  for (const std::string& name : files) {
+    heads.emplace_back();
+    ext2_ino_t ino = 0;
+    if (ext2fs_namei(fs.get(), EXT2_ROOT_INO, EXT2_ROOT_INO, name.c_str(), &ino) != 0) continue;
+    ext2_inode inode{};
+    if (ext2fs_read_inode(fs.get(), ino, &inode) != 0 || !LINUX_S_ISREG(inode.i_mode)) continue;
+    ext2_file_t file = nullptr;
+    if (ext2fs_file_open(fs.get(), ino, 0, &file) != 0) continue;
+    std::vector<uint8_t> head(std::min<uint64_t>(head_bytes, EXT2_I_SIZE(&inode)));
+    unsigned int got = 0;
+    const errcode_t read =
+        head.empty()
+            ? 0
+            : ext2fs_file_read(file, head.data(), static_cast<unsigned int>(head.size()), &got);
+    ext2fs_file_close(file);
+    if (read != 0) {
+      return MakeError(
+          fmt::format("libext2fs cannot read '{}' in the filesystem at byte {} of "
+                      "'{}' ({})",
+                      name, offset_bytes, path, Message(read)));
+    }
+    head.resize(got);
+    heads.back() = std::move(head);
+  }
+  return heads;
 }
 
 }  // namespace partalign

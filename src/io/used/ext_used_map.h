@@ -5,9 +5,12 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <vector>
 
 #include "partalign/used/used_map.h"
+#include "partalign/util/result.h"
 
 namespace partalign {
 
@@ -22,5 +25,14 @@ namespace partalign {
 /// needs recovery (needs_recovery), was not cleanly unmounted or has errors, or is larger than
 /// the range. Never fails: what it cannot read it copies.
 UsedMap ReadExtUsedMap(const std::string& path, uint64_t offset_bytes, uint64_t length_bytes);
+
+/// The first bytes (up to `head_bytes`) of each of `files` ("/swapfile": paths from the root,
+/// symbolic links not followed) in the ext2/3/4 filesystem at [offset, offset + length) of
+/// `path`, read-only: nullopt for a name that is not a regular file there. What the swap files
+/// of a hibernated system hold (docs/used-map.md, "Hibernation is a refusal"). An error when
+/// libext2fs cannot open the filesystem.
+Result<std::vector<std::optional<std::vector<uint8_t>>>> ReadExtFileHeads(
+    const std::string& path, uint64_t offset_bytes, uint64_t length_bytes,
+    const std::vector<std::string>& files, uint64_t head_bytes);
 
 }  // namespace partalign

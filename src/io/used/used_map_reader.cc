@@ -50,7 +50,9 @@ Result<UsedMap> ReadUsedMap(const UsedMapRequest& r) {
   }
   if (type == "vfat") return FatUsedMap(source);
   if (type == "xfs") return XfsUsedMap(source);
-  if (type == "swap") return SwapUsedMap(source);
+  // swsuspend: libblkid's name for a swap area holding a hibernation image, which SwapUsedMap
+  // refuses.
+  if (type == "swap" || type == "swsuspend") return SwapUsedMap(source);
   if (type == "btrfs") return BtrfsUsedMap(source);
   if (type == "LVM2_member") return ReadLvmUsedMap(r.fd, r.path, r.offset_bytes, r.length_bytes);
   if (type == "crypto_LUKS") {

@@ -236,6 +236,32 @@ TEST(HibernationRefusalTest, SwapFileHoldingAnImageInExt4IsRefused) {
   EXPECT_EQ(CmpFiles(d.disk.image(), before), "");
 }
 
+// The byte of $Volume's VOLUME_INFORMATION flags (its dirty bit, 0x0001) in the NTFS volume
+// `ntfs` (its bytes from the partition's start): the boot sector's MFT place (or its mirror's,
+// which libntfs-3g compares) and record size, MFT record 3, its resident attribute 0x70; 0 when
+// not found.
+size_t VolumeFlagsOffset(const std::string& ntfs, bool mirror) {
+  auto u8 = [&](size_t at) { return static_cast<uint64_t>(static_cast<uint8_t>(ntfs.at(at))); };
+  auto le = [&](size_t at, int bytes) {
+    uint64_t v = 0;
+    for (int i = bytes - 1; i >= 0; --i) v = (v << 8) | u8(at + i);
+    return v;
+  };
+  const uint64_t cluster = le(0x0B, 2) * u8(0x0D);
+  const auto per_record = static_cast<int8_t>(u8(0x40));
+  const uint64_t record = per_record < 0 ? uint64_t{1} << -per_record : per_record * cluster;
+  const size_t volume = le(mirror ? 0x38 : 0x30, 8) * cluster + 3 * record;
+  for (size_t attr = volume + le(volume + 0x14, 2); attr + 0x18 < volume + record;) {
+    const uint64_t type = le(attr, 4);
+    if (type == 0xFFFFFFFF) break;
+    if (type == 0x70) return attr + le(attr + 0x14, 2) + 10;
+    const uint64_t length = le(attr + 4, 4);
+    if (length == 0) break;
+    attr += length;
+  }
+  return 0;
+}
+
 // NTFS: hiberfil.sys starting with HIBR (and the others Windows writes) refuses; zeroed (Windows
 // resumed) it does not.
 TEST(HibernationRefusalTest, NtfsWithAnActiveHiberfilIsRefused) {
@@ -257,6 +283,19 @@ TEST(HibernationRefusalTest, NtfsWithAnActiveHiberfilIsRefused) {
   ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
   CommandResult inactive = d.Apply(/*dry_run=*/true);
   ASSERT_EQ(inactive.exit_code, 0) << inactive.out << inactive.err;
+  EXPECT_EQ(inactive.err.find("marked dirty"), std::string::npos) << inactive.err;
+
+  // Windows' dirty bit is worth a warning, not a refusal.
+  const std::string volume = test::ReadFile(d.Node(1));
+  for (bool mirror : {false, true}) {
+    const size_t flags = VolumeFlagsOffset(volume, mirror);
+    ASSERT_NE(flags, 0u);
+    Patch(d.Node(1), flags, "\x01");
+  }
+  CommandResult dirty = d.Apply(/*dry_run=*/true);
+  EXPECT_EQ(dirty.exit_code, 0) << dirty.out << dirty.err;
+  EXPECT_EQ(LinesWith(dirty.err, "warning: partition 1: the NTFS volume is marked dirty"), 1u)
+      << dirty.err;
 
   for (const char* magic : {"HIBR", "hibr", "wake", "RSTR"}) {
     SCOPED_TRACE(magic);

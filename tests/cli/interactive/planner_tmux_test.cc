@@ -233,5 +233,25 @@ TEST(PlannerTmuxTest, WithoutATerminalItPointsToPlanLayout) {
   EXPECT_TRUE(r.out.empty()) << r.out;
 }
 
+// A swap partition holding a hibernation image (docs/used-map.md, "Hibernation is a refusal"):
+// the planner says so on its message line from the start, as w (apply) will refuse.
+TEST(PlannerTmuxTest, AHibernatedSystemIsSaidOnTheMessageLine) {
+  test::TempDir dir;
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, 64 * kMiB);
+  test::RunOrThrow({"sfdisk", "-q", image},
+                   "label: gpt\nfirst-lba: 34\nstart=63, size=20000\nstart=40000, size=20480\n");
+  {
+    // The signature a hibernating kernel writes over the swap header's.
+    std::fstream f(image, std::ios::in | std::ios::out | std::ios::binary);
+    f.seekp(40000 * 512 + 4086);
+    f.write("S1SUSPEND", 9);
+  }
+  TmuxSession t(PlannerCommand(image));
+  EXPECT_TRUE(t.WaitFor("partition 2 holds a hibernated system")) << t.Screen();
+  t.Keys({"q"});
+  EXPECT_EQ(t.WaitForExit(), 0) << t.Screen();
+}
+
 }  // namespace
 }  // namespace partalign

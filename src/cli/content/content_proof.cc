@@ -141,9 +141,11 @@ Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size)
 
 Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
                             const DeviceInfo& device, const Alignment& alignment,
-                            const ContentOptions& content) {
+                            const ContentOptions& content,
+                            const std::vector<PlannedShrink>& shrinks) {
   PlanOptions options;
   options.discard = content.discard;
+  options.shrinks = shrinks;
   PlanProofs proofs;
   if (!content.no_scan) {
     proofs.partitions = [&](PartitionTable* t, const std::vector<uint32_t>& numbers) {

@@ -118,6 +118,26 @@ class OldToolDiskTest : public testing::Test {
     return dry_run.out;
   }
 
+  // apply with its backups and journals in the test's directory, asking nothing.
+  std::vector<std::string> ApplyArgs() const {
+    return {"apply",         "--yes",
+            "--backup-dir",  dir_.File("backups"),
+            "--journal-dir", dir_.File("journals")};
+  }
+
+  // A plan file's word is not consent: without the person's `consent` ("--discard 1",
+  // "--make-room") apply writes nothing and names the command that says it.
+  void ExpectRefusedWithoutConsent(const std::string& plan_file, const std::string& consent) {
+    std::vector<std::string> unsaid = ApplyArgs();
+    unsaid.push_back(plan_file);
+    CommandResult refused = RunPartalign(unsaid, "", Env());
+    EXPECT_EQ(refused.exit_code, kRefused) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find(fmt::format("'partalign apply {} {}'", consent, plan_file)),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  }
+
   // Every partition but the extended one starts on 1 MiB.
   void ExpectAligned() const {
     for (const nlohmann::json& p : test::SfdiskJson(loop_->path())["partitions"]) {
@@ -296,19 +316,10 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
     EXPECT_NE(a["kind"], "impossible") << a;
     EXPECT_EQ(a.contains("shrink"), a["partition"] == 7) << a;
   }
-  const std::vector<std::string> apply_args = {"apply",         "--yes",
-                                               "--backup-dir",  dir_.File("backups"),
-                                               "--journal-dir", dir_.File("journals")};
+  const std::vector<std::string> apply_args = ApplyArgs();
   // The plan file's "shrink" is no consent: without --make-room apply writes nothing and names
   // the command that says it.
-  std::vector<std::string> unsaid = apply_args;
-  unsaid.push_back(plan_file);
-  CommandResult refused = RunPartalign(unsaid, "", Env());
-  EXPECT_EQ(refused.exit_code, kRefused) << refused.out << refused.err;
-  EXPECT_NE(refused.err.find(fmt::format("'partalign apply --make-room {}'", plan_file)),
-            std::string::npos)
-      << refused.err;
-  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  ExpectRefusedWithoutConsent(plan_file, "--make-room");
   // The dry run shows the shrink and writes nothing.
   std::vector<std::string> dry = apply_args;
   dry.insert(dry.end(), {"--make-room", "--dry-run", plan_file});
@@ -478,17 +489,8 @@ TEST_F(OldToolDiskTest, ApplyOfAPlanThatAlignsNothingNamesTheWayThrough) {
   ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
   // The plan gives up the swap's contents, which only the person can say: apply without
   // --discard 1 writes nothing and names the command that says it.
-  const std::vector<std::string> apply_args = {"apply",         "--yes",
-                                               "--backup-dir",  dir_.File("backups"),
-                                               "--journal-dir", dir_.File("journals")};
-  std::vector<std::string> unsaid = apply_args;
-  unsaid.push_back(plan_file);
-  CommandResult refused = RunPartalign(unsaid, "", Env());
-  EXPECT_EQ(refused.exit_code, kRefused) << refused.out << refused.err;
-  EXPECT_NE(refused.err.find(fmt::format("'partalign apply --discard 1 {}'", plan_file)),
-            std::string::npos)
-      << refused.err;
-  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  const std::vector<std::string> apply_args = ApplyArgs();
+  ExpectRefusedWithoutConsent(plan_file, "--discard 1");
   std::vector<std::string> said = apply_args;
   said.insert(said.end(), {"--discard", "1", plan_file});
   CommandResult realigned = RunPartalign(said, "", Env());

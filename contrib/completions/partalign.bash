@@ -31,11 +31,11 @@ _partalign() {
       valued="--format -o --output --assume --sector-size --grain"
       ;;
     plan)
-      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --discard --no-scan --interactive --label --backup-dir"
+      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --discard --no-scan --make-room --interactive --label --backup-dir"
       valued="--assume --sector-size --grain -o --output --format --layout --discard --label --backup-dir"
       ;;
     apply)
-      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report"
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --make-room --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report"
       valued="--target --assume --sector-size --backup-dir --journal-dir --discard --bench-seconds --bench-report"
       ;;
     restore)

@@ -12,6 +12,7 @@
 
 #include <nlohmann/json_fwd.hpp>
 
+#include "partalign/resize/shrink_way.h"
 #include "partalign/topology/alignment.h"
 #include "partalign/topology/device.h"
 #include "partalign/topology/topology.h"
@@ -44,6 +45,17 @@ enum class Emptiness {
 /// "zeros", "holes", "discarded" (and "" for kNotClaimed): the plan file's key "empty".
 std::string_view ToString(Emptiness emptiness);
 
+/// plan --make-room: a partition whose contents its own tool shrinks, at its end, before any
+/// move (docs/resize.md): the partition keeps its start and gets `size_sectors`; the tool is
+/// the way for its contents (ShrinkWayFor). What the person consents to again at apply
+/// (apply --make-room).
+struct PlannedShrink {
+  uint32_t partition = 0;
+  ShrinkTool tool = ShrinkTool::kMkswap;
+  uint64_t size_sectors = 0;  ///< the partition's size after the shrink
+  bool operator==(const PlannedShrink&) const = default;
+};
+
 /// One partition's change. Sectors are logical sectors of the disk, ends inclusive.
 struct PlanAction {
   uint32_t partition = 0;
@@ -58,6 +70,9 @@ struct PlanAction {
   /// table-only actions that move the start or shrink the partition: why that loses nothing
   /// (apply proves it again before writing, unless kDiscarded). Optional key "empty".
   Emptiness empty = Emptiness::kNotClaimed;
+  /// plan --make-room: the partition's contents are shrunk first (optional key "shrink":
+  /// {"tool", "size_sectors"}); old_* are its place before the shrink, new_* after every step.
+  std::optional<PlannedShrink> shrink;
   bool operator==(const PlanAction&) const = default;
 };
 

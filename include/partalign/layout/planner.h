@@ -61,7 +61,17 @@ struct PlanOptions {
   /// but never moves or resizes one (docs/audit-plan.md, "In use"). A misaligned one is
   /// impossible while it is in use, and says so.
   std::vector<uint32_t> in_use;
+  /// plan --make-room: partitions whose contents their own tool shrinks first, at their end
+  /// (docs/resize.md). The planner plans the table as it is after the shrinks; each shrunk
+  /// partition's action keeps its old place (old_*), says `shrink`, and is never "none".
+  std::vector<PlannedShrink> shrinks;
 };
+
+/// `table` as it is after the shrinks of `options` (each shrunk partition ends size_sectors
+/// after its start, its filesystem no larger than the tool makes it, nothing known of a tail
+/// it no longer has). An error for a shrink of a partition the table does not have, of the
+/// extended partition, or to a size not smaller than the partition's.
+Result<PartitionTable> ShrunkTable(const PartitionTable& table, const PlanOptions& options);
 
 /// The end of a partition that a plan gives up: the bytes [from_bytes, size) from its old
 /// start (its new size is from_bytes).

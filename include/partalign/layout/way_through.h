@@ -5,26 +5,33 @@
 //     well as up (planner.h), so when it calls a partition impossible, no free space is left;
 //  2. a partition whose contents can be given up and made again: a swap area (mkswap makes it
 //     anew after apply), given up with `plan --discard N` (RoomSource::kDiscard);
-//  3. shrinking (a swap re-created smaller, a filesystem shrunk by its own tool): added as
-//     further RoomSource values by the --make-room work.
+//  3. shrinking one partition at its end by the fewest whole MiB that align the most (plan
+//     --make-room): a swap area re-created smaller (less invasive than giving it up), a
+//     filesystem shrunk by its own tool (more: ext, then NTFS, then FAT, by how much each tool
+//     is trusted to move data); contents that cannot shrink are not chosen, with the reason.
 // FindWaysThrough tries each source on the planner and keeps those that align more; WayText is
 // the one place that words them, for plan, the planner, apply and the report. Pure.
 #pragma once
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
 #include "partalign/layout/planner.h"
+#include "partalign/resize/shrink_way.h"
 #include "partalign/topology/alignment.h"
 
 namespace partalign {
 
+/// Least invasive first.
 enum class RoomSource {
-  kDiscard,  ///< the partition's contents are given up (plan --discard N)
+  kShrinkSwap,        ///< a swap area re-created smaller, same UUID and label (--make-room)
+  kDiscard,           ///< the partition's contents are given up (plan --discard N)
+  kShrinkFilesystem,  ///< a filesystem shrunk by its own tool (plan --make-room)
 };
 
 /// One way through: what gives the room, and what it aligns.
@@ -33,6 +40,9 @@ struct WayThrough {
   uint32_t partition = 0;        ///< the partition that gives the room
   std::string contents;          ///< what it holds ("swap")
   uint64_t partition_bytes = 0;  ///< its size
+  /// kShrink*: how much smaller it gets (whole MiB) and the tool that shrinks it.
+  uint64_t shrink_bytes = 0;
+  std::optional<ShrinkTool> tool;
   /// The partitions the plan cannot align now that this way aligns.
   std::vector<uint32_t> aligned;
   /// Partitions that stay impossible even so.
@@ -47,14 +57,32 @@ struct WaysThrough {
   /// limit) or nothing is impossible.
   uint64_t missing_bytes = 0;
   uint64_t missing_sectors = 0;
-  /// Least invasive first.
+  /// The way that aligns the most first; among those the least invasive (RoomSource, then
+  /// ext before NTFS before FAT, then the fewest MiB, then the smallest partition).
   std::vector<WayThrough> ways;
+  /// Partitions that were offered no shrink (ShrinkOffer without a tool): why, for the person.
+  struct NotOffered {
+    uint32_t partition = 0;
+    std::string contents;
+    std::string reason;
+  };
+  std::vector<NotOffered> not_offered;
 };
 
 /// The ways through for the plan `actions` that PlanPartitions made for `table` with
-/// `options`: each source of room tried on the planner.
+/// `options`: each source of room tried on the planner. `offers` (ReadShrinkLimit of each
+/// partition) are the shrinks it may try: each partition with a tool is shrunk at its end by
+/// 1, 2, ... whole MiB, never below its min_bytes, and the fewest MiB that align the most are
+/// its way; without offers only --discard ways are found.
 WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignment,
-                            const PlanOptions& options, const std::vector<PlanAction>& actions);
+                            const PlanOptions& options, const std::vector<PlanAction>& actions,
+                            const std::vector<ShrinkOffer>& offers = {});
+
+/// The first way of `ways` that shrinks (plan --make-room takes it), or nullptr.
+const WayThrough* BestShrink(const WaysThrough& ways);
+
+/// The shrink of `way` (a kShrink* way of a partition of `table`) as PlanOptions take it.
+PlannedShrink ShrinkOf(const WayThrough& way, const PartitionTable& table);
 
 /// How a way is asked for where the text is shown.
 struct WayContext {
@@ -64,6 +92,9 @@ struct WayContext {
   std::function<std::string(const std::vector<uint32_t>& discard)> plan_command;
   /// The --discard options already given.
   std::vector<uint32_t> discard;
+  /// The plan command with --make-room (and the options given); empty in the interactive
+  /// planner.
+  std::function<std::string()> make_room_command;
 };
 
 /// The way through as lines, one per way and one for the missing room ("partition 7 (swap,

@@ -34,6 +34,18 @@ struct ShrinkWay {
   std::string reason;              ///< why not, when tool is nullopt
 };
 
+/// How small a partition's contents can be made, as read from the disk (ReadShrinkLimit,
+/// src/io/resize/shrink_limit.h): what the room search offers (way_through.h) and what apply
+/// checks a plan's shrink against (plan_check.h).
+struct ShrinkOffer {
+  uint32_t partition = 0;
+  std::optional<ShrinkTool> tool;  ///< nullopt: the contents cannot be shrunk (`reason`)
+  std::string reason;
+  uint64_t min_bytes = 0;   ///< the smallest size the partition may be given
+  uint64_t used_bytes = 0;  ///< what its contents use, for the person
+  bool operator==(const ShrinkOffer&) const = default;
+};
+
 /// The way for libblkid's TYPE `fs_type` ("" when it found none). XFS cannot shrink; btrfs
 /// shrinks only mounted; encrypted, LVM, RAID members and unknown contents are not looked into.
 ShrinkWay ShrinkWayFor(std::string_view fs_type);

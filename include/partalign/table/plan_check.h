@@ -87,6 +87,21 @@ std::vector<std::string> DiscardConsentProblems(const Plan& plan,
                                                 const std::vector<uint32_t>& consent,
                                                 const std::string& apply_command);
 
+/// The shrinks `plan` asks for (plan --make-room), in action order.
+std::vector<PlannedShrink> PlanShrinks(const Plan& plan);
+
+/// What is left of `plan` once its shrinks are written (apply runs them first): each shrunk
+/// partition's old place ends where the shrink left it, its action no longer says the shrink
+/// and is "none" when nothing else about it changes. Apply checks and runs it on the table the
+/// shrinks wrote, as it does a plan file.
+Plan PlanAfterShrinks(const Plan& plan);
+
+/// Shrinking is consent too (plan --make-room): a plan that shrinks a partition needs the
+/// person's `consent` (apply --make-room), and --make-room for a plan that shrinks nothing is
+/// refused. One message each, naming `apply_command`; empty when they agree.
+std::vector<std::string> MakeRoomConsentProblems(const Plan& plan, bool consent,
+                                                 const std::string& apply_command);
+
 /// A plan file as apply executes it: its claims recomputed (docs/apply.md, "A plan is a
 /// claim").
 struct RecomputedPlan {
@@ -106,9 +121,14 @@ struct RecomputedPlan {
 /// each action's kind, bytes to move, proof of emptiness and discard, with DescribeExtents and
 /// `discard` (the partitions the person gave up again: DiscardConsentProblems). A plan with a
 /// fresh layout has no actions to recompute. PlanMismatches (a stale plan) and
-/// PlanInconsistencies come first.
+/// PlanInconsistencies come first. A shrink (PlanShrinks) is part of what the plan asks for,
+/// like its target layout: each is checked against `offers` (what apply read of the contents:
+/// ReadShrinkLimit) - the tool must be the way for the contents ("actions[i].shrink.tool"), the
+/// size not below their limit ("actions[i].shrink.size_sectors") - and the actions are
+/// recomputed on the table as it is after the shrinks.
 RecomputedPlan RecomputePlan(const Plan& plan, const PartitionTable& table,
-                             const std::vector<uint32_t>& discard);
+                             const std::vector<uint32_t>& discard,
+                             const std::vector<ShrinkOffer>& offers = {});
 
 /// Differences between the table `plan` asks for, starting from `before`, and `after`, entry
 /// by entry: the same partitions (number, kind, type, name, UUID, attributes, boot flag), each

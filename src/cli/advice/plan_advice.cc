@@ -1,9 +1,13 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/advice/plan_advice.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
+#include "cli/room/make_room.h"
 #include "partalign/layout/way_through.h"
+#include "partalign/table/plan_check.h"
 
 namespace partalign {
 
@@ -18,6 +22,7 @@ PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
   if (layout) command += " --layout " + ShellQuote(*layout);
   for (uint32_t n : content.discard) command += fmt::format(" --discard {}", n);
   if (content.no_scan) command += " --no-scan";
+  if (content.make_room) command += " --make-room";
   command += " -o " + ShellQuote(output) + " " + ShellQuote(target.target);
   return {command, "", output};
 }
@@ -28,6 +33,7 @@ std::vector<std::string> WayThroughLines(const Plan& plan, const PartitionTable&
                                          const ContentOptions& content) {
   PlanOptions options;
   options.discard = content.discard;
+  options.shrinks = PlanShrinks(plan);
   WayContext context;
   context.discard = content.discard;
   context.plan_command = [&](const std::vector<uint32_t>& discard) {
@@ -35,7 +41,22 @@ std::vector<std::string> WayThroughLines(const Plan& plan, const PartitionTable&
     with.discard = discard;
     return PlanFileAdviceFor(target, grain, std::nullopt, with).command;
   };
-  return WayText(FindWaysThrough(table, plan.alignment, options, plan.actions), context);
+  context.make_room_command = [&] {
+    ContentOptions with = content;
+    with.make_room = true;
+    return PlanFileAdviceFor(target, grain, std::nullopt, with).command;
+  };
+  // The shrinks that could make room: read only when something is impossible. A disk whose
+  // contents cannot be read for it still gets the other ways.
+  std::vector<ShrinkOffer> offers;
+  if (!content.make_room &&
+      std::any_of(plan.actions.begin(), plan.actions.end(),
+                  [](const PlanAction& a) { return a.kind == ActionKind::kImpossible; })) {
+    if (Result<std::vector<ShrinkOffer>> read = ReadShrinkOffers(target.target, table)) {
+      offers = std::move(*read);
+    }
+  }
+  return WayText(FindWaysThrough(table, plan.alignment, options, plan.actions, offers), context);
 }
 
 }  // namespace partalign

@@ -18,7 +18,7 @@
 namespace partalign {
 
 /// `partalign plan` with the options that shape the plan (--assume, --sector-size, --grain,
-/// --layout, --discard, --no-scan), `-o output` and the target.
+/// --layout, --discard, --no-scan, --make-room), `-o output` and the target.
 PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
                                  const std::optional<std::string>& grain,
                                  const std::optional<std::string>& layout,

@@ -16,9 +16,11 @@
 #include "cli/apply/apply_plan.h"
 #include "cli/apply/left_behind.h"
 #include "cli/apply/plan_claims.h"
+#include "cli/apply/shrink_steps.h"
 #include "cli/apply/table_write.h"
 #include "cli/content/content_proof.h"
 #include "cli/content/sleeping_systems.h"
+#include "cli/room/make_room.h"
 #include "io/device/device_probe.h"
 #include "io/move/journal_registry.h"
 #include "io/table/fdisk_table.h"
@@ -165,8 +167,21 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
 // hold data refuses the plan), and every claim of it must be what apply computes from them
 // (plan_claims.h). False after printing why.
 bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCode* code) {
-  if (!CheckDiscardConsent(io, c.plan_path, c.write, in.plan(), c.discard, code)) return false;
+  if (!CheckDiscardConsent(io, c.plan_path, c.write, in.plan(), c.discard, code) ||
+      !CheckMakeRoomConsent(io, c.plan_path, c.write, in.plan(), c.make_room, code)) {
+    return false;
+  }
   *code = ExitCode::kFailure;
+  // A shrink is checked against what its contents allow, read again now (make_room.h).
+  std::vector<ShrinkOffer> offers;
+  if (!PlanShrinks(in.plan()).empty()) {
+    Result<std::vector<ShrinkOffer>> read = ReadShrinkOffers(in.path, in.table);
+    if (!read) {
+      PrintError(io.err, read.error().message + "; nothing was written");
+      return false;
+    }
+    offers = std::move(*read);
+  }
   in.left_behind = PartitionsLeftBehind(in.plan(), in.table);
   if (Status s = ProvePartitionsEmpty(io, in.path, &in.table, in.left_behind.to_prove, c.progress);
       !s) {
@@ -190,7 +205,7 @@ bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCod
     return false;
   }
   if (!ReplaceClaimsByRecomputation(io, c.plan_path, in.path, in.table, c.discard, &in.loaded.plan,
-                                    code)) {
+                                    code, offers)) {
     return false;
   }
   *code = ExitCode::kFailure;
@@ -216,6 +231,30 @@ bool ProveLeftBehind(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCod
       *code = ExitCode::kRefused;
       return false;
     }
+  }
+  return true;
+}
+
+// After the shrinks are written: the rest of the plan (PlanAfterShrinks) on the table read
+// again, proven and recomputed as a plan file is. False after printing why.
+bool ContinueAfterShrinks(const ApplyRequest& c, Streams io, ApplyInputs& in, ExitCode* code) {
+  *code = ExitCode::kFailure;
+  in.loaded.plan = PlanAfterShrinks(in.plan());
+  Result<TableRead> table =
+      ReadPartitionTable(in.path, {.sector_size = in.sector_size(), .probe_contents = true});
+  if (!table) {
+    PrintError(io.err, table.error().message +
+                           "; the shrink is written, the rest of the plan "
+                           "was not started");
+    return false;
+  }
+  in.table = std::move(table->table);
+  in.loaded.plan.table_fingerprint = in.table.fingerprint;
+  ApplyRequest rest = c;
+  rest.make_room = false;
+  if (!ProveLeftBehind(rest, io, in, code)) {
+    PrintError(io.err, "the shrink is written, the rest of the plan was not started");
+    return false;
   }
   return true;
 }
@@ -423,7 +462,8 @@ ExitCode WriteTable(const ApplyRequest& c, Streams io, const ApplyInputs& in,
 
 }  // namespace
 
-ExitCode ApplyPlan(Streams io, const ApplyRequest& c) {
+ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
+  ApplyRequest c = asked;
   if (c.json && !c.write.dry_run) {
     PrintError(io.err, "apply: --json needs --dry-run");
     return ExitCode::kFailure;
@@ -431,6 +471,19 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& c) {
   ExitCode code = ExitCode::kOk;
   std::optional<ApplyInputs> in = LoadInputs(c, io, &code);
   if (!in || !ProveLeftBehind(c, io, *in, &code)) return code;
+  if (!PlanShrinks(in->plan()).empty()) {
+    // Make room first (shrink_steps.h), then the rest of the plan on the table it wrote,
+    // checked again like a plan file; the person confirmed the whole plan already.
+    bool written = false;
+    code = ApplyShrinks(io,
+                        {c.plan_path, &in->plan(), in->path, &in->device, &in->table, &c.write,
+                         c.journal_dir, c.progress, c.json},
+                        &written);
+    if (code != ExitCode::kOk || !written) return code;
+    if (!ContinueAfterShrinks(c, io, *in, &code)) return code;
+    c.make_room = false;
+    c.write.yes = true;
+  }
 
   // --bench (apply_bench.h): the old places after the confirmation, before the disk is held;
   // the new places once everything is written, verified and the kernel told.

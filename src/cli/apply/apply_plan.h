@@ -27,6 +27,9 @@ struct ApplyRequest {
   /// --discard N: the partitions whose contents the person gives up again (the plan's
   /// "empty": "discarded" is a claim, never consent: docs/apply.md).
   std::vector<uint32_t> discard;
+  /// --make-room: the person allows the plan's shrink again (docs/resize.md); like a discard,
+  /// the plan file's "shrink" is a claim, never consent.
+  bool make_room = false;
   BootScanOptions boot;     ///< --allow-reinstall-bootloader (docs/boot-records.md)
   ApplyBenchOptions bench;  ///< --bench (apply_bench.h)
 };

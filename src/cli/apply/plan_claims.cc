@@ -7,21 +7,11 @@
 #include "partalign/util/shell_quote.h"
 
 namespace partalign {
+namespace {
 
-std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions& write,
-                           const std::vector<uint32_t>& discards) {
-  std::string command = "partalign apply";
-  for (uint32_t n : discards) command += fmt::format(" --discard {}", n);
-  if (!write.target.empty()) command += " --target " + ShellQuote(write.target);
-  if (!write.assume.empty()) command += " --assume " + ShellQuote(write.assume);
-  if (write.sector_size) command += " --sector-size " + ShellQuote(*write.sector_size);
-  return command + " " + ShellQuote(plan_path);
-}
-
-bool CheckDiscardConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
-                         const Plan& plan, const std::vector<uint32_t>& consent, ExitCode* code) {
-  std::vector<std::string> problems =
-      DiscardConsentProblems(plan, consent, DiscardCommand(plan_path, write, PlanDiscards(plan)));
+// Prints each of `problems` as a refusal of `plan_path`: false, `*code` kRefused.
+bool Refuse(Streams io, const std::string& plan_path, const std::vector<std::string>& problems,
+            ExitCode* code) {
   if (problems.empty()) return true;
   for (const std::string& m : problems) {
     PrintError(io.err, fmt::format("refusing to apply '{}': {}", plan_path, m));
@@ -31,10 +21,41 @@ bool CheckDiscardConsent(Streams io, const std::string& plan_path, const TableWr
   return false;
 }
 
+}  // namespace
+
+std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions& write,
+                           const std::vector<uint32_t>& discards, bool make_room) {
+  std::string command = "partalign apply";
+  if (make_room) command += " --make-room";
+  for (uint32_t n : discards) command += fmt::format(" --discard {}", n);
+  if (!write.target.empty()) command += " --target " + ShellQuote(write.target);
+  if (!write.assume.empty()) command += " --assume " + ShellQuote(write.assume);
+  if (write.sector_size) command += " --sector-size " + ShellQuote(*write.sector_size);
+  return command + " " + ShellQuote(plan_path);
+}
+
+bool CheckDiscardConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
+                         const Plan& plan, const std::vector<uint32_t>& consent, ExitCode* code) {
+  std::vector<std::string> problems = DiscardConsentProblems(
+      plan, consent,
+      DiscardCommand(plan_path, write, PlanDiscards(plan), !PlanShrinks(plan).empty()));
+  return Refuse(io, plan_path, problems, code);
+}
+
+bool CheckMakeRoomConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
+                          const Plan& plan, bool consent, ExitCode* code) {
+  return Refuse(io, plan_path,
+                MakeRoomConsentProblems(plan, consent,
+                                        DiscardCommand(plan_path, write, PlanDiscards(plan),
+                                                       !PlanShrinks(plan).empty())),
+                code);
+}
+
 bool ReplaceClaimsByRecomputation(Streams io, const std::string& plan_path, const std::string& path,
                                   const PartitionTable& table, const std::vector<uint32_t>& discard,
-                                  Plan* plan, ExitCode* code) {
-  RecomputedPlan recomputed = RecomputePlan(*plan, table, discard);
+                                  Plan* plan, ExitCode* code,
+                                  const std::vector<ShrinkOffer>& offers) {
+  RecomputedPlan recomputed = RecomputePlan(*plan, table, discard, offers);
   if (recomputed.refusals.empty()) {
     if (!plan->layout) plan->actions = std::move(recomputed.actions);
     return true;

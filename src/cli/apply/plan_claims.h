@@ -19,7 +19,7 @@ namespace partalign {
 /// options that name the disk and its topology as given (`--target`, `--assume`,
 /// `--sector-size`): "partalign apply --discard 3 plan.json".
 std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions& write,
-                           const std::vector<uint32_t>& discards);
+                           const std::vector<uint32_t>& discards, bool make_room = false);
 
 /// Discarding is consent: false (`*code` kRefused, nothing written) after printing each
 /// partition the plan gives up that the person did not give up again (`consent`: apply
@@ -27,12 +27,21 @@ std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions
 bool CheckDiscardConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
                          const Plan& plan, const std::vector<uint32_t>& consent, ExitCode* code);
 
+/// Shrinking is consent (plan --make-room): false (`*code` kRefused, nothing written) after
+/// printing why when the plan shrinks a partition and the person did not say --make-room again
+/// (`consent`), naming the command that does, or said it for a plan that shrinks nothing.
+bool CheckMakeRoomConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
+                          const Plan& plan, bool consent, ExitCode* code);
+
 /// Every action of `*plan` recomputed from `table` (read with contents, the proofs apply made)
 /// and the plan's target layout (RecomputePlan). When every claim holds, `*plan` gets the
 /// recomputed actions and true; otherwise false (`*code` kRefused, nothing written) after
 /// printing each claim that differs, with both values.
+/// A plan's shrinks are checked against what apply read of each partition's contents
+/// (`offers`: ReadShrinkOffers).
 bool ReplaceClaimsByRecomputation(Streams io, const std::string& plan_path, const std::string& path,
                                   const PartitionTable& table, const std::vector<uint32_t>& discard,
-                                  Plan* plan, ExitCode* code);
+                                  Plan* plan, ExitCode* code,
+                                  const std::vector<ShrinkOffer>& offers = {});
 
 }  // namespace partalign

@@ -31,6 +31,9 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
       ->delimiter(',')
       ->allow_extra_args(false)  // one N per --discard: the PLAN after it is not an N
       ->check(CLI::PositiveNumber);
+  sub->add_flag("--make-room", command->make_room,
+                "shrink the partition the plan shrinks (plan --make-room), as a journaled step "
+                "before the moves: the plan file's word is not enough");
   sub->add_flag("--copy-all", command->copy_all,
                 "move every byte of a partition, not only what its filesystem uses");
   sub->add_flag("--allow-reinstall-bootloader", command->boot.allow_reinstall_bootloader,

@@ -18,6 +18,7 @@
 #include "cli/content/sleeping_systems.h"
 #include "cli/interactive/planner_session.h"
 #include "cli/move/unfinished_move.h"
+#include "cli/room/make_room.h"
 #include "cli/stack/disk_stacks.h"
 #include "cli/target/load_disk.h"
 #include "cli/target/target_options.h"
@@ -139,8 +140,9 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (command.interactive) {
     if (command.layout || !command.output.empty() || command.target.json ||
-        command.format != "text") {
-      PrintError(io.err, "plan --interactive takes no --layout, -o, --format or --json");
+        command.format != "text" || command.content.make_room) {
+      PrintError(io.err,
+                 "plan --interactive takes no --layout, -o, --format, --json or --make-room");
       return ExitCode::kFailure;
     }
     if (!command.content.discard.empty() && (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO))) {
@@ -200,9 +202,24 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
       return ExitCode::kFailure;
     }
   }
-  Result<Plan> plan = spec ? MakeLayoutPlan(*spec, table, disk->device, alignment.alignment)
-                           : MakeProvenPlan(io, command.target.target, &table, disk->device,
-                                            alignment.alignment, command.content);
+  if (spec && command.content.make_room) {
+    PrintError(io.err, "plan --layout makes a fresh table: --make-room does not apply");
+    return ExitCode::kFailure;
+  }
+  // --make-room: the least invasive shrink that aligns more (cli/room/make_room.h).
+  std::vector<std::string> made_room;
+  Result<Plan> plan = MakeError("no plan");
+  if (spec) {
+    plan = MakeLayoutPlan(*spec, table, disk->device, alignment.alignment);
+  } else if (command.content.make_room) {
+    Result<MadeRoom> made = MakeRoomPlan(io, command.target.target, &table, disk->device,
+                                         alignment.alignment, command.content);
+    plan = made ? Result<Plan>(std::move(made->plan)) : Result<Plan>(made.error());
+    if (made) made_room = std::move(made->lines);
+  } else {
+    plan = MakeProvenPlan(io, command.target.target, &table, disk->device, alignment.alignment,
+                          command.content);
+  }
   if (!plan) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, plan.error().message));
     return ExitCode::kFailure;
@@ -265,6 +282,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
       rendered += "\n## Hibernation\n\n";
       for (const std::string& line : hibernated) rendered += "- " + line + "\n";
     }
+    if (!made_room.empty()) {
+      rendered += "\n## Make room\n\n";
+      for (const std::string& line : made_room) rendered += "- " + line + "\n";
+    }
     if (!way_through.empty()) {
       rendered += "\n## Way through\n\n";
       for (const std::string& line : way_through) rendered += "- " + line + "\n";
@@ -300,6 +321,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     if (!hibernated.empty()) {
       io.out << "\nhibernation:\n";
       for (const std::string& line : hibernated) io.out << line << '\n';
+    }
+    if (!made_room.empty()) {
+      io.out << '\n';
+      for (const std::string& line : made_room) io.out << line << '\n';
     }
     if (!way_through.empty()) {
       io.out << '\n';
@@ -341,6 +366,10 @@ void AddPlanCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_option("--layout", command->layout,
                   "plan a fresh table for an empty disk: 'size=512M,type=uefi;type=linux' ...");
   AddContentOptions(sub, &command->content);
+  sub->add_flag("--make-room", command->content.make_room,
+                "when aligned starts do not fit, shrink one partition's contents at its end by "
+                "the few MiB needed (the least invasive: a swap area, then a filesystem by its "
+                "own tool); apply asks for --make-room again");
   sub->add_flag("--interactive", command->interactive,
                 "the full-screen planner (keys: ? in it); needs a terminal");
   sub->add_option("--label", command->label,

@@ -142,7 +142,8 @@ Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size)
 
 Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
                             const DeviceInfo& device, const Alignment& alignment,
-                            const ContentOptions& content) {
+                            const ContentOptions& content,
+                            const std::vector<PlannedShrink>& shrinks) {
   PlanOptions options;
   options.discard = content.discard;
   // A partition the running system uses keeps its place: apply writes around it, never moves
@@ -152,6 +153,7 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
   for (const DiskUser& u : *users) {
     if (u.partition != 0) options.in_use.push_back(u.partition);
   }
+  options.shrinks = shrinks;
   PlanProofs proofs;
   if (!content.no_scan) {
     proofs.partitions = [&](PartitionTable* t, const std::vector<uint32_t>& numbers) {

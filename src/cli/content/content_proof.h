@@ -24,6 +24,9 @@ struct ContentOptions {
   std::vector<uint32_t> discard;
   /// --no-scan: never read a partition in full; what is not proven empty is moved whole.
   bool no_scan = false;
+  /// plan --make-room: the person lets a partition's contents be shrunk to make room
+  /// (cli/room/make_room.h); registered by plan itself, named in the advice that repeats it.
+  bool make_room = false;
 };
 
 /// Registers --discard and --no-scan on `command`.
@@ -53,9 +56,10 @@ Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size)
 /// them matter (PartitionsWorthProving, TailsToProve); those are read (unless --no-scan: then
 /// nothing is read, and no partition that may hold data gives up a sector), and the plan is
 /// made again with what was found (what is still unscanned then counts as data, and is moved
-/// whole). `table` keeps the proofs.
+/// whole). `table` keeps the proofs. `shrinks`: plan --make-room's (PlanOptions::shrinks).
 Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
                             const DeviceInfo& device, const Alignment& alignment,
-                            const ContentOptions& content);
+                            const ContentOptions& content,
+                            const std::vector<PlannedShrink>& shrinks = {});
 
 }  // namespace partalign

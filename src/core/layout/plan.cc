@@ -150,6 +150,10 @@ nlohmann::json PlanToJson(const Plan& plan) {
         {"new_end_sector", a.new_end_sector}, {"kind", ToString(a.kind)},
         {"bytes_to_move", a.bytes_to_move},   {"reason", a.reason}};
     if (a.empty != Emptiness::kNotClaimed) action["empty"] = ToString(a.empty);
+    if (a.shrink) {
+      action["shrink"] = {{"tool", ToString(a.shrink->tool)},
+                          {"size_sectors", a.shrink->size_sectors}};
+    }
     actions.push_back(std::move(action));
   }
   const Topology& t = plan.topology;
@@ -277,7 +281,19 @@ Result<Plan> ReadPlanDocument(std::string_view text) {
     a.bytes_to_move = r.Uint("bytes_to_move");
     a.reason = r.String("reason");
     std::string empty = r.String("empty", /*required=*/false);
+    const nlohmann::json* shrink = r.Object("shrink", /*required=*/false);
     if (r.error()) return MakeError(*r.error());
+    if (shrink) {
+      FieldReader sr(*shrink, path + "shrink.");
+      std::string tool = sr.String("tool");
+      const uint64_t size = sr.Uint("size_sectors");
+      if (sr.error()) return MakeError(*sr.error());
+      std::optional<ShrinkTool> t = ShrinkToolFromString(tool);
+      if (!t) {
+        return MakeError(fmt::format("{}shrink.tool: unknown value '{}'", path, Printable(tool)));
+      }
+      a.shrink = PlannedShrink{a.partition, *t, size};
+    }
     std::optional<ActionKind> k = ActionKindFromString(kind);
     if (!k) return MakeError(fmt::format("{}kind: unknown value '{}'", path, Printable(kind)));
     a.kind = *k;
@@ -290,6 +306,17 @@ Result<Plan> ReadPlanDocument(std::string_view text) {
       a.empty = e->first;
     }
     if (a.partition == 0) return MakeError(path + "partition: is 0");
+    if (a.shrink) {
+      a.shrink->partition = a.partition;
+      if (a.shrink->size_sectors == 0 || a.old_end_sector < a.old_start_sector ||
+          a.shrink->size_sectors > a.old_end_sector - a.old_start_sector) {
+        return MakeError(path + "shrink.size_sectors: not between 1 and the partition's size");
+      }
+      if (a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) {
+        return MakeError(fmt::format("{}shrink: for a '{}' action, which changes nothing", path,
+                                     ToString(a.kind)));
+      }
+    }
     if (a.old_end_sector < a.old_start_sector || a.new_end_sector < a.new_start_sector) {
       return MakeError(path + "new_end_sector/old_end_sector: end before start");
     }

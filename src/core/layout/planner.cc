@@ -958,9 +958,79 @@ uint64_t ProtectedSectors(const Partition& p, uint64_t sector_size, uint64_t gra
   return std::min(p.size_sectors, std::max(*fs, zeros_from));
 }
 
+Result<PartitionTable> ShrunkTable(const PartitionTable& table, const PlanOptions& options) {
+  PartitionTable t = table;
+  const uint64_t ss = table.sector_size;
+  for (const PlannedShrink& s : options.shrinks) {
+    auto p = std::find_if(t.partitions.begin(), t.partitions.end(),
+                          [&](const Partition& q) { return q.number == s.partition; });
+    if (p == t.partitions.end()) {
+      return MakeError(fmt::format("shrink of partition {}: there is no partition {}", s.partition,
+                                   s.partition));
+    }
+    if (p->kind == PartitionKind::kExtended) {
+      return MakeError(fmt::format(
+          "shrink of partition {}: it is the extended partition, which holds no contents",
+          s.partition));
+    }
+    if (s.size_sectors == 0 || s.size_sectors >= p->size_sectors) {
+      return MakeError(fmt::format("shrink of partition {}: {} is not smaller than its {}",
+                                   s.partition, Sectors(s.size_sectors), Sectors(p->size_sectors)));
+    }
+    p->size_sectors = s.size_sectors;
+    const uint64_t contents = ShrunkContentsBytes(s.tool, s.size_sectors * ss, ss);
+    if (p->contents.fs_size_bytes && *p->contents.fs_size_bytes > contents) {
+      p->contents.fs_size_bytes = contents;
+    }
+    p->contents.zeros_from_bytes.reset();
+    p->contents.tail_data_bytes.reset();
+  }
+  return t;
+}
+
+namespace {
+
+// The actions planned on ShrunkTable(table) as actions on `table`: each shrunk partition's
+// old end is its end before the shrink, its action says the shrink and changes the table.
+Result<std::vector<PlanAction>> WithShrinks(const PartitionTable& table, const Alignment& alignment,
+                                            const PlanOptions& options,
+                                            Result<std::vector<PlanAction>> actions) {
+  if (!actions) return actions;
+  const uint64_t ss = table.sector_size;
+  for (const PlannedShrink& s : options.shrinks) {
+    const Partition* p = table.Find(s.partition);
+    for (PlanAction& a : *actions) {
+      if (a.partition != s.partition || p == nullptr) continue;
+      if (a.kind == ActionKind::kImpossible || !alignment.IsAligned(a.new_start_sector * ss)) {
+        return MakeError(
+            fmt::format("partition {}: shrunk, its start {} still cannot be aligned: {}",
+                        s.partition, a.old_start_sector, a.reason));
+      }
+      a.old_end_sector = p->end_sector();
+      a.shrink = s;
+      if (a.kind == ActionKind::kNone) a.kind = ActionKind::kTableOnly;
+      const std::string what = p->contents.fs_type.empty() ? "contents" : p->contents.fs_type;
+      a.reason = fmt::format("{} shrunk first by {} ({} -> {}, {}); {}", what,
+                             FormatSize((p->size_sectors - s.size_sectors) * ss),
+                             FormatSize(p->size_sectors * ss), FormatSize(s.size_sectors * ss),
+                             ToString(s.tool), a.reason);
+    }
+  }
+  return actions;
+}
+
+}  // namespace
+
 Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
                                                const Alignment& alignment,
                                                const PlanOptions& options) {
+  if (!options.shrinks.empty()) {
+    Result<PartitionTable> shrunk = ShrunkTable(table, options);
+    if (!shrunk) return shrunk.error();
+    PlanOptions rest = options;
+    rest.shrinks.clear();
+    return WithShrinks(table, alignment, options, PlanPartitions(*shrunk, alignment, rest));
+  }
   if (table.label != LabelType::kGpt && table.label != LabelType::kDos) {
     if (table.label == LabelType::kNone && table.partitions.empty())
       return std::vector<PlanAction>{};
@@ -985,6 +1055,14 @@ Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
 Result<std::vector<PlanAction>> DescribeExtents(
     const PartitionTable& table, const Alignment& alignment, const PlanOptions& options,
     const std::vector<std::pair<uint64_t, uint64_t>>& extents) {
+  if (!options.shrinks.empty()) {
+    Result<PartitionTable> shrunk = ShrunkTable(table, options);
+    if (!shrunk) return shrunk.error();
+    PlanOptions rest = options;
+    rest.shrinks.clear();
+    return WithShrinks(table, alignment, options,
+                       DescribeExtents(*shrunk, alignment, rest, extents));
+  }
   if (extents.size() != table.partitions.size()) {
     return MakeError(
         fmt::format("{} new extents for {} partitions", extents.size(), table.partitions.size()));
@@ -1106,7 +1184,7 @@ std::vector<TailProof> TailsToProve(const PartitionTable& table,
     if (p == nullptr || p->kind == PartitionKind::kExtended || !p->contents.MayHoldData() ||
         IsEndAnchored(p->contents) || p->contents.tail_data_bytes ||
         (a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) ||
-        a.new_end_sector < a.new_start_sector ||
+        a.new_end_sector < a.new_start_sector || a.shrink ||
         std::find(options.discard.begin(), options.discard.end(), p->number) !=
             options.discard.end()) {
       continue;

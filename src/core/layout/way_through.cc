@@ -76,10 +76,85 @@ std::string List(const std::vector<uint32_t>& numbers) {
   return fmt::format("partitions {} and {}", fmt::join(parts, ", "), last);
 }
 
+// How far the search trusts a tool to move data: resize2fs first, then ntfsresize, then
+// libparted's FAT resizer (which rewrites both FATs whole); mkswap moves nothing.
+int ToolRank(const std::optional<ShrinkTool>& tool) {
+  if (!tool) return 0;
+  switch (*tool) {
+    case ShrinkTool::kMkswap:
+      return 0;
+    case ShrinkTool::kResize2fs:
+      return 1;
+    case ShrinkTool::kNtfsresize:
+      return 2;
+    case ShrinkTool::kFatResize:
+      return 3;
+  }
+  return 4;
+}
+
+// Partition `p` shrunk at its end by the fewest whole MiB that align the most of `ways`'s
+// impossible partitions, never below the offer's minimum; nullopt when no shrink aligns more.
+std::optional<WayThrough> FewestMiBWay(const PartitionTable& table, const Alignment& alignment,
+                                       const PlanOptions& options, const WaysThrough& ways,
+                                       const Partition& p, const ShrinkOffer& offer) {
+  const uint64_t ss = table.sector_size;
+  const uint64_t mib = std::max<uint64_t>(kMiB / ss, 1);
+  const uint64_t min_sectors = offer.min_bytes / ss + (offer.min_bytes % ss != 0);
+  if (p.size_sectors <= min_sectors + mib - 1) return std::nullopt;
+  // The room missing at the end, and what aligning every partition may add (each moves by
+  // less than a grain, a logical one keeps room for its EBR): more never helps.
+  const uint64_t grain_mib = std::max<uint64_t>(alignment.grain_bytes / kMiB, 1);
+  const uint64_t most =
+      (ways.missing_sectors + mib - 1) / mib + (grain_mib + 1) * (table.partitions.size() + 1) + 1;
+  const uint64_t limit = std::min((p.size_sectors - min_sectors) / mib, most);
+  std::optional<std::vector<uint32_t>> best;
+  uint64_t best_mib = 0;
+  for (uint64_t k = 1; k <= limit; ++k) {
+    PlanOptions with = options;
+    with.shrinks.push_back({p.number, *offer.tool, p.size_sectors - k * mib});
+    std::optional<std::vector<uint32_t>> left = ImpossibleWith(table, alignment, with);
+    if (!left || left->size() >= (best ? best->size() : ways.impossible.size())) continue;
+    best = std::move(left);
+    best_mib = k;
+    if (best->empty()) break;
+  }
+  if (!best) return std::nullopt;
+  WayThrough way;
+  way.source =
+      *offer.tool == ShrinkTool::kMkswap ? RoomSource::kShrinkSwap : RoomSource::kShrinkFilesystem;
+  way.partition = p.number;
+  way.contents = p.contents.fs_type;
+  way.partition_bytes = p.size_sectors * ss;
+  way.shrink_bytes = best_mib * mib * ss;
+  way.tool = offer.tool;
+  for (uint32_t n : ways.impossible) {
+    (Contains(*best, n) ? way.still_impossible : way.aligned).push_back(n);
+  }
+  return way;
+}
+
+// "mkswap re-creates the swap area with the same UUID, label and page size" and the like.
+std::string ShrinkHow(ShrinkTool tool, const std::string& contents) {
+  switch (tool) {
+    case ShrinkTool::kMkswap:
+      return "mkswap re-creates the swap area with the same UUID, label and page size; refused "
+             "if it holds a hibernation image";
+    case ShrinkTool::kResize2fs:
+      return fmt::format("resize2fs shrinks the {} after e2fsck -f finds it clean", contents);
+    case ShrinkTool::kNtfsresize:
+      return "ntfsresize shrinks the NTFS after ntfsresize --check finds it clean";
+    case ShrinkTool::kFatResize:
+      return "libparted's FAT resizer shrinks the FAT after fsck.fat -n finds it clean";
+  }
+  return {};
+}
+
 }  // namespace
 
 WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignment,
-                            const PlanOptions& options, const std::vector<PlanAction>& actions) {
+                            const PlanOptions& options, const std::vector<PlanAction>& actions,
+                            const std::vector<ShrinkOffer>& offers) {
   WaysThrough out;
   out.impossible = ImpossibleOf(actions);
   if (out.impossible.empty()) return out;
@@ -103,13 +178,47 @@ WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignm
     }
     out.ways.push_back(std::move(way));
   }
-  // The way that aligns the most first, then the smallest partition given up.
+  for (const ShrinkOffer& offer : offers) {
+    const Partition* p = table.Find(offer.partition);
+    if (p == nullptr || p->kind == PartitionKind::kExtended ||
+        Contains(options.discard, p->number)) {
+      continue;
+    }
+    if (!offer.tool) {
+      if (!p->contents.fs_type.empty()) {
+        out.not_offered.push_back({p->number, p->contents.fs_type, offer.reason});
+      }
+      continue;
+    }
+    if (std::optional<WayThrough> way = FewestMiBWay(table, alignment, options, out, *p, offer)) {
+      out.ways.push_back(std::move(*way));
+    }
+  }
+  // The way that aligns the most first, then the least invasive.
   std::stable_sort(out.ways.begin(), out.ways.end(), [](const WayThrough& a, const WayThrough& b) {
     if (a.still_impossible.size() != b.still_impossible.size())
       return a.still_impossible.size() < b.still_impossible.size();
+    if (a.source != b.source) return a.source < b.source;
+    if (ToolRank(a.tool) != ToolRank(b.tool)) return ToolRank(a.tool) < ToolRank(b.tool);
+    if (a.shrink_bytes != b.shrink_bytes) return a.shrink_bytes < b.shrink_bytes;
     return a.partition_bytes < b.partition_bytes;
   });
   return out;
+}
+
+const WayThrough* BestShrink(const WaysThrough& ways) {
+  for (const WayThrough& w : ways.ways) {
+    if (w.source != RoomSource::kDiscard) return &w;
+  }
+  return nullptr;
+}
+
+PlannedShrink ShrinkOf(const WayThrough& way, const PartitionTable& table) {
+  PlannedShrink s;
+  s.partition = way.partition;
+  s.tool = way.tool.value_or(ShrinkTool::kMkswap);
+  s.size_sectors = (way.partition_bytes - way.shrink_bytes) / table.sector_size;
+  return s;
 }
 
 std::vector<std::string> WayText(const WaysThrough& ways, const WayContext& context) {
@@ -118,6 +227,15 @@ std::vector<std::string> WayText(const WaysThrough& ways, const WayContext& cont
   for (const WayThrough& w : ways.ways) {
     std::string how;
     switch (w.source) {
+      case RoomSource::kShrinkSwap:
+      case RoomSource::kShrinkFilesystem:
+        how =
+            fmt::format("{} makes it {} smaller at its end, before the moves ({})",
+                        context.make_room_command ? fmt::format("'{}'", context.make_room_command())
+                                                  : std::string("plan --make-room"),
+                        FormatSize(w.shrink_bytes),
+                        ShrinkHow(w.tool.value_or(ShrinkTool::kMkswap), w.contents));
+        break;
       case RoomSource::kDiscard:
         if (!context.plan_command) {
           how = fmt::format(
@@ -142,6 +260,10 @@ std::vector<std::string> WayText(const WaysThrough& ways, const WayContext& cont
     lines.push_back(fmt::format("way through: partition {} ({}, {}) can give the room: {}; {}",
                                 w.partition, w.contents, FormatSize(w.partition_bytes), how,
                                 result));
+  }
+  for (const WaysThrough::NotOffered& n : ways.not_offered) {
+    lines.push_back(
+        fmt::format("partition {} ({}) cannot give room: {}", n.partition, n.contents, n.reason));
   }
   if (ways.missing_bytes > 0) {
     lines.push_back(fmt::format(

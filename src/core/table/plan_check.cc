@@ -166,9 +166,8 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
   }
   // The same values from another source: a plan made with the kernel's topology is for a disk
   // whose kernel reports it (an image file's topology is a default or assumed, one claim).
-  if (out.size() == topology_found &&
-      (plan.topology.origin == TopologyOrigin::kKernel) !=
-          (now.topology.origin == TopologyOrigin::kKernel)) {
+  if (out.size() == topology_found && (plan.topology.origin == TopologyOrigin::kKernel) !=
+                                          (now.topology.origin == TopologyOrigin::kKernel)) {
     out.push_back(fmt::format("topology.source: plan {}, disk {}{}", ToString(plan.topology.origin),
                               ToString(now.topology.origin),
                               plan.topology.origin == TopologyOrigin::kAssumed
@@ -232,7 +231,7 @@ LeftBehind PartitionsLeftBehind(const Plan& plan, const PartitionTable& table) {
     const Partition* p = table.Find(a.partition);
     if ((a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) || p == nullptr ||
         p->kind == PartitionKind::kExtended || a.new_end_sector < a.new_start_sector ||
-        a.empty == Emptiness::kDiscarded ||
+        a.empty == Emptiness::kDiscarded || a.shrink ||
         std::find(out.to_prove.begin(), out.to_prove.end(), a.partition) != out.to_prove.end()) {
       continue;
     }
@@ -307,6 +306,47 @@ std::vector<uint32_t> PlanDiscards(const Plan& plan) {
   return out;
 }
 
+std::vector<PlannedShrink> PlanShrinks(const Plan& plan) {
+  std::vector<PlannedShrink> out;
+  for (const PlanAction& a : plan.actions) {
+    if (a.shrink) out.push_back(*a.shrink);
+  }
+  return out;
+}
+
+std::vector<std::string> MakeRoomConsentProblems(const Plan& plan, bool consent,
+                                                 const std::string& apply_command) {
+  std::vector<std::string> out;
+  const std::vector<PlannedShrink> shrinks = PlanShrinks(plan);
+  if (!consent) {
+    for (const PlannedShrink& s : shrinks) {
+      out.push_back(fmt::format(
+          "partition {}: the plan shrinks its contents with {} (\"shrink\"), which only you can "
+          "allow, not a file: '{}' allows it",
+          s.partition, ToString(s.tool), apply_command));
+    }
+  } else if (shrinks.empty()) {
+    out.push_back(
+        "--make-room: the plan shrinks no partition, and apply shrinks only what the plan does");
+  }
+  return out;
+}
+
+Plan PlanAfterShrinks(const Plan& plan) {
+  Plan rest = plan;
+  for (PlanAction& a : rest.actions) {
+    if (!a.shrink) continue;
+    a.old_end_sector = a.old_start_sector + a.shrink->size_sectors - 1;
+    a.shrink.reset();
+    if (a.new_start_sector == a.old_start_sector && a.new_end_sector == a.old_end_sector) {
+      a.kind = ActionKind::kNone;
+      a.bytes_to_move = 0;
+      a.empty = Emptiness::kNotClaimed;
+    }
+  }
+  return rest;
+}
+
 std::vector<std::string> DiscardConsentProblems(const Plan& plan,
                                                 const std::vector<uint32_t>& consent,
                                                 const std::string& apply_command) {
@@ -373,10 +413,46 @@ void CompareClaims(size_t index, const PlanAction& claimed, const PlanAction& ne
                         ? fmt::format("{} of {}", what, FormatSize(needed.bytes_to_move))
                         : fmt::format("a '{}' action copies nothing", ToString(needed.kind))));
   }
+  if (claimed.shrink != needed.shrink) {
+    out->push_back(fmt::format("{}shrink: the plan says {}, partition {} needs {}", field,
+                               claimed.shrink ? "a shrink" : "none", p.number,
+                               needed.shrink ? "a shrink" : "none"));
+  }
   if (claimed.empty != needed.empty) {
     out->push_back(fmt::format("{}empty: the plan says {}, partition {} needs {} (it {})", field,
                                Claimed(claimed.empty), p.number, Claimed(needed.empty),
                                MayHoldDataText(p.contents)));
+  }
+}
+
+// The shrink actions[index] asks for, against what apply read of partition `p`'s contents
+// (`offers`, ReadShrinkLimit): its tool must be the way for them, its size not below their
+// limit. One message per field that differs.
+void ShrinkClaims(size_t index, const PlannedShrink& claimed, const Partition& p, uint64_t ss,
+                  const std::vector<ShrinkOffer>& offers, std::vector<std::string>* out) {
+  const std::string field = fmt::format("actions[{}].shrink", index);
+  auto offer = std::find_if(offers.begin(), offers.end(),
+                            [&](const ShrinkOffer& o) { return o.partition == p.number; });
+  const std::string what = p.contents.fs_type.empty() ? "no filesystem" : p.contents.fs_type;
+  if (offer == offers.end()) {
+    out->push_back(
+        fmt::format("{}: partition {} ({}) was not read for a shrink", field, p.number, what));
+    return;
+  }
+  if (!offer->tool) {
+    out->push_back(fmt::format("{}: the plan shrinks partition {} ({}), which cannot be shrunk: {}",
+                               field, p.number, what, offer->reason));
+    return;
+  }
+  if (*offer->tool != claimed.tool) {
+    out->push_back(fmt::format("{}.tool: the plan says {}, partition {} ({}) needs {}", field,
+                               ToString(claimed.tool), p.number, what, ToString(*offer->tool)));
+  }
+  if (claimed.size_sectors * ss < offer->min_bytes) {
+    out->push_back(fmt::format(
+        "{}.size_sectors: the plan says {} ({}), partition {} ({}, {} used) keeps at least {}",
+        field, claimed.size_sectors, FormatSize(claimed.size_sectors * ss), p.number, what,
+        FormatSize(offer->used_bytes), FormatSize(offer->min_bytes)));
   }
 }
 
@@ -398,7 +474,8 @@ std::optional<std::string> AlignmentClaim(const Plan& plan) {
 }  // namespace
 
 RecomputedPlan RecomputePlan(const Plan& plan, const PartitionTable& table,
-                             const std::vector<uint32_t>& discard) {
+                             const std::vector<uint32_t>& discard,
+                             const std::vector<ShrinkOffer>& offers) {
   RecomputedPlan out;
   if (plan.layout) return out;  // a fresh table: its layout is the whole request
   if (std::optional<std::string> wrong = AlignmentClaim(plan)) {
@@ -424,6 +501,14 @@ RecomputedPlan RecomputePlan(const Plan& plan, const PartitionTable& table,
   }
   PlanOptions options;
   options.discard = discard;
+  options.shrinks = PlanShrinks(plan);
+  for (size_t i = 0; i < plan.actions.size(); ++i) {
+    if (plan.actions[i].shrink) {
+      ShrinkClaims(i, *plan.actions[i].shrink, table.partitions[i], table.sector_size, offers,
+                   &out.refusals);
+    }
+  }
+  if (!out.refusals.empty()) return out;
   Result<std::vector<PlanAction>> needed =
       PlanFileActions(table, plan.alignment, options, TargetExtents(plan, table));
   if (!needed) {

@@ -118,6 +118,26 @@ class OldToolDiskTest : public testing::Test {
     return dry_run.out;
   }
 
+  // apply with its backups and journals in the test's directory, asking nothing.
+  std::vector<std::string> ApplyArgs() const {
+    return {"apply",         "--yes",
+            "--backup-dir",  dir_.File("backups"),
+            "--journal-dir", dir_.File("journals")};
+  }
+
+  // A plan file's word is not consent: without the person's `consent` ("--discard 1",
+  // "--make-room") apply writes nothing and names the command that says it.
+  void ExpectRefusedWithoutConsent(const std::string& plan_file, const std::string& consent) {
+    std::vector<std::string> unsaid = ApplyArgs();
+    unsaid.push_back(plan_file);
+    CommandResult refused = RunPartalign(unsaid, "", Env());
+    EXPECT_EQ(refused.exit_code, kRefused) << refused.out << refused.err;
+    EXPECT_NE(refused.err.find(fmt::format("'partalign apply {} {}'", consent, plan_file)),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  }
+
   // Every partition but the extended one starts on 1 MiB.
   void ExpectAligned() const {
     for (const nlohmann::json& p : test::SfdiskJson(loop_->path())["partitions"]) {
@@ -178,7 +198,9 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByGivingUpItsSwap) {
   // Filesystems at +0 are fixed by an aligned start, not by mkfs.
   EXPECT_EQ(plan.out.find("no partition start fixes it"), std::string::npos) << plan.out;
   const std::string advice = test::AdviceIn(
-      plan.out, "way through: partition 7 \\(swap, [^)]*\\) can give the room: '([^']*)'");
+      plan.out,
+      "way through: partition 7 \\(swap, [^)]*\\) can give the room: '(partalign plan "
+      "--discard[^']*)'");
   ASSERT_EQ(advice, "partalign plan --discard 7 -o plan.json " + dev) << plan.out;
 
   CommandResult planned = test::RunAdvice(advice, dir_.path());
@@ -257,6 +279,150 @@ TEST_F(OldToolDiskTest, AFullSingleNtfsDiskSaysWhatIsMissingAndApplyRefuses) {
   EXPECT_EQ(test::CmpFiles(image_, before_), "");
 }
 
+// The swap's UUID and label, read by blkid from partition `node`.
+std::string SwapIdentity(const std::string& node) {
+  return RunCommand(
+             {"blkid", "-p", "-s", "UUID", "-s", "LABEL", "-s", "TYPE", "-o", "export", node})
+      .out;
+}
+
+// The disk of the issue realigned the least invasive way (issue 38, "Make room"): plan names
+// `plan --make-room`, which shrinks the swap by the few MiB needed; apply asks for --make-room
+// again, shrinks it as a journaled step before the moves, and realigns everything: every
+// partition on 1 MiB, every file intact, the checkers clean, the swap's UUID and label kept,
+// every byte outside the partitions unchanged but the table's own sectors.
+TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string swap_before = SwapIdentity(Node(7));
+  ASSERT_NE(swap_before.find("TYPE=swap"), std::string::npos) << swap_before;
+  CommandResult plan = RunPartalign({"plan", dev}, "", Env());
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string advice = test::AdviceIn(
+      plan.out,
+      "way through: partition 7 \\(swap, [^)]*\\) can give the room: '([^']*)' makes it 2 MiB "
+      "smaller at its end");
+  ASSERT_EQ(advice, "partalign plan --make-room -o plan.json " + dev) << plan.out;
+  CommandResult planned = test::RunAdvice(advice, dir_.path());
+  ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
+  EXPECT_NE(planned.out.find("make room: partition 7 (swap, 321.58 MiB) gives 2 MiB at its end"),
+            std::string::npos)
+      << planned.out;
+  EXPECT_NE(planned.out.find("0 impossible"), std::string::npos) << planned.out;
+  const std::string plan_file = dir_.File("plan.json");
+  const nlohmann::json doc = nlohmann::json::parse(test::ReadFile(plan_file));
+  for (const nlohmann::json& a : doc["actions"]) {
+    EXPECT_NE(a["kind"], "impossible") << a;
+    EXPECT_EQ(a.contains("shrink"), a["partition"] == 7) << a;
+  }
+  const std::vector<std::string> apply_args = ApplyArgs();
+  // The plan file's "shrink" is no consent: without --make-room apply writes nothing and names
+  // the command that says it.
+  ExpectRefusedWithoutConsent(plan_file, "--make-room");
+  // The dry run shows the shrink and writes nothing.
+  std::vector<std::string> dry = apply_args;
+  dry.insert(dry.end(), {"--make-room", "--dry-run", plan_file});
+  CommandResult dry_run = RunPartalign(dry, "", Env());
+  ASSERT_EQ(dry_run.exit_code, 0) << dry_run.out << dry_run.err;
+  EXPECT_NE(dry_run.out.find("Make room first (--make-room): partition 7 (swap) gives 2 MiB"),
+            std::string::npos)
+      << dry_run.out;
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+
+  std::vector<std::string> said = apply_args;
+  said.insert(said.end(), {"--make-room", plan_file});
+  CommandResult applied = RunPartalign(said, "", Env());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectAligned();
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+  EXPECT_EQ(SwapIdentity(Node(7)), swap_before);
+  const nlohmann::json after = test::SfdiskJson(dev);
+  // The boot records name the new starts; they are the bytes of NTFS and FAT the moves may
+  // change (with their backups: FAT32's sector 6, NTFS's last sector).
+  test::DiskInvariantOptions invariant = test::InvariantOptionsForPlan(plan_file, 512);
+  invariant.left_behind.push_back(7);  // the swap area is made again, smaller, by mkswap
+  for (const nlohmann::json& q : after["partitions"]) {
+    const uint64_t start = q["start"].get<uint64_t>() * 512;
+    const uint64_t size = q["size"].get<uint64_t>() * 512;
+    if (q["node"] == Node(1)) {
+      EXPECT_EQ(*Le<uint32_t>(test::ReadBytes(Node(1), 0, 512), 0x1C), q["start"]);
+      invariant.updated_records.push_back({start, start + 512});
+      invariant.updated_records.push_back({start + size - 512, start + size});
+    }
+    if (q["node"] == Node(6)) {
+      EXPECT_EQ(*Le<uint32_t>(test::ReadBytes(Node(6), 0, 512), 0x1C), q["start"]);
+      invariant.updated_records.push_back({start, start + 512});
+      invariant.updated_records.push_back({start + 6 * 512, start + 7 * 512});
+    }
+  }
+  EXPECT_EQ(test::DiskInvariantViolations(before_, dev, invariant), std::vector<std::string>{});
+  EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+  // Nothing is left to do.
+  CommandResult again = RunPartalign({"plan", "--json", dev}, "", Env());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  for (const nlohmann::json& a : nlohmann::json::parse(again.out)["actions"]) {
+    EXPECT_EQ(a["kind"], "none") << a;
+  }
+}
+
+// apply killed while it shrinks the swap: `resume --rollback` puts every byte back; killed
+// again and resumed, the swap is shrunk with its UUID and label, and a plan of the disk then
+// aligns everything without a shrink.
+TEST_F(OldToolDiskTest, AKillDuringTheShrinkIsRolledBackOrCompleted) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string swap_before = SwapIdentity(Node(7));
+  const std::string plan_file = dir_.File("plan.json");
+  CommandResult plan = RunPartalign({"plan", "--make-room", "-o", plan_file, dev}, "", Env());
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const std::string journals = dir_.File("journals");
+  const std::vector<std::string> apply = {
+      "apply",         "--yes",  "--make-room", "--backup-dir", dir_.File("backups"),
+      "--journal-dir", journals, plan_file};
+  // The first kill points fall before the journal's header is durable (the step never wrote
+  // the disk): the first point after them whose rollback puts every byte back.
+  auto kill_at = [&](uint64_t point) {
+    std::map<std::string, std::string> kill = Env();
+    kill["PARTALIGN_TEST_KILL_AFTER"] = std::to_string(point);
+    CommandResult killed = RunPartalign(apply, "", kill);
+    EXPECT_EQ(killed.exit_code, 128 + 9) << killed.out << killed.err;
+    EXPECT_EQ(killed.out.find("Step 1/"), std::string::npos) << killed.out;  // no move started
+    return test::FilesIn(journals, ".partalign-journal");
+  };
+  uint64_t point = 1;
+  std::vector<std::string> journal;
+  for (; point <= 40; ++point) {
+    journal = kill_at(point);
+    ASSERT_FALSE(HasFailure()) << "point " << point;
+    ASSERT_EQ(journal.size(), 1u) << "point " << point;
+    CommandResult back = RunPartalign({"resume", "--rollback", journal[0], "--yes"}, "", Env());
+    EXPECT_EQ(test::CmpFiles(image_, before_), "") << "point " << point;
+    if (back.exit_code == 0) break;
+    // An unreadable journal: its step never wrote the disk.
+    ASSERT_NE(back.err.find("never wrote to its device"), std::string::npos) << back.err;
+    std::filesystem::remove(journal[0]);
+  }
+  ASSERT_LE(point, 40u);
+  EXPECT_FALSE(std::filesystem::exists(journal[0]));
+
+  journal = kill_at(point);
+  ASSERT_EQ(journal.size(), 1u);
+  CommandResult done = RunPartalign({"resume", journal[0], "--yes"}, "", Env());
+  ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
+  test::RunOrThrow({"partx", "-u", dev});
+  EXPECT_EQ(SwapIdentity(Node(7)), swap_before);
+  CommandResult again = RunPartalign({"plan", "--json", dev}, "", Env());
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  for (const nlohmann::json& a : nlohmann::json::parse(again.out)["actions"]) {
+    EXPECT_NE(a["kind"], "impossible") << a;
+  }
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+}
+
 // The same disk through the planner under tmux at 80x24: ? and x say the way through, d on the
 // swap gives up its contents, A aligns the rest, w applies; the result as with plan + apply.
 TEST_F(OldToolDiskTest, TheXpDiskIsRealignedInThePlannerUnderTmux) {
@@ -315,23 +481,16 @@ TEST_F(OldToolDiskTest, ApplyOfAPlanThatAlignsNothingNamesTheWayThrough) {
   EXPECT_NE(applied.err.find("2 partitions stay misaligned"), std::string::npos) << applied.err;
   EXPECT_EQ(test::CmpFiles(image_, before_), "");
   const std::string advice = test::AdviceIn(
-      applied.err, "way through: partition 1 \\(swap, [^)]*\\) can give the room: '([^']*)'");
+      applied.err,
+      "way through: partition 1 \\(swap, [^)]*\\) can give the room: '(partalign plan "
+      "--discard[^']*)'");
   ASSERT_EQ(advice, "partalign plan --discard 1 -o plan.json " + dev) << applied.err;
   CommandResult planned = test::RunAdvice(advice, dir_.path());
   ASSERT_EQ(planned.exit_code, 0) << planned.out << planned.err;
   // The plan gives up the swap's contents, which only the person can say: apply without
   // --discard 1 writes nothing and names the command that says it.
-  const std::vector<std::string> apply_args = {"apply",         "--yes",
-                                               "--backup-dir",  dir_.File("backups"),
-                                               "--journal-dir", dir_.File("journals")};
-  std::vector<std::string> unsaid = apply_args;
-  unsaid.push_back(plan_file);
-  CommandResult refused = RunPartalign(unsaid, "", Env());
-  EXPECT_EQ(refused.exit_code, kRefused) << refused.out << refused.err;
-  EXPECT_NE(refused.err.find(fmt::format("'partalign apply --discard 1 {}'", plan_file)),
-            std::string::npos)
-      << refused.err;
-  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  const std::vector<std::string> apply_args = ApplyArgs();
+  ExpectRefusedWithoutConsent(plan_file, "--discard 1");
   std::vector<std::string> said = apply_args;
   said.insert(said.end(), {"--discard", "1", plan_file});
   CommandResult realigned = RunPartalign(said, "", Env());

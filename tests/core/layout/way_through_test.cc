@@ -8,47 +8,20 @@
 
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "partalign/util/units.h"
+#include "support/xp_table.h"
 
 namespace partalign {
 namespace {
 
-constexpr uint64_t kCyl = 255 * 63;
+constexpr uint64_t kCyl = test::kXpCylinder;
 const Alignment kMiBAlignment{kMiB, 0};
 
-Partition Part(uint32_t number, PartitionKind kind, uint64_t start, uint64_t end,
-               const std::string& fs) {
-  Partition p;
-  p.number = number;
-  p.kind = kind;
-  p.start_sector = start;
-  p.size_sectors = end - start + 1;
-  if (!fs.empty()) {
-    p.contents.proof = ContentProof::kSignature;
-    p.contents.fs_type = fs;
-    if (fs != "ntfs") p.contents.fs_size_bytes = p.size_sectors * 512;
-  }
-  return p;
-}
-
-PartitionTable Dos(std::vector<Partition> parts) {
-  PartitionTable t;
-  t.label = LabelType::kDos;
-  t.sector_size = 512;
-  t.disk_size_sectors = 4194304;  // 2 GiB: 261 cylinders and 1339 sectors
-  t.first_usable_lba = 2048;
-  t.last_usable_lba = t.disk_size_sectors - 1;
-  t.partitions = std::move(parts);
-  return t;
-}
-
-PartitionTable XpDisk() {
-  return Dos({Part(1, PartitionKind::kPrimary, 63, 16 * kCyl - 1, "ntfs"),
-              Part(2, PartitionKind::kExtended, 16 * kCyl, 261 * kCyl - 1, ""),
-              Part(5, PartitionKind::kLogical, 16 * kCyl + 63, 140 * kCyl - 1, "ext4"),
-              Part(6, PartitionKind::kLogical, 140 * kCyl + 63, 220 * kCyl - 1, "vfat"),
-              Part(7, PartitionKind::kLogical, 220 * kCyl + 63, 261 * kCyl - 1, "swap")});
-}
+using test::XpDos;
+using test::XpPart;
+PartitionTable XpDisk() { return test::XpDiskTable(); }
 
 std::vector<PlanAction> Plan(const PartitionTable& t, const PlanOptions& options = {}) {
   Result<std::vector<PlanAction>> a = PlanPartitions(t, kMiBAlignment, options);
@@ -105,7 +78,7 @@ TEST(WayThroughTest, NothingImpossibleNothingToSay) {
 
 TEST(WayThroughTest, ANtfsFillingTheDiskSaysHowMuchRoomIsMissing) {
   // 63 -> 2048 needs 1985 sectors; 1339 are free after the last cylinder.
-  const PartitionTable t = Dos({Part(1, PartitionKind::kPrimary, 63, 261 * kCyl - 1, "ntfs")});
+  const PartitionTable t = XpDos({XpPart(1, PartitionKind::kPrimary, 63, 261 * kCyl - 1, "ntfs")});
   WaysThrough ways = FindWaysThrough(t, kMiBAlignment, {}, Plan(t));
   EXPECT_EQ(ways.impossible, std::vector<uint32_t>{1});
   EXPECT_TRUE(ways.ways.empty());
@@ -114,6 +87,160 @@ TEST(WayThroughTest, ANtfsFillingTheDiskSaysHowMuchRoomIsMissing) {
             std::vector<std::string>{"partition 1 needs 323 KiB more room than the disk has free "
                                      "(646 sectors): a partition made that much smaller, or one "
                                      "given up, makes room"});
+}
+
+// What ReadShrinkLimit would say of the XP disk: each partition may lose all but a tenth.
+std::vector<ShrinkOffer> XpOffers(const PartitionTable& t) {
+  std::vector<ShrinkOffer> offers;
+  for (const Partition& p : t.partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    ShrinkWay way = ShrinkWayFor(p.contents.fs_type);
+    offers.push_back({p.number, way.tool, way.reason, p.size_sectors * 512 / 10, 0});
+  }
+  return offers;
+}
+
+size_t ImpossibleCount(const std::vector<PlanAction>& actions) {
+  return static_cast<size_t>(std::count_if(actions.begin(), actions.end(), [](const PlanAction& a) {
+    return a.kind == ActionKind::kImpossible;
+  }));
+}
+
+TEST(WayThroughTest, TheXpDisksSwapShrunkByTheFewestMiBIsTheLeastInvasiveWay) {
+  const PartitionTable t = XpDisk();
+  WaysThrough ways = FindWaysThrough(t, kMiBAlignment, {}, Plan(t), XpOffers(t));
+  ASSERT_FALSE(ways.ways.empty());
+  const WayThrough& best = ways.ways[0];
+  EXPECT_EQ(best.source, RoomSource::kShrinkSwap);
+  EXPECT_EQ(best.partition, 7u);
+  EXPECT_EQ(best.tool, ShrinkTool::kMkswap);
+  EXPECT_EQ(best.aligned, (std::vector<uint32_t>{1, 5, 6}));
+  EXPECT_TRUE(best.still_impossible.empty());
+  ASSERT_EQ(best.shrink_bytes % kMiB, 0u);
+  ASSERT_GT(best.shrink_bytes, 0u);
+  EXPECT_EQ(BestShrink(ways), &best);
+
+  // Shrunk by that much, every partition aligns; by one MiB less, some do not.
+  PlanOptions with;
+  with.shrinks.push_back(ShrinkOf(best, t));
+  EXPECT_EQ(with.shrinks[0].size_sectors, t.Find(7)->size_sectors - best.shrink_bytes / 512);
+  std::vector<PlanAction> actions = Plan(t, with);
+  EXPECT_EQ(ImpossibleCount(actions), 0u);
+  for (const PlanAction& a : actions) {
+    if (a.partition != 2) {
+      EXPECT_EQ(a.new_start_sector % 2048, 0u) << a.partition;
+    }
+    if (a.partition != 7) {
+      EXPECT_FALSE(a.shrink) << a.partition;
+      continue;
+    }
+    ASSERT_TRUE(a.shrink);
+    EXPECT_EQ(*a.shrink, with.shrinks[0]);
+    EXPECT_EQ(a.old_end_sector, t.Find(7)->end_sector());  // its place before the shrink
+    EXPECT_LE(a.new_end_sector - a.new_start_sector + 1, t.Find(7)->size_sectors);
+    EXPECT_GE(a.new_end_sector - a.new_start_sector + 1, with.shrinks[0].size_sectors);
+    EXPECT_NE(a.kind, ActionKind::kNone);
+    EXPECT_NE(a.reason.find("swap shrunk first by"), std::string::npos) << a.reason;
+  }
+  if (best.shrink_bytes > kMiB) {
+    PlanOptions less;
+    less.shrinks.push_back({7, ShrinkTool::kMkswap, with.shrinks[0].size_sectors + 2048});
+    Result<std::vector<PlanAction>> fewer = PlanPartitions(t, kMiBAlignment, less);
+    EXPECT_TRUE(!fewer || ImpossibleCount(*fewer) > 0);
+  }
+
+  // Giving the swap up comes next; each filesystem shrunk after it, ext before NTFS before FAT.
+  std::vector<RoomSource> sources;
+  std::vector<uint32_t> order;
+  for (const WayThrough& w : ways.ways) {
+    if (!w.still_impossible.empty()) continue;
+    sources.push_back(w.source);
+    order.push_back(w.partition);
+  }
+  ASSERT_GE(sources.size(), 2u);
+  EXPECT_EQ(sources[1], RoomSource::kDiscard);
+  EXPECT_TRUE(std::is_sorted(sources.begin(), sources.end()));
+  std::vector<uint32_t> filesystems;
+  for (size_t i = 0; i < sources.size(); ++i) {
+    if (sources[i] == RoomSource::kShrinkFilesystem) filesystems.push_back(order[i]);
+  }
+  // ext4 (5), NTFS (1), FAT (6): those among them that give the room, in that order.
+  std::vector<uint32_t> rank{5, 1, 6};
+  std::vector<uint32_t> expected;
+  for (uint32_t n : rank) {
+    if (std::find(filesystems.begin(), filesystems.end(), n) != filesystems.end())
+      expected.push_back(n);
+  }
+  EXPECT_EQ(filesystems, expected);
+
+  WayContext context;
+  context.make_room_command = [] { return std::string("partalign plan --make-room disk.img"); };
+  std::vector<std::string> lines = WayText(ways, context);
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0], fmt::format("way through: partition 7 (swap, 321.58 MiB) can give the room: "
+                                  "'partalign plan --make-room disk.img' makes it {} smaller at "
+                                  "its end, before the moves (mkswap re-creates the swap area "
+                                  "with the same UUID, label and page size; refused if it holds "
+                                  "a hibernation image); partitions 1, 5 and 6 then align",
+                                  FormatSize(best.shrink_bytes)));
+}
+
+TEST(WayThroughTest, AFilesystemShrinksWhenTheSwapCannot) {
+  PartitionTable t = XpDisk();
+  std::vector<ShrinkOffer> offers = XpOffers(t);
+  for (ShrinkOffer& o : offers) {
+    if (o.partition == 7) o = {7, std::nullopt, "it holds a hibernation image", 0, 0};
+  }
+  WaysThrough ways = FindWaysThrough(t, kMiBAlignment, {.discard = {}}, Plan(t), offers);
+  const WayThrough* shrink = BestShrink(ways);
+  ASSERT_NE(shrink, nullptr);
+  EXPECT_EQ(shrink->source, RoomSource::kShrinkFilesystem);
+  EXPECT_NE(shrink->partition, 7u);
+  ASSERT_EQ(ways.not_offered.size(), 1u);
+  EXPECT_EQ(ways.not_offered[0].partition, 7u);
+  std::vector<std::string> lines = WayText(ways, {});
+  EXPECT_NE(std::find(lines.begin(), lines.end(),
+                      "partition 7 (swap) cannot give room: it holds a hibernation image"),
+            lines.end());
+  // The shrink it chose aligns what it says, with the filesystem's tool.
+  PlanOptions with;
+  with.shrinks.push_back(ShrinkOf(*shrink, t));
+  EXPECT_EQ(ImpossibleCount(Plan(t, with)), shrink->still_impossible.size());
+}
+
+TEST(WayThroughTest, NothingBelowTheLimitNorWhatCannotShrink) {
+  PartitionTable t = XpDisk();
+  std::vector<ShrinkOffer> offers;
+  for (const Partition& p : t.partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    // Each may give less than a MiB: no shrink is offered.
+    offers.push_back(
+        {p.number, ShrinkWayFor(p.contents.fs_type).tool, "", (p.size_sectors - 1000) * 512, 0});
+  }
+  offers.push_back({5, std::nullopt, "XFS cannot be shrunk (xfs_growfs only grows)", 0, 0});
+  WaysThrough ways = FindWaysThrough(t, kMiBAlignment, {}, Plan(t), offers);
+  EXPECT_EQ(BestShrink(ways), nullptr);
+  ASSERT_EQ(ways.ways.size(), 1u);
+  EXPECT_EQ(ways.ways[0].source, RoomSource::kDiscard);
+}
+
+TEST(WayThroughTest, APlanFileWithTheShrinkDescribesTheSameActions) {
+  const PartitionTable t = XpDisk();
+  WaysThrough ways = FindWaysThrough(t, kMiBAlignment, {}, Plan(t), XpOffers(t));
+  ASSERT_NE(BestShrink(ways), nullptr);
+  PlanOptions with;
+  with.shrinks.push_back(ShrinkOf(*BestShrink(ways), t));
+  std::vector<PlanAction> planned = Plan(t, with);
+  std::vector<std::pair<uint64_t, uint64_t>> extents;
+  for (const PlanAction& a : planned) extents.push_back({a.new_start_sector, a.new_end_sector});
+  Result<std::vector<PlanAction>> described = PlanFileActions(t, kMiBAlignment, with, extents);
+  ASSERT_TRUE(described) << described.error().message;
+  AdoptPlansReasons(planned, &*described);
+  EXPECT_EQ(*described, planned);
+  // Without the shrink, the same layout cuts into the swap: refused.
+  EXPECT_FALSE(PlanFileActions(t, kMiBAlignment, {}, extents));
+  // Tails a shrink gives up are the tool's, not proven zero by reading.
+  EXPECT_TRUE(TailsToProve(t, planned, with).empty());
 }
 
 }  // namespace

@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <functional>
 
 #include "partalign/layout/layout_spec.h"
 #include "partalign/layout/planner.h"
 #include "partalign/util/units.h"
 #include "support/random_layout.h"
+#include "support/xp_table.h"
 
 namespace partalign {
 namespace {
@@ -256,6 +258,78 @@ TEST(PlanCheckTest, ThePlannersOwnPlansPassEveryCheck) {
     ++checked;
   }
   EXPECT_EQ(checked, 1000);
+}
+
+// A plan of issue 38's XP disk that shrinks its swap (plan --make-room) and what apply read of
+// each partition's contents.
+struct ShrinkWorld {
+  PartitionTable table = test::XpDiskTable();
+  Plan plan;
+  std::vector<ShrinkOffer> offers;
+};
+
+ShrinkWorld XpShrinkPlan() {
+  ShrinkWorld w;
+  for (const Partition& p : w.table.partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    ShrinkWay way = ShrinkWayFor(p.contents.fs_type);
+    w.offers.push_back({p.number, way.tool, way.reason, 16 * kMiB, 4 * kMiB});
+  }
+  PlanOptions options;
+  options.shrinks.push_back(
+      {7, ShrinkTool::kMkswap, w.table.Find(7)->size_sectors - 2 * kMiB / 512});
+  Result<std::vector<PlanAction>> actions = PlanPartitions(w.table, {kMiB, 0}, options);
+  EXPECT_TRUE(actions) << actions.error().message;
+  w.plan.disk = {"disk.img", w.table.disk_size_sectors * 512, 512, "", ""};
+  w.plan.topology.logical_sector_size = 512;
+  w.plan.topology.physical_sector_size = 512;
+  w.plan.topology.minimum_io_size = 512;
+  w.plan.topology.size_bytes = w.plan.disk.size_bytes;
+  w.plan.label = LabelType::kDos;
+  w.plan.alignment = {kMiB, 0};
+  if (actions) w.plan.actions = *actions;
+  return w;
+}
+
+TEST(PlanCheckTest, AShrinkIsRecomputedAndItsClaimsChecked) {
+  ShrinkWorld w = XpShrinkPlan();
+  Result<Plan> back = PlanFromJson(PlanToJson(w.plan).dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, w.plan);
+  EXPECT_EQ(PlanShrinks(w.plan).size(), 1u);
+  EXPECT_TRUE(PlanInconsistencies(w.plan, w.table).empty());
+  // The shrunk swap's end is the tool's, not a tail apply must read as zeros.
+  EXPECT_TRUE(PartitionsLeftBehind(w.plan, w.table).tails.empty());
+  RecomputedPlan same = RecomputePlan(w.plan, w.table, {}, w.offers);
+  ASSERT_TRUE(same.refusals.empty()) << same.refusals.front();
+  EXPECT_EQ(same.actions, w.plan.actions);
+
+  const size_t swap = 4;  // actions[4]: partition 7
+  ASSERT_TRUE(w.plan.actions[swap].shrink);
+  auto refusals = [&](const std::function<void(ShrinkWorld&)>& change) {
+    ShrinkWorld v = w;
+    change(v);
+    return RecomputePlan(v.plan, v.table, {}, v.offers).refusals;
+  };
+  auto names = [](const std::vector<std::string>& r, const std::string& field) {
+    return std::any_of(r.begin(), r.end(),
+                       [&](const std::string& m) { return m.rfind(field, 0) == 0; });
+  };
+  std::vector<std::string> r =
+      refusals([&](ShrinkWorld& v) { v.plan.actions[swap].shrink->tool = ShrinkTool::kResize2fs; });
+  EXPECT_TRUE(names(r, "actions[4].shrink.tool: the plan says resize2fs")) << r.front();
+  r = refusals([&](ShrinkWorld& v) { v.offers[3].min_bytes = 400 * kMiB; });
+  EXPECT_TRUE(names(r, "actions[4].shrink.size_sectors:")) << r.front();
+  r = refusals([&](ShrinkWorld& v) {
+    v.offers[3] = {7, std::nullopt, "it holds a hibernation image: resume it first", 0, 0};
+  });
+  ASSERT_EQ(r.size(), 1u);
+  EXPECT_NE(r[0].find("cannot be shrunk: it holds a hibernation image"), std::string::npos) << r[0];
+  r = refusals([&](ShrinkWorld& v) { v.offers.clear(); });
+  EXPECT_TRUE(names(r, "actions[4].shrink:")) << r.front();
+  // Without its shrink, the layout cuts into the swap.
+  r = refusals([&](ShrinkWorld& v) { v.plan.actions[swap].shrink.reset(); });
+  EXPECT_FALSE(r.empty());
 }
 
 }  // namespace

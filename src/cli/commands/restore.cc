@@ -5,6 +5,7 @@
 // undone the same way. docs/apply.md, "Restore".
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "io/table/backup_file.h"
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_write.h"
+#include "io/table/table_write_marker.h"
 #include "io/table/table_writer.h"
 #include "io/util/smartcols_table.h"
 #include "io/util/xxhash_digest.h"
@@ -350,6 +352,12 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
       "Restored {} range(s): '{}' holds the saved table again ({}, {} "
       "partitions).\n",
       changed.size(), path, after->table.fingerprint, after->table.partitions.size());
+  // A write this backup was taken for and that was cut short is undone now: its mark goes.
+  for (const MarkedTableWrite& m : FindMarkedTableWrites(BackupDeviceOf(*device, *disk))) {
+    std::error_code ec;
+    if (!std::filesystem::equivalent(m.backup_path, c.backup_path, ec)) continue;
+    if (Status s = UnmarkTableWrite(m.marker_path); !s) PrintWarning(io.err, s.error().message);
+  }
   return UpdateKernel(io, *disk, after->table) ? ExitCode::kOk : ExitCode::kFailure;
 }
 

@@ -22,12 +22,29 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   Result<TableBackup> again = BackupFromJson(BackupToJson(*backup).dump());
   FUZZ_CHECK(again);
-  // A version 1 file is written back as the current version (with its empty context); the
-  // rest must survive unchanged.
+  // A version 1 or 2 file is written back as the current version (with its empty context and
+  // identity); the rest must survive unchanged.
   FUZZ_CHECK(again->format_version == kBackupFormatVersion);
   again->format_version = backup->format_version;
   FUZZ_CHECK(*again == *backup);
   FUZZ_CHECK(BackupDeviceMismatches(backup->device, backup->device).empty());
+  // A disk that holds at every place what the backup recorded there contradicts nothing, and
+  // is proven the backup's exactly when a record has a UUID or non-zero first bytes.
+  const std::vector<BackupPartition>& places = backup->identity.partitions;
+  std::vector<PartitionSeen> same;
+  bool identifying = false;
+  for (const BackupPartition& p : places) {
+    FUZZ_CHECK(p.head_bytes <= p.length_bytes && p.head_bytes <= kPartitionHeadBytes);
+    same.push_back({p.fs_type, p.fs_uuid, p.fs_label, p.head_xxh64});
+    identifying =
+        identifying || (!p.fs_type.empty() && !p.fs_uuid.empty()) || !p.head_xxh64.empty();
+  }
+  const ContentEvidence evidence = CompareContents(places, same);
+  FUZZ_CHECK(evidence.other.empty());
+  FUZZ_CHECK(evidence.proven() == identifying);
+  // A disk that shows nothing at those places proves nothing either way.
+  const ContentEvidence blank = CompareContents(places, std::vector<PartitionSeen>(places.size()));
+  FUZZ_CHECK(!blank.proven());
   // What restore computes before it writes, with the disk holding the saved bytes already.
   std::vector<std::vector<uint8_t>> current;
   for (const BackupRange& r : backup->ranges) current.push_back(r.bytes);

@@ -23,10 +23,12 @@
 namespace partalign {
 
 inline constexpr std::string_view kBackupFormat = "partalign-table-backup";
-/// Version 2 adds "context" (the bytes around the saved ranges). Version 1 files are still read:
-/// their restore checks everything but the context, and refuses a disk that shows no table to
-/// tell whose it is (docs/apply.md, "Restore").
-inline constexpr int kBackupFormatVersion = 2;
+/// Version 2 adds "context" (the bytes around the saved ranges); version 3 "identity" (the
+/// tables' GUIDs or identifiers, and what each partition held: BackupIdentity). Versions 1 and 2
+/// are still read: their restore goes ahead on a disk that shows the backup's table (or has its
+/// serial or WWN), and refuses a disk that shows none, since zeroed gaps around the ranges are
+/// no proof (docs/apply.md, "Restore").
+inline constexpr int kBackupFormatVersion = 3;
 inline constexpr int kOldestBackupFormatVersion = 1;
 /// File name suffix of backups.
 inline constexpr std::string_view kBackupSuffix = ".partalign-backup";
@@ -70,13 +72,50 @@ struct BackupMove {
 };
 
 /// Bytes next to a saved range, outside every range and every partition of the saved and the
-/// written table, as they were when the backup was taken: they identify the disk when it
-/// shows no table (wiped) to compare with the backup's.
+/// written table, as they were when the backup was taken. Recorded (format version 2 and
+/// later), and no proof of identity: the gaps of every fresh disk are zeros.
 struct BackupContext {
   uint64_t offset_bytes = 0;
   uint64_t length_bytes = 0;
   std::string xxh64;
   bool operator==(const BackupContext&) const = default;
+};
+
+/// The identity of a table a backup is about (the saved one, or the one its write produced):
+/// what apply and translate keep, so that the disk shows it before, after and torn half-way.
+struct BackupTableIdentity {
+  std::string table;  ///< "saved" or "applied"
+  LabelType label = LabelType::kNone;
+  std::string disk_id;  ///< GPT disk GUID (upper case), DOS identifier "0x1234abcd"
+  std::vector<std::string> partition_guids;  ///< GPT: each partition's GUID, in number order
+  bool operator==(const BackupTableIdentity&) const = default;
+};
+
+/// How much of each partition's start a backup hashes.
+inline constexpr uint64_t kPartitionHeadBytes = 64 * 1024;
+
+/// What lay at a partition of the saved or the applied table when the backup was taken: its
+/// signature (blkid TYPE, UUID, LABEL) and a hash of its first bytes. A table write changes none
+/// of it, so it identifies the disk when the table is gone (wiped, or torn by a killed write).
+struct BackupPartition {
+  std::string table;  ///< "saved" or "applied" (a place both tables share: "saved")
+  uint32_t number = 0;
+  uint64_t offset_bytes = 0;
+  uint64_t length_bytes = 0;
+  std::string fs_type;  ///< empty: no signature
+  std::string fs_uuid;
+  std::string fs_label;
+  uint64_t head_bytes = 0;  ///< how many bytes head_xxh64 covers: kPartitionHeadBytes or less
+  /// xxh64 of the first head_bytes; empty when they were all zero (zeros identify nothing).
+  std::string head_xxh64;
+  bool operator==(const BackupPartition&) const = default;
+};
+
+/// Format version 3: what identifies the backup's disk beyond its size, serial and WWN.
+struct BackupIdentity {
+  std::vector<BackupTableIdentity> tables;  ///< the saved table's (unless none), the applied one's
+  std::vector<BackupPartition> partitions;  ///< in offset order
+  bool operator==(const BackupIdentity&) const = default;
 };
 
 struct TableBackup {
@@ -106,6 +145,8 @@ struct TableBackup {
   std::vector<BackupMove> moves;
   /// The bytes around the ranges (format version 2; empty in version 1 files).
   std::vector<BackupContext> context;
+  /// The tables' identities and the partitions' contents (format version 3; empty before).
+  BackupIdentity identity;
   /// The format version the file had (kBackupFormatVersion for new backups).
   int format_version = kBackupFormatVersion;
 
@@ -145,8 +186,7 @@ inline constexpr uint64_t kContextWindowBytes = 1024 * 1024;
 /// Where a backup's context goes (hashes left empty): on each side of each range, the whole
 /// sectors up to kContextWindowBytes away that lie outside every range and every extent in
 /// `keep_out` (the partitions of the saved and the written table: their bytes belong to
-/// filesystems, which change them) and on the disk. Restore compares them only when the disk
-/// shows no table to identify it by (wiped, or holding something else). In offset order.
+/// filesystems, which change them) and on the disk. In offset order.
 std::vector<BackupContext> ContextPlaces(const std::vector<BackupRange>& ranges,
                                          uint64_t sector_size, uint64_t disk_size_bytes,
                                          const std::vector<ByteExtent>& keep_out);
@@ -165,8 +205,44 @@ std::vector<std::string> BackupRangeProblems(const TableBackup& backup, const Pa
 /// the scan read it: label, disk GUID or DOS disk identifier, and (GPT) any partition GUID the
 /// backup's table does not have. apply changes none of them, so the disk after the backup's
 /// write, or torn half-way, still matches. Empty also when the disk shows no identity (no
-/// table, no valid GPT copy): `now.disk_id` is then empty and the context decides.
+/// table, no valid GPT copy): `now.disk_id` is then empty, and restore looks for other proof.
 std::vector<std::string> TableIdentityMismatches(const PartitionTable& saved, const TableScan& now);
+
+/// The identity `table` gives a backup (`role`: "saved" or "applied").
+BackupTableIdentity TableIdentityOf(const PartitionTable& table, std::string_view role);
+
+/// TableIdentityMismatches against a recorded identity.
+std::vector<std::string> TableIdentityMismatches(const BackupTableIdentity& recorded,
+                                                 const TableScan& now);
+
+/// The partitions (not DOS extended ones) of `tables` as a backup records them, fs fields and
+/// hashes left empty (the I/O edge fills them): `tables[0]` is the saved table, `tables[1]` the
+/// applied one (either may be null); a place both share is recorded once, as the saved one's.
+/// In offset order.
+std::vector<BackupPartition> BackupPartitionPlaces(const PartitionTable* saved,
+                                                   const PartitionTable* applied);
+
+/// What a disk holds now at a BackupPartition's place.
+struct PartitionSeen {
+  std::string fs_type;
+  std::string fs_uuid;
+  std::string fs_label;
+  std::string head_xxh64;  ///< of the record's head_bytes; empty when all zero or unreadable
+};
+
+/// Whether the partitions' contents prove a disk is the backup's: what matches ("partition 2
+/// (ext4 UUID 1234... at byte 1048576)") and what contradicts it ("partition 3: the backup saw
+/// ext4 UUID X at byte N, the disk holds vfat UUID Y there"). A record matches when the same
+/// signature (type and UUID) is there again, or the same non-zero first bytes; it contradicts
+/// when another signature is there. A place that shows nothing the backup can recognise is
+/// neither.
+struct ContentEvidence {
+  std::vector<std::string> same;
+  std::vector<std::string> other;
+  bool proven() const { return !same.empty() && other.empty(); }
+};
+ContentEvidence CompareContents(const std::vector<BackupPartition>& recorded,
+                                const std::vector<PartitionSeen>& now);
 
 /// "sda-20261121T101500Z-xxh64-0123456789abcdef.partalign-backup" for a backup taken at
 /// `timestamp` ("20261121T101500Z") of `device_name` before the table `fingerprint`.

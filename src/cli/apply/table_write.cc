@@ -303,6 +303,30 @@ TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, con
   for (size_t i = 0; i < b.context.size(); ++i) b.context[i].xxh64 = hashes[i];
   // A sector that could not be read identifies nothing.
   std::erase_if(b.context, [](const BackupContext& c) { return c.xxh64.empty(); });
+  // What proves the disk is this one when it shows no table: the tables' identities, and what
+  // each partition holds (restore, docs/apply.md).
+  const PartitionTable* saved = nullptr;
+  const PartitionTable* applied = nullptr;
+  for (const PartitionTable* t : tables) {
+    if (!t || t->label == LabelType::kNone) continue;
+    if (!saved && t->fingerprint == table_fingerprint) {
+      saved = t;
+    } else if (!applied && t->fingerprint == applied_table_fingerprint) {
+      applied = t;
+    }
+  }
+  if (saved) b.identity.tables.push_back(TableIdentityOf(*saved, "saved"));
+  if (applied) b.identity.tables.push_back(TableIdentityOf(*applied, "applied"));
+  b.identity.partitions = BackupPartitionPlaces(saved, applied);
+  std::vector<PartitionSeen> seen =
+      LookAtPartitions(target.fd.get(), target.path, b.identity.partitions);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    BackupPartition& p = b.identity.partitions[i];
+    p.fs_type = seen[i].fs_type;
+    p.fs_uuid = seen[i].fs_uuid;
+    p.fs_label = seen[i].fs_label;
+    p.head_xxh64 = seen[i].head_xxh64;
+  }
   return b;
 }
 

@@ -5,6 +5,7 @@
 // undone the same way. docs/apply.md, "Restore".
 #include <sys/stat.h>
 
+#include <filesystem>
 #include <ostream>
 
 #include <fmt/format.h>
@@ -18,6 +19,7 @@
 #include "io/table/backup_file.h"
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_write.h"
+#include "io/table/table_write_marker.h"
 #include "io/table/table_writer.h"
 #include "io/util/smartcols_table.h"
 #include "io/util/xxhash_digest.h"
@@ -64,48 +66,112 @@ void PrintDifferences(std::ostream& out, const TableBackup& backup, const TableT
   out << table.Render();
 }
 
-// Whether the disk `reader` is the one whose table `backup` holds (`saved`), beyond the device
-// identity already compared: the table on it now has the saved table's label, disk GUID or
-// identifier and partition GUIDs (apply changes none of them, so the table it wrote and a write
-// torn half-way match too); a disk that shows no table must hold the backup's context, the
-// bytes that were around the saved ranges.
+// Whether every range of `backup` holds now what the backup's write put there
+// (`current_xxh64`): the disk shows the table that write produced, byte for byte.
+bool HoldsWhatTheWriteLeft(const TableBackup& backup,
+                           const std::vector<std::string>& current_xxh64) {
+  bool any = false;
+  for (size_t i = 0; i < backup.ranges.size() && i < current_xxh64.size(); ++i) {
+    const BackupRange& r = backup.ranges[i];
+    if (r.applied_xxh64.empty()) continue;
+    if (current_xxh64[i] != r.applied_xxh64) return false;
+    any = true;
+  }
+  return any;
+}
+
+// Whether the disk `reader` is the one whose table `backup` holds (`saved`), beyond the size,
+// sector size, serial, WWN and backing file already compared (docs/apply.md, "Restore"):
+// - a disk with a serial or WWN is identified by it;
+// - a table on it (read with the disk's sector size, and with the one the saved table is written
+//   for) must have the saved or the written table's label, disk GUID or identifier and
+//   partition GUIDs (apply and translate change none of them, so a write torn half-way
+//   matches too);
+// - a disk that shows no table (wiped, or torn where no table is left), or a DOS table whose
+//   identifier is 0 (old tools write no other), must hold at the partitions' places what they
+//   held (format version 3): a filesystem's signature and UUID, or the same first bytes.
+// Zeroed gaps around the ranges prove nothing: every fresh disk has them.
 Status CheckSameDisk(const RestoreCommand& c, const std::string& path, const TableBackup& backup,
-                     const PartitionTable& saved, const Target& reader) {
-  const TableScan now = ScanTarget(reader.fd.get(), path, reader.size_bytes, backup.sector_size);
+                     const PartitionTable& saved, const Target& reader,
+                     const std::vector<std::string>& current_xxh64) {
   auto refuse = [&](const std::string& why) {
-    return MakeError(
-        fmt::format("refusing to restore '{}' to '{}': the backup was taken from "
-                    "another disk: {}; nothing was written",
-                    c.backup_path, path, why));
+    return MakeError(fmt::format("refusing to restore '{}' to '{}': {}; nothing was written",
+                                 c.backup_path, path, why));
   };
-  // A backup of a disk without a table (before a fresh layout) has no table to compare: the
-  // bytes around its ranges decide.
-  if (!now.disk_id.empty() && saved.label != LabelType::kNone) {
-    std::vector<std::string> other = TableIdentityMismatches(saved, now);
-    if (other.empty()) return {};
-    return refuse(
-        fmt::format("{}{}", other.front(),
-                    other.size() > 1 ? fmt::format(" (and {} more)", other.size() - 1) : ""));
+  auto another = [&](const std::vector<std::string>& what, const std::string& then = "") {
+    return refuse(fmt::format("the backup was taken from another disk: {}{}{}", what.front(),
+                              what.size() > 1 ? fmt::format(" (and {} more)", what.size() - 1) : "",
+                              then));
+  };
+  if (!backup.device.disk.serial.empty() || !backup.device.disk.wwn.empty()) return {};
+  // Before version 3 a backup records no identity of the table its write produced (of a fresh
+  // layout: the only one): a disk that holds that table byte for byte is the one it was
+  // written to.
+  if (backup.format_version < 3 && HoldsWhatTheWriteLeft(backup, current_xxh64)) return {};
+  std::vector<BackupTableIdentity> known = backup.identity.tables;
+  if (backup.format_version < 3 && saved.label != LabelType::kNone) {
+    known.push_back(TableIdentityOf(saved, "saved"));
   }
-  if (backup.context.empty()) {
-    return MakeError(fmt::format(
-        "refusing to restore '{}' to '{}': the disk shows no partition table to tell whose it is, "
-        "and the backup records no bytes around its ranges (format version {}); its sfdisk dump "
-        "can be written with sfdisk; nothing was written",
-        c.backup_path, path, backup.format_version));
+  bool shown = false;
+  bool weak = false;  // a DOS identifier 0: written by old tools on every disk
+  std::vector<uint64_t> sizes = {backup.sector_size};
+  if (backup.saved_table_sector_size() != backup.sector_size) {
+    sizes.push_back(backup.saved_table_sector_size());
   }
-  std::vector<std::string> hashes = HashContext(reader.fd.get(), path, backup.context);
-  for (size_t i = 0; i < backup.context.size(); ++i) {
-    if (hashes[i] != backup.context[i].xxh64) {
-      return refuse(
-          fmt::format("{}, and its {} bytes at byte {} differ from those the backup recorded "
-                      "next to its ranges",
-                      saved.label == LabelType::kNone ? "the backup holds no partition table"
-                                                      : "the disk shows no partition table",
-                      backup.context[i].length_bytes, backup.context[i].offset_bytes));
+  for (uint64_t size : sizes) {
+    const TableScan now = ScanTarget(reader.fd.get(), path, reader.size_bytes, size);
+    if (now.disk_id.empty()) continue;
+    shown = true;
+    std::vector<std::string> first;
+    bool match = false;
+    for (const BackupTableIdentity& id : known) {
+      std::vector<std::string> m = TableIdentityMismatches(id, now);
+      if (m.empty()) {
+        match = true;
+        break;
+      }
+      if (first.empty()) first = std::move(m);
     }
+    if (!match) {
+      if (first.empty()) {
+        first.push_back(
+            fmt::format("the disk holds a {} table, and the backup records none to compare it with",
+                        ToString(now.label)));
+      }
+      return another(first);
+    }
+    weak = weak || (now.label == LabelType::kDos && now.disk_id == "0x00000000");
   }
-  return {};
+  if (shown && !weak) return {};
+  if (backup.format_version >= 3) {
+    const ContentEvidence e =
+        CompareContents(backup.identity.partitions,
+                        LookAtPartitions(reader.fd.get(), path, backup.identity.partitions));
+    const std::string needed = fmt::format(
+        "; restore needs the backup's table on the disk, the serial or WWN it recorded, or a "
+        "partition that holds what it held then (the same filesystem UUID, or the same first {} "
+        "bytes) and none that holds another filesystem; if this is the disk, the sfdisk dump in "
+        "the backup can be written with sfdisk",
+        kPartitionHeadBytes);
+    if (!e.other.empty()) return another(e.other, shown ? "" : needed);
+    if (shown || e.proven()) return {};
+    return refuse(fmt::format(
+        "nothing shows it is the disk the backup was taken from: it shows no partition table, "
+        "has no serial or WWN, and {}{}",
+        backup.identity.partitions.empty()
+            ? std::string("the backup records no partition")
+            : fmt::format("none of the {} partition(s) the backup describes holds what it held "
+                          "then",
+                          backup.identity.partitions.size()),
+        needed));
+  }
+  if (shown) return {};
+  return refuse(fmt::format(
+      "the disk shows no partition table to tell whose it is, and the backup (format version "
+      "{}) records neither a serial or WWN nor what its partitions held (the zeroed bytes around "
+      "its ranges are no proof: every fresh disk has them); if this is the disk, its sfdisk dump "
+      "in the backup can be written with sfdisk",
+      backup.format_version));
 }
 
 ExitCode RunRestore(const RestoreCommand& c, Streams io) {
@@ -176,7 +242,7 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
                            bad.size() > 1 ? fmt::format(" (and {} more)", bad.size() - 1) : ""));
     return ExitCode::kRefused;
   }
-  if (Status s = CheckSameDisk(c, path, *backup, *saved, *reader); !s) {
+  if (Status s = CheckSameDisk(c, path, *backup, *saved, *reader, current_xxh64); !s) {
     PrintError(io.err, s.error().message);
     return ExitCode::kRefused;
   }
@@ -286,6 +352,12 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
       "Restored {} range(s): '{}' holds the saved table again ({}, {} "
       "partitions).\n",
       changed.size(), path, after->table.fingerprint, after->table.partitions.size());
+  // A write this backup was taken for and that was cut short is undone now: its mark goes.
+  for (const MarkedTableWrite& m : FindMarkedTableWrites(BackupDeviceOf(*device, *disk))) {
+    std::error_code ec;
+    if (!std::filesystem::equivalent(m.backup_path, c.backup_path, ec)) continue;
+    if (Status s = UnmarkTableWrite(m.marker_path); !s) PrintWarning(io.err, s.error().message);
+  }
   return UpdateKernel(io, *disk, after->table) ? ExitCode::kOk : ExitCode::kFailure;
 }
 

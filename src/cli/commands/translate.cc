@@ -14,6 +14,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include "cli/advice/interrupted_write.h"
 #include "cli/advice/plan_advice.h"
 #include "cli/apply/table_write.h"
 #include "cli/commands.h"
@@ -23,6 +24,7 @@
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"
 #include "io/table/table_sector_probe.h"
+#include "io/table/table_write_marker.h"
 #include "io/table/table_writer.h"
 #include "io/util/smartcols_table.h"
 #include "partalign/table/table_translation.h"
@@ -195,6 +197,13 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
   // A move left unfinished owns the table: resume proves every table sector before it writes,
   // and a translated table would leave its journal nothing to resume or roll back.
   if (!NoUnfinishedMove(io, path, {}, &code)) return code;
+  // A translate killed part-way left sectors of both tables: its backup puts the old one back,
+  // and only from there is the translation the one planned (docs/migration.md, "Interrupted").
+  if (std::optional<std::string> torn = InterruptedTranslateAdvice(path, *device)) {
+    PrintError(io.err,
+               fmt::format("refusing to translate '{}': {}; nothing was written", path, *torn));
+    return ExitCode::kRefused;
+  }
   std::optional<uint64_t> from = FromSectorSize(c, path, *device, io, &code);
   if (!from) return code;
   if (*from == to) {
@@ -324,6 +333,13 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
   backup.table_sector_size = *from;
   std::optional<std::string> backup_path = SaveBackup(io, c.backup_dir, backup);
   if (!backup_path) return ExitCode::kFailure;
+  // Marked until verified: a write cut short names its backup's restore to whoever reads the
+  // disk next, wherever the backup went (--backup-dir).
+  Result<std::string> marker = MarkTableWrite(*backup_path);
+  if (!marker) {
+    PrintError(io.err, marker.error().message + "; nothing was written");
+    return ExitCode::kFailure;
+  }
 
   if (Status s = WriteTableRanges(disk->fd.get(), path, to, changed, HooksFromEnvironment()); !s) {
     return FailedAfterWrite(io, s.error().message, *backup_path);
@@ -357,6 +373,14 @@ ExitCode RunTranslate(const TranslateCommand& c, Streams io) {
       "Verified: '{}' holds the table for {}-byte sectors ({} partitions at the same byte "
       "offsets, {}).\n",
       path, to, after->table.partitions.size(), after->table.fingerprint);
+  // This write is done, and so is any earlier one of this disk that was cut short.
+  std::vector<std::string> markers = {*marker};
+  for (const MarkedTableWrite& m : FindMarkedTableWrites(backup.device)) {
+    markers.push_back(m.marker_path);
+  }
+  for (const std::string& m : markers) {
+    if (Status s = UnmarkTableWrite(m); !s) PrintWarning(io.err, s.error().message);
+  }
   return UpdateKernel(io, *disk, after->table) ? ExitCode::kOk : ExitCode::kFailure;
 }
 

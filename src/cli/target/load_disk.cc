@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
+#include "cli/advice/interrupted_write.h"
 #include "io/device/device_probe.h"
 #include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
@@ -29,7 +30,15 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   disk.findings = CheckDevice(disk.device);
   const TableInfo& info = disk.device.table;
   const uint64_t ss = disk.device.topology.logical_sector_size;
+  // A translate killed part-way leaves a table no command reads as one: the way on is its
+  // backup's restore, then translate again - not what the torn table would suggest.
+  const std::optional<std::string> interrupted =
+      InterruptedTranslateAdvice(options.target, disk.device);
+  auto torn = [&](const std::string& what) {
+    return MakeError(fmt::format("'{}': {}; {}", options.target, what, *interrupted));
+  };
   if (info.written_for_sector_size && *info.written_for_sector_size != ss) {
+    if (interrupted) return torn("the partition table is torn");
     return MakeError(fmt::format(
         "'{}': the partition table was written for {}-byte sectors, but the disk has {}-byte "
         "sectors: every position in it would be misread (read it as it is with --sector-size "
@@ -42,7 +51,9 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   // LBA the planner keeps before DOS logical partitions).
   read.sector_size = disk.probe_options.assume.logical_sector_size;
   Result<TableRead> table = ReadPartitionTable(options.target, read);
+  if (!table && interrupted) return torn("the partition table is torn");
   if (!table) return table.error();
+  if (interrupted) PrintWarning(io.err, *interrupted);
   disk.table = std::move(*table);
   // On a table the gate found damaged (one GPT copy, a hybrid MBR) libfdisk's warnings repeat
   // the gate's findings, which audit prints and plan/apply refuse with in one line.

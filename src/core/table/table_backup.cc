@@ -70,6 +70,74 @@ Result<BackupRange> ReadRange(const nlohmann::json& j, const std::string& path) 
   return range;
 }
 
+Status ReadTableRole(FieldReader& r, std::string* table) {
+  *table = r.String("table");
+  if (r.error()) return MakeError(*r.error());
+  if (*table != "saved" && *table != "applied") {
+    return MakeError(
+        fmt::format("{}table: '{}' is not saved or applied", r.path(), Printable(*table)));
+  }
+  return {};
+}
+
+Status ReadIdentity(const nlohmann::json& j, uint64_t disk_size_bytes, BackupIdentity* id) {
+  FieldReader root(j, "identity.");
+  const nlohmann::json* tables = root.Array("tables");
+  const nlohmann::json* partitions = root.Array("partitions");
+  if (root.error()) return MakeError(*root.error());
+  for (size_t i = 0; i < tables->size(); ++i) {
+    const nlohmann::json& e = (*tables)[i];
+    const std::string where = fmt::format("identity.tables[{}]", i);
+    if (!e.is_object()) return MakeError(where + ": not an object");
+    FieldReader r(e, where + ".");
+    BackupTableIdentity t;
+    if (Status s = ReadTableRole(r, &t.table); !s) return s;
+    std::string label = r.String("label");
+    t.disk_id = r.String("disk_id", /*required=*/false);
+    const nlohmann::json* guids = r.Array("partition_guids");
+    if (r.error()) return MakeError(*r.error());
+    std::optional<LabelType> parsed = LabelTypeFromString(label);
+    if (!parsed || (*parsed != LabelType::kGpt && *parsed != LabelType::kDos)) {
+      return MakeError(fmt::format("{}.label: '{}' is not gpt or dos", where, Printable(label)));
+    }
+    t.label = *parsed;
+    for (size_t k = 0; k < guids->size(); ++k) {
+      if (!(*guids)[k].is_string()) {
+        return MakeError(fmt::format("{}.partition_guids[{}]: not a string", where, k));
+      }
+      t.partition_guids.push_back((*guids)[k].get<std::string>());
+    }
+    id->tables.push_back(std::move(t));
+  }
+  for (size_t i = 0; i < partitions->size(); ++i) {
+    const nlohmann::json& e = (*partitions)[i];
+    const std::string where = fmt::format("identity.partitions[{}]", i);
+    if (!e.is_object()) return MakeError(where + ": not an object");
+    FieldReader r(e, where + ".");
+    BackupPartition p;
+    if (Status s = ReadTableRole(r, &p.table); !s) return s;
+    p.number = static_cast<uint32_t>(r.Uint("number"));
+    p.offset_bytes = r.Uint("offset_bytes");
+    p.length_bytes = r.Uint("length_bytes");
+    p.fs_type = r.String("type", /*required=*/false);
+    p.fs_uuid = r.String("uuid", /*required=*/false);
+    p.fs_label = r.String("label", /*required=*/false);
+    p.head_bytes = r.Uint("head_bytes");
+    p.head_xxh64 = r.String("head_xxh64", /*required=*/false);
+    if (r.error()) return MakeError(*r.error());
+    std::optional<uint64_t> end = CheckedAdd(p.offset_bytes, p.length_bytes);
+    if (p.length_bytes == 0 || !end || *end > disk_size_bytes) {
+      return MakeError(where + ": not a range inside the disk");
+    }
+    if (p.head_bytes > p.length_bytes || p.head_bytes > kPartitionHeadBytes) {
+      return MakeError(fmt::format("{}.head_bytes: {} is more than the partition's first {}", where,
+                                   p.head_bytes, std::min(p.length_bytes, kPartitionHeadBytes)));
+    }
+    id->partitions.push_back(std::move(p));
+  }
+  return {};
+}
+
 }  // namespace
 
 std::vector<BackupRange> BackupRangesOf(const TableTransition& transition) {
@@ -134,6 +202,26 @@ nlohmann::json BackupToJson(const TableBackup& b) {
         {{"offset_bytes", c.offset_bytes}, {"length_bytes", c.length_bytes}, {"xxh64", c.xxh64}});
   }
   out["context"] = std::move(context);
+  nlohmann::json tables = nlohmann::json::array();
+  for (const BackupTableIdentity& t : b.identity.tables) {
+    tables.push_back({{"table", t.table},
+                      {"label", ToString(t.label)},
+                      {"disk_id", StringOrNull(t.disk_id)},
+                      {"partition_guids", t.partition_guids}});
+  }
+  nlohmann::json partitions = nlohmann::json::array();
+  for (const BackupPartition& p : b.identity.partitions) {
+    partitions.push_back({{"table", p.table},
+                          {"number", p.number},
+                          {"offset_bytes", p.offset_bytes},
+                          {"length_bytes", p.length_bytes},
+                          {"type", StringOrNull(p.fs_type)},
+                          {"uuid", StringOrNull(p.fs_uuid)},
+                          {"label", StringOrNull(p.fs_label)},
+                          {"head_bytes", p.head_bytes},
+                          {"head_xxh64", StringOrNull(p.head_xxh64)}});
+  }
+  out["identity"] = {{"tables", std::move(tables)}, {"partitions", std::move(partitions)}};
   if (b.table_sector_size) out["table_sector_size"] = *b.table_sector_size;
   if (!b.moves.empty()) {
     nlohmann::json moves = nlohmann::json::array();
@@ -228,6 +316,13 @@ Result<TableBackup> ReadBackupDocument(std::string_view text) {
         return MakeError(where + ": not a range inside the disk");
       }
       b.context.push_back(std::move(c));
+    }
+  }
+  if (version >= 3) {
+    const nlohmann::json* identity = root.Object("identity");
+    if (root.error()) return MakeError(*root.error());
+    if (Status s = ReadIdentity(*identity, b.device.disk.size_bytes, &b.identity); !s) {
+      return s.error();
     }
   }
   if (auto moves = doc.find("moves"); moves != doc.end()) {
@@ -385,7 +480,23 @@ std::vector<std::string> BackupRangeProblems(const TableBackup& backup, const Pa
   return out;
 }
 
+BackupTableIdentity TableIdentityOf(const PartitionTable& table, std::string_view role) {
+  BackupTableIdentity id;
+  id.table = role;
+  id.label = table.label;
+  id.disk_id = table.disk_id;
+  if (table.label == LabelType::kGpt) {
+    for (const Partition& p : table.partitions) id.partition_guids.push_back(p.uuid);
+  }
+  return id;
+}
+
 std::vector<std::string> TableIdentityMismatches(const PartitionTable& saved,
+                                                 const TableScan& now) {
+  return TableIdentityMismatches(TableIdentityOf(saved, "saved"), now);
+}
+
+std::vector<std::string> TableIdentityMismatches(const BackupTableIdentity& saved,
                                                  const TableScan& now) {
   std::vector<std::string> out;
   if (now.disk_id.empty()) return out;
@@ -405,7 +516,7 @@ std::vector<std::string> TableIdentityMismatches(const PartitionTable& saved,
   }
   if (saved.label == LabelType::kGpt) {
     std::set<std::string> known;
-    for (const Partition& p : saved.partitions) known.insert(lower(p.uuid));
+    for (const std::string& guid : saved.partition_guids) known.insert(lower(guid));
     for (const ScannedPartition& p : now.partitions) {
       if (!known.count(lower(p.uuid))) {
         out.push_back(
@@ -414,6 +525,70 @@ std::vector<std::string> TableIdentityMismatches(const PartitionTable& saved,
     }
   }
   return out;
+}
+
+std::vector<BackupPartition> BackupPartitionPlaces(const PartitionTable* saved,
+                                                   const PartitionTable* applied) {
+  std::vector<BackupPartition> out;
+  for (const PartitionTable* t : {saved, applied}) {
+    if (!t) continue;
+    for (const Partition& p : t->partitions) {
+      if (p.kind == PartitionKind::kExtended) continue;
+      std::optional<uint64_t> offset = LbaToBytes(p.start_sector, t->sector_size);
+      std::optional<uint64_t> length = LbaToBytes(p.size_sectors, t->sector_size);
+      if (!offset || !length || *length == 0) continue;
+      const bool known = std::any_of(out.begin(), out.end(), [&](const BackupPartition& b) {
+        return b.offset_bytes == *offset && b.length_bytes == *length;
+      });
+      if (known) continue;
+      BackupPartition b;
+      b.table = t == saved ? "saved" : "applied";
+      b.number = p.number;
+      b.offset_bytes = *offset;
+      b.length_bytes = *length;
+      b.head_bytes = std::min(*length, kPartitionHeadBytes);
+      out.push_back(std::move(b));
+    }
+  }
+  std::stable_sort(out.begin(), out.end(), [](const BackupPartition& a, const BackupPartition& b) {
+    return a.offset_bytes < b.offset_bytes;
+  });
+  return out;
+}
+
+namespace {
+
+std::string Signature(const std::string& type, const std::string& uuid) {
+  if (type.empty()) return "no signature";
+  return uuid.empty() ? type : fmt::format("{} UUID {}", type, uuid);
+}
+
+}  // namespace
+
+ContentEvidence CompareContents(const std::vector<BackupPartition>& recorded,
+                                const std::vector<PartitionSeen>& now) {
+  ContentEvidence e;
+  for (size_t i = 0; i < recorded.size() && i < now.size(); ++i) {
+    const BackupPartition& r = recorded[i];
+    const PartitionSeen& n = now[i];
+    const std::string place = fmt::format(
+        "partition {} ({}) at byte {}", r.number,
+        r.table == "saved" ? "of the saved table" : "of the written table", r.offset_bytes);
+    const bool same_signature = n.fs_type == r.fs_type && n.fs_uuid == r.fs_uuid;
+    const bool same_uuid = same_signature && !r.fs_type.empty() && !r.fs_uuid.empty();
+    const bool same_head = !r.head_xxh64.empty() && n.head_xxh64 == r.head_xxh64;
+    if (!n.fs_type.empty() && !same_signature) {
+      e.other.push_back(fmt::format("{}: the backup saw {} there, the disk holds {}", place,
+                                    Signature(r.fs_type, r.fs_uuid),
+                                    Signature(n.fs_type, n.fs_uuid)));
+    } else if (same_uuid || same_head) {
+      e.same.push_back(fmt::format("{}: {}", place,
+                                   same_uuid
+                                       ? Signature(r.fs_type, r.fs_uuid)
+                                       : fmt::format("the same first {} bytes", r.head_bytes)));
+    }
+  }
+  return e;
 }
 
 std::string BackupFileName(std::string_view device_name, std::string_view timestamp,

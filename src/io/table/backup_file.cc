@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/device/blkid_probe.h"
 #include "io/table/fdisk_table.h"
 #include "io/table/fdisk_transition.h"
 #include "io/table/table_writer.h"
@@ -113,6 +115,26 @@ std::vector<std::string> HashContext(int fd, const std::string& path,
   for (const BackupContext& c : context) {
     Result<std::vector<uint8_t>> bytes = ReadExactly(fd, path, c.offset_bytes, c.length_bytes);
     out.push_back(bytes ? Xxh64Hex(bytes->data(), bytes->size()) : std::string());
+  }
+  return out;
+}
+
+std::vector<PartitionSeen> LookAtPartitions(int fd, const std::string& path,
+                                            const std::vector<BackupPartition>& places) {
+  std::vector<PartitionSeen> out;
+  for (const BackupPartition& p : places) {
+    PartitionSeen seen;
+    if (Result<PartitionContents> contents =
+            ProbePartitionContents(fd, path, p.offset_bytes, p.length_bytes)) {
+      seen.fs_type = contents->fs_type;
+      seen.fs_uuid = contents->fs_uuid;
+      seen.fs_label = contents->fs_label;
+    }
+    Result<std::vector<uint8_t>> head = ReadExactly(fd, path, p.offset_bytes, p.head_bytes);
+    if (head && std::any_of(head->begin(), head->end(), [](uint8_t b) { return b != 0; })) {
+      seen.head_xxh64 = Xxh64Hex(head->data(), head->size());
+    }
+    out.push_back(std::move(seen));
   }
   return out;
 }

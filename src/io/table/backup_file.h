@@ -42,6 +42,12 @@ Result<PartitionTable> ReadSavedTable(const TableBackup& backup);
 std::vector<std::string> HashContext(int fd, const std::string& path,
                                      const std::vector<BackupContext>& context);
 
+/// What the disk open as `fd` holds at each of `places` now, in order: libblkid's signature
+/// (type, UUID, label) and the xxh64 of the first head_bytes (empty when they are all zero or
+/// cannot be read). Fills a backup's BackupIdentity::partitions, and is compared with them.
+std::vector<PartitionSeen> LookAtPartitions(int fd, const std::string& path,
+                                            const std::vector<BackupPartition>& places);
+
 /// Reads a backup file and checks it: format, and every range's bytes against its xxh64.
 /// Errors name the file and what is wrong ("ranges[1]: xxh64 mismatch").
 Result<TableBackup> ReadBackupFile(const std::string& path);

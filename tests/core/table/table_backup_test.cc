@@ -34,6 +34,12 @@ TableBackup Example() {
       {TableAreaRole::kEbr, 44999 * 512, 512, 1, std::nullopt, std::vector<uint8_t>(512, 5),
        "xxh64:7", "xxh64:7"},
   };
+  b.identity.tables = {{"saved", LabelType::kDos, "0x1234abcd", {}},
+                       {"applied", LabelType::kDos, "0x1234abcd", {}}};
+  b.identity.partitions = {
+      {"saved", 5, 32000 * 512, 10000 * 512, "ext4", "0b3e", "root", 65536, "xxh64:8"},
+      {"applied", 5, 32768 * 512, 10000 * 512, "", "", "", 65536, ""},
+  };
   return b;
 }
 
@@ -60,9 +66,23 @@ TEST(TableBackupTest, RejectsBrokenFilesNamingTheKey) {
       {good.substr(0, good.size() / 3), "not valid JSON (truncated or corrupt?)"},
       {edit([](nlohmann::json& j) { j["format"] = "partalign-plan"; }),
        "format is 'partalign-plan'"},
-      {edit([](nlohmann::json& j) { j["format_version"] = 3; }),
-       "format_version 3 is not supported (this partalign reads 2)"},
+      {edit([](nlohmann::json& j) { j["format_version"] = 4; }),
+       "format_version 4 is not supported (this partalign reads 3)"},
       {edit([](nlohmann::json& j) { j.erase("context"); }), "context: missing"},
+      {edit([](nlohmann::json& j) { j.erase("identity"); }), "identity: missing"},
+      {edit([](nlohmann::json& j) { j["identity"]["tables"][1]["table"] = "other"; }),
+       "identity.tables[1].table: 'other' is not saved or applied"},
+      {edit([](nlohmann::json& j) { j["identity"]["tables"][0]["label"] = "none"; }),
+       "identity.tables[0].label: 'none' is not gpt or dos"},
+      {edit([](nlohmann::json& j) { j["identity"]["tables"][0]["partition_guids"] = {7}; }),
+       "identity.tables[0].partition_guids[0]: not a string"},
+      {edit(
+           [](nlohmann::json& j) { j["identity"]["partitions"][0]["length_bytes"] = 64ull << 20; }),
+       "identity.partitions[0]: not a range inside the disk"},
+      {edit([](nlohmann::json& j) { j["identity"]["partitions"][1]["head_bytes"] = 65537; }),
+       "identity.partitions[1].head_bytes: 65537 is more than the partition's first 65536"},
+      {edit([](nlohmann::json& j) { j["identity"]["partitions"][0].erase("number"); }),
+       "identity.partitions[0].number: missing"},
       {edit([](nlohmann::json& j) { j["ranges"][1]["offset_bytes"] = 64ull << 20; }),
        "ranges[1]: 512 bytes at byte 67108864 are not whole sectors inside the disk"},
       {edit([](nlohmann::json& j) { j["ranges"][1]["offset_bytes"] = 100; }),
@@ -124,16 +144,86 @@ TEST(TableBackupTest, RestoreTransitionGoesBackwards) {
   EXPECT_FALSE(RestoreTransition(b, current));
 }
 
-TEST(TableBackupTest, VersionOneFilesAreStillRead) {
+TEST(TableBackupTest, VersionOneAndTwoFilesAreStillRead) {
   nlohmann::json j = BackupToJson(Example());
-  EXPECT_EQ(j["format_version"], 2);
+  EXPECT_EQ(j["format_version"], 3);
+  j["format_version"] = 2;
+  j.erase("identity");
+  Result<TableBackup> b = BackupFromJson(j.dump());
+  ASSERT_TRUE(b) << b.error().message;
+  EXPECT_EQ(b->format_version, 2);
+  EXPECT_EQ(b->identity, BackupIdentity{});
+  EXPECT_EQ(b->ranges, Example().ranges);
   j["format_version"] = 1;
   j.erase("context");
-  Result<TableBackup> b = BackupFromJson(j.dump());
+  b = BackupFromJson(j.dump());
   ASSERT_TRUE(b) << b.error().message;
   EXPECT_EQ(b->format_version, 1);
   EXPECT_TRUE(b->context.empty());
   EXPECT_EQ(b->ranges, Example().ranges);
+}
+
+TEST(TableBackupTest, PartitionPlacesAreRecordedOnceInOffsetOrder) {
+  PartitionTable saved;
+  saved.label = LabelType::kDos;
+  saved.sector_size = 512;
+  auto partition = [](uint32_t n, PartitionKind kind, uint64_t start, uint64_t size) {
+    Partition p;
+    p.number = n;
+    p.kind = kind;
+    p.start_sector = start;
+    p.size_sectors = size;
+    return p;
+  };
+  saved.partitions = {partition(1, PartitionKind::kPrimary, 2048, 64),
+                      partition(2, PartitionKind::kExtended, 4096, 10000),
+                      partition(5, PartitionKind::kLogical, 4160, 100)};
+  PartitionTable applied = saved;
+  applied.partitions[0].start_sector = 63;  // moved down; 5 stays where it was
+  std::vector<BackupPartition> p = BackupPartitionPlaces(&saved, &applied);
+  ASSERT_EQ(p.size(), 3u);
+  EXPECT_EQ(p[0].table, "applied");
+  EXPECT_EQ(p[0].offset_bytes, 63 * 512u);
+  EXPECT_EQ(p[0].head_bytes, 64 * 512u);  // the whole partition: smaller than 64 KiB
+  EXPECT_EQ(p[1].table, "saved");
+  EXPECT_EQ(p[1].number, 1u);
+  EXPECT_EQ(p[2].number, 5u);
+  EXPECT_EQ(p[2].table, "saved");
+  EXPECT_EQ(p[2].head_bytes, 100 * 512u);
+  EXPECT_EQ(BackupPartitionPlaces(nullptr, &applied).size(), 2u);
+}
+
+TEST(TableBackupTest, ContentsProveTheDiskByASignatureOrTheFirstBytes) {
+  const std::vector<BackupPartition> recorded = {
+      {"saved", 1, 1 << 20, 8 << 20, "ext4", "u1", "", 65536, "xxh64:a"},
+      {"saved", 2, 9 << 20, 8 << 20, "", "", "", 65536, "xxh64:b"},
+      {"saved", 3, 17 << 20, 8 << 20, "", "", "", 65536, ""},
+  };
+  // Nothing recognisable at any place (zeros, or the middle of another disk's filesystem).
+  ContentEvidence e = CompareContents(recorded, std::vector<PartitionSeen>(3));
+  EXPECT_FALSE(e.proven());
+  EXPECT_TRUE(e.other.empty());
+  // The same ext4 (its superblock's counters changed since: the first bytes differ).
+  e = CompareContents(recorded, {{"ext4", "u1", "", "xxh64:c"}, {}, {}});
+  EXPECT_TRUE(e.proven());
+  ASSERT_EQ(e.same.size(), 1u);
+  EXPECT_EQ(e.same[0], "partition 1 (of the saved table) at byte 1048576: ext4 UUID u1");
+  // The same raw bytes where no filesystem was.
+  EXPECT_TRUE(CompareContents(recorded, {{}, {"", "", "", "xxh64:b"}, {}}).proven());
+  // Another filesystem where the backup saw one, or one where it saw none: another disk,
+  // whatever else matches.
+  e = CompareContents(recorded, {{"ext4", "u2", "", "xxh64:a"}, {"", "", "", "xxh64:b"}, {}});
+  EXPECT_FALSE(e.proven());
+  ASSERT_EQ(e.other.size(), 1u);
+  EXPECT_EQ(e.other[0],
+            "partition 1 (of the saved table) at byte 1048576: the backup saw ext4 UUID u1 "
+            "there, the disk holds ext4 UUID u2");
+  e = CompareContents(recorded, {{"ext4", "u1", "", ""}, {}, {"vfat", "AB-CD", "", ""}});
+  EXPECT_FALSE(e.proven());
+  ASSERT_EQ(e.other.size(), 1u);
+  EXPECT_NE(e.other[0].find("the backup saw no signature there, the disk holds vfat UUID AB-CD"),
+            std::string::npos)
+      << e.other[0];
 }
 
 TEST(TableBackupTest, ContextIsTheBytesAroundTheRangesOutsidePartitions) {
@@ -213,7 +303,7 @@ TEST(TableBackupTest, TableIdentityNamesWhatDiffers) {
   p.uuid = "BBBBBBBB-0000-4000-8000-000000000001";
   saved.partitions = {p};
   TableScan now;
-  EXPECT_TRUE(TableIdentityMismatches(saved, now).empty());  // no identity: context decides
+  EXPECT_TRUE(TableIdentityMismatches(saved, now).empty());  // no identity: contents decide
   now.label = LabelType::kGpt;
   now.disk_id = "aaaaaaaa-0000-4000-8000-000000000001";
   now.partitions = {

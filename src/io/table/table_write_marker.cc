@@ -1,0 +1,94 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+#include "io/table/table_write_marker.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+
+#include <fmt/format.h>
+
+#include "io/table/backup_file.h"
+#include "io/util/durable_file.h"
+#include "io/util/text_file.h"
+#include "io/util/unique_fd.h"
+
+namespace partalign {
+namespace {
+
+constexpr const char* kDefaultStateDir = "/var/lib/partalign";
+constexpr const char* kMarkerSuffix = ".table-write";
+// A marker holds one absolute path: anything longer is not one.
+constexpr size_t kMaxMarkerBytes = 4096;
+
+}  // namespace
+
+std::string TableWriteMarkerDir() {
+  const char* dir = std::getenv("PARTALIGN_STATE_DIR");
+  return std::string(dir != nullptr && *dir != '\0' ? dir : kDefaultStateDir) + "/table-writes";
+}
+
+Result<std::string> MarkTableWrite(const std::string& backup_path) {
+  const std::string name = std::filesystem::path(backup_path).filename().string() + kMarkerSuffix;
+  return WriteFileDurably(
+      TableWriteMarkerDir(), name, backup_path + "\n",
+      {.file_mode = 0600, .dir_mode = 0700, .replace = true, .what = "table write marker"});
+}
+
+Status UnmarkTableWrite(const std::string& marker_path) {
+  if (::unlink(marker_path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(errno, fmt::format("cannot remove '{}'", marker_path));
+  }
+  const std::string dir = std::filesystem::path(marker_path).parent_path().string();
+  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.valid() && ::fsync(dir_fd.get()) != 0) {
+    return ErrnoError(errno, fmt::format("cannot fsync '{}'", dir));
+  }
+  return {};
+}
+
+std::vector<MarkedTableWrite> FindMarkedTableWrites(const BackupDevice& now) {
+  std::vector<MarkedTableWrite> out;
+  std::error_code ec;
+  std::vector<std::pair<std::filesystem::file_time_type, std::string>> markers;
+  for (const auto& entry : std::filesystem::directory_iterator(TableWriteMarkerDir(), ec)) {
+    const std::string name = entry.path().filename().string();
+    if (name.size() > std::string(kMarkerSuffix).size() && name.ends_with(kMarkerSuffix) &&
+        name.front() != '.') {
+      std::error_code time_ec;
+      markers.emplace_back(entry.last_write_time(time_ec), entry.path().string());
+    }
+  }
+  // Oldest first (marked in that order); the name after that, for markers of one instant.
+  std::sort(markers.begin(), markers.end());
+  for (const auto& [time, marker] : markers) {
+    Result<std::string> text = ReadWholeFile(marker, "table write marker", kMaxMarkerBytes);
+    if (!text || text->empty() || text->back() != '\n') continue;
+    const std::string backup_path = text->substr(0, text->size() - 1);
+    if (backup_path.empty() || backup_path.front() != '/' ||
+        backup_path.find('\n') != std::string::npos) {
+      continue;
+    }
+    Result<TableBackup> backup = ReadBackupFile(backup_path);
+    if (!backup) continue;
+    if (!BackupDeviceMismatches(backup->device, now).empty()) continue;
+    // Without a serial, a WWN or a loop device's backing file, two disks of one size are told
+    // apart by their path alone.
+    // A loop device is its backing file: another one, or none (the image itself), is not it.
+    if (!backup->device.backing_file.empty() && backup->device.backing_file != now.backing_file) {
+      continue;
+    }
+    const DiskIdentity& d = backup->device.disk;
+    if (d.serial.empty() && d.wwn.empty() && backup->device.backing_file.empty() &&
+        d.path != now.disk.path) {
+      continue;
+    }
+    out.push_back({marker, backup_path, std::move(*backup)});
+  }
+  return out;
+}
+
+}  // namespace partalign

@@ -4,6 +4,7 @@
 // interruption hit - after proving that the disk holds the state the journal describes
 // (docs/mover.md §7). DEVICE finds the journal through the registry and the journal directory;
 // without an argument, every unfinished move is listed. Then the kernel is told, as apply does.
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -109,14 +110,15 @@ std::optional<ExitCode> ClearInterruptedStart(const ResumeCommand& c, const std:
                            absolute, device.empty() ? "a disk" : "'" + device + "'"))) {
     return ExitCode::kRefused;
   }
-  // The disk held while the registration goes: a partalign starting that move would hold it.
+  // The disk's flock held while the registration goes: a partalign starting that move holds it
+  // (partitions the move leaves alone may stay in use: no O_EXCL).
   Result<Target> held = MakeError("not opened");
   if (!device.empty()) {
-    held = OpenTarget(device, {.write = true, .exclusive = true});
-    if (!held && IsBusy(held.error())) {
-      PrintError(io.err, held.error().message +
-                             " (a move may be starting on it: wait for it to "
-                             "end, then look again)");
+    held = OpenTarget(device);
+    if (held && ::flock(held->fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      PrintError(io.err, fmt::format("'{}' is locked by another program (a move may be starting "
+                                     "on it): wait for it to end, then look again",
+                                     device));
       return ExitCode::kRefused;
     }
   }

@@ -67,7 +67,7 @@ _partalign() {
       valued="--budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --engine --seed --report --output --compare"
       ;;
     move)
-      opts="-h --help --from --to --length --journal --chunk --table-range --new-table --only-used -y --yes --progress"
+      opts="-h --help --from --to --length --journal --chunk --table-range --new-table --only-used --force -y --yes --progress"
       valued="--from --to --length --journal --chunk --table-range --new-table"
       ;;
     demo)

@@ -31,11 +31,19 @@ void SfdiskImage(const std::string& image, const std::string& script, unsigned s
 
 PartitionedLoop::PartitionedLoop(const std::string& sfdisk_script, unsigned sector_size,
                                  unsigned long long size_bytes)
-    : image_(dir_.File("disk.img")) {
+    : image_(dir_.File("disk.img")), sector_size_(sector_size) {
   CreateSparseFile(image_, size_bytes);
   SfdiskImage(image_, sfdisk_script, sector_size);
   loop_ = std::make_unique<LoopDevice>(image_, sector_size);
   AddKernelPartitions(*loop_, sector_size);
+}
+
+const std::string& PartitionedLoop::Reattach() {
+  // Attached before the old one goes, so that it gets another number.
+  auto next = std::make_unique<LoopDevice>(image_, sector_size_);
+  loop_ = std::move(next);
+  AddKernelPartitions(*loop_, sector_size_);
+  return loop_->path();
 }
 
 void AddKernelPartitions(const LoopDevice& loop, unsigned sector_size) {

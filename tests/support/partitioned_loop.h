@@ -28,6 +28,11 @@ class PartitionedLoop {
   const std::string& device() const { return loop_->path(); }
   std::string File(const std::string& name) const { return dir_.File(name); }
 
+  /// Attaches the image to another loop device and detaches the old one (its partition nodes
+  /// deleted first), then registers the partitions with the kernel again: the same disk back
+  /// under another name, as sdb comes back as sdc after a reboot. Returns the new device.
+  const std::string& Reattach();
+
   /// Copies the image (sparse) to `name` in the test directory and returns its path: compare
   /// later with SameBytes().
   std::string Snapshot(const std::string& name) const;
@@ -35,6 +40,7 @@ class PartitionedLoop {
  private:
   TempDir dir_;
   std::string image_;
+  unsigned sector_size_;
   std::unique_ptr<LoopDevice> loop_;
 };
 

@@ -260,6 +260,10 @@ struct RegistryEntry {
   std::string journal_path;
   JournalUuid uuid{};
   JournalDevice device;
+  /// Registered before the journal file is created ("state": "starting"), rewritten without it
+  /// once the journal's header is durable, before the first write to the device: a starting
+  /// registration means the move never wrote the device (docs/mover.md, I8).
+  bool starting = false;
   bool operator==(const RegistryEntry&) const = default;
 };
 

@@ -503,7 +503,8 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     if (Status allowed = CheckMoveAllowed(*reader, journal, StepWrites(s, sector_size), &note);
         !allowed) {
       PrintError(io.err, allowed.error().message + "; nothing was written");
-      *code = ExitCode::kRefused;
+      *code = allowed.error().errno_value == kUnfinishedMoveErrno ? ExitCode::kUnfinished
+                                                                  : ExitCode::kRefused;
       return std::nullopt;
     }
     if (!note.empty() && &s == &steps.front()) PrintWarning(io.err, note);
@@ -543,18 +544,19 @@ void PrintWhereItStopped(Streams io, const std::vector<PreparedStep>& steps, siz
                          const std::string& path, bool next_started = false) {
   if (done == 0 && !next_started) return;  // the message said "nothing was written"
   if (done > 0) {
-    PrintError(io.err, fmt::format("{} of {} {}: the data is moved and the table on '{}' says so",
-                                   StepRange(1, done), steps.size(),
-                                   done == 1 ? "is done" : "are done", path));
+    PrintErrorOrToTerminal(
+        io,
+        fmt::format("{} of {} {}: the data is moved and the table on '{}' says so",
+                    StepRange(1, done), steps.size(), done == 1 ? "is done" : "are done", path));
   }
   // The step after the done ones either ran (its journal's message says where it is) or not.
   const size_t first_not_started = next_started ? done + 2 : done + 1;
   if (first_not_started <= steps.size()) {
-    PrintError(io.err,
-               fmt::format("{} {} not started; once the disk is settled, 'partalign plan "
-                           "{}' makes a new plan for what is left",
-                           StepRange(first_not_started, steps.size()),
-                           first_not_started == steps.size() ? "was" : "were", ShellQuote(path)));
+    PrintErrorOrToTerminal(
+        io, fmt::format("{} {} not started; once the disk is settled, 'partalign plan "
+                        "{}' makes a new plan for what is left",
+                        StepRange(first_not_started, steps.size()),
+                        first_not_started == steps.size() ? "was" : "were", ShellQuote(path)));
   }
 }
 
@@ -687,6 +689,13 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
   PartitionTable final_table;
   for (size_t k = 0; k < steps.size(); ++k) {
     const PreparedStep& s = steps[k];
+    // A signal between two steps (a SIGPIPE from the report of the step before): the disk is
+    // settled, the steps after it are not started.
+    if (StopOnSignal::Requested()) {
+      PrintErrorOrToTerminal(io, fmt::format("stopped by a signal; {}", NotStarted(k)));
+      PrintWhereItStopped(io, steps, k, r.path);
+      return k == 0 ? ExitCode::kRefused : ExitCode::kUnfinished;
+    }
     // The sectors must be the ones this step's table starts from: the disk's, or what the
     // step before wrote.
     Result<std::vector<size_t>> moved = DifferingRanges(

@@ -107,6 +107,11 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
   }
   ApplyInputs in{std::move(*loaded), "", c.write.assume, c.write.sector_size, {}, {}, {}};
   in.path = c.write.target.empty() ? in.plan().disk.path : c.write.target;
+  // A move left unfinished owns the disk (its journal in the registry, or in the journal
+  // directory when the registry was lost): refused first, before anything is asked, and before
+  // the half-moved table is read (which may fail, or look like a stale plan).
+  if (!NoUnfinishedMove(io, in.path, {c.journal_dir}, code)) return std::nullopt;
+  *code = ExitCode::kFailure;
   Result<ProbeOptions> options = MakeProbeOptions(c.write);
   if (!options) {
     PrintError(io.err, options.error().message);
@@ -142,16 +147,12 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
     *code = ExitCode::kRefused;
     return std::nullopt;
   }
-  // A move left unfinished owns the disk (its journal in the registry, or in the journal
-  // directory when the registry was lost): refused before anything is asked.
-  if (!NoUnfinishedMove(io, in.path, {c.journal_dir}, code)) return std::nullopt;
   // A hibernated system on the disk would resume believing the old table (docs/used-map.md,
   // "Hibernation is a refusal"): refused before anything is proven, asked or written.
   if (RefuseIfSleeping(io, in.path, ScanForSleepingSystems(in.path, in.table))) {
     *code = ExitCode::kRefused;
     return std::nullopt;
   }
-  *code = ExitCode::kFailure;
   if (!c.write.target.empty() && c.write.target != in.plan().disk.path) {
     PrintWarning(io.err, fmt::format("the plan names '{}'; writing '{}' (--target), whose "
                                      "identity and table match the plan",

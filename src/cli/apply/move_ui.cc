@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/apply/move_ui.h"
 
+#include <fcntl.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <cstdlib>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <optional>
 #include <ostream>
@@ -20,6 +22,7 @@
 
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
+#include "io/util/unique_fd.h"
 #include "partalign/move/progress.h"
 #include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
@@ -47,8 +50,42 @@ std::optional<uint64_t> TestSigintAfterBatches() {
   return *n;
 }
 
-struct sigaction g_old_int {};
-struct sigaction g_old_term {};
+// Every signal that ends a move from outside: Ctrl-C (again and again), kill, a closed SSH
+// session (SIGHUP), a reader gone from a pipe (SIGPIPE: `apply ... | head`).
+constexpr int kStopSignals[] = {SIGINT, SIGTERM, SIGHUP, SIGPIPE};
+struct sigaction g_old_actions[std::size(kStopSignals)]{};
+
+// What PARTALIGN_TEST_SIGNALS names (comma-separated INT, TERM, HUP, PIPE; default INT): the
+// signals the test hook sends, in order, at the batch PARTALIGN_TEST_SIGINT_AFTER_BATCHES names.
+std::vector<int> TestSignals() {
+  const char* value = std::getenv("PARTALIGN_TEST_SIGNALS");
+  std::vector<int> signals;
+  std::string names = value != nullptr && *value != '\0' ? value : "INT";
+  names += ',';
+  for (size_t at = 0, comma = 0; (comma = names.find(',', at)) != std::string::npos;
+       at = comma + 1) {
+    const std::string name = names.substr(at, comma - at);
+    if (name == "INT") signals.push_back(SIGINT);
+    if (name == "TERM") signals.push_back(SIGTERM);
+    if (name == "HUP") signals.push_back(SIGHUP);
+    if (name == "PIPE") signals.push_back(SIGPIPE);
+  }
+  return signals;
+}
+
+// Sends `signal` the way the world does: SIGPIPE by writing to a pipe whose reader is gone (the
+// kernel's own signal), the others with raise().
+void SendTestSignal(int signal) {
+  if (signal != SIGPIPE) {
+    ::raise(signal);
+    return;
+  }
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) return;
+  ::close(ends[0]);
+  (void)!::write(ends[1], "x", 1);
+  ::close(ends[1]);
+}
 
 }  // namespace
 
@@ -71,18 +108,33 @@ StopOnSignal::StopOnSignal() {
   struct sigaction action {};
   action.sa_handler = OnStopSignal;
   sigemptyset(&action.sa_mask);
-  // The second signal takes the default action (death): safe, as every instant is journaled.
-  action.sa_flags = SA_RESTART | SA_RESETHAND;
-  ::sigaction(SIGINT, &action, &g_old_int);
-  ::sigaction(SIGTERM, &action, &g_old_term);
+  // Every signal, the second one too, only asks: a death in the middle of a batch is safe for
+  // the disk, but it leaves the person with no word of where the disk is (issue #37). SIGKILL
+  // remains for the impatient. A write to a closed stdout then fails (EPIPE) instead of killing.
+  action.sa_flags = SA_RESTART;
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+    ::sigaction(kStopSignals[i], &action, &g_old_actions[i]);
+  }
 }
 
 StopOnSignal::~StopOnSignal() {
-  ::sigaction(SIGINT, &g_old_int, nullptr);
-  ::sigaction(SIGTERM, &g_old_term, nullptr);
+  for (size_t i = 0; i < std::size(kStopSignals); ++i) {
+    ::sigaction(kStopSignals[i], &g_old_actions[i], nullptr);
+  }
 }
 
 bool StopOnSignal::Requested() { return g_stop_requested.load(); }
+
+void PrintErrorOrToTerminal(Streams io, const std::string& message) {
+  PrintError(io.err, message);
+  io.err.flush();
+  if (io.err.good()) return;
+  // stderr is gone (a closed pipe, a terminal hung up): the controlling terminal, if any.
+  UniqueFd tty(::open("/dev/tty", O_WRONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC));
+  if (!tty.valid()) return;
+  const std::string line = "partalign: " + message + "\n";
+  (void)!::write(tty.get(), line.data(), line.size());
+}
 
 ProgressPrinter::ProgressPrinter(std::ostream& err, bool forced)
     : err_(err), terminal_(::isatty(STDERR_FILENO) != 0), enabled_(forced || terminal_) {}
@@ -132,8 +184,10 @@ MoverHooks MakeHooks(ProgressPrinter& printer) {
   // the real signal and handler, at a point a test can name.
   if (std::optional<uint64_t> n = TestSigintAfterBatches()) {
     auto asked = std::make_shared<std::atomic<uint64_t>>(0);
-    hooks.stop_requested = [asked, n = *n] {
-      if (asked->fetch_add(1) + 1 == n) ::raise(SIGINT);
+    hooks.stop_requested = [asked, n = *n, signals = TestSignals()] {
+      if (asked->fetch_add(1) + 1 == n) {
+        for (int signal : signals) SendTestSignal(signal);
+      }
       return StopOnSignal::Requested();
     };
   }
@@ -174,7 +228,8 @@ ExitCode RunMoveOn(Streams io, const Target& target, bool progress,
   printer.Finish();
   if (!outcome) {
     PrintError(io.err, outcome.error().message);
-    return ExitCode::kFailure;
+    return outcome.error().errno_value == kUnfinishedMoveErrno ? ExitCode::kUnfinished
+                                                               : ExitCode::kFailure;
   }
   if (KillPointsCounted() > 0) {
     io.err << fmt::format("partalign: test: {} kill points passed\n", KillPointsCounted());
@@ -238,12 +293,12 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
       io.out << fmt::format("the move never started; nothing was written to '{}'\n", device_path);
       return ExitCode::kOk;
     case MoveStatus::kStopped:
-      PrintError(io.err, outcome.message);
-      PrintError(io.err,
-                 fmt::format("the move is unfinished and '{}' is part-way; run 'partalign "
-                             "resume {}' to complete it, or 'partalign resume --rollback "
-                             "{}' to undo it",
-                             device_path, ShellQuote(journal_path), ShellQuote(journal_path)));
+      PrintErrorOrToTerminal(io, outcome.message);
+      PrintErrorOrToTerminal(
+          io, fmt::format("the move is unfinished and '{}' is part-way; run 'partalign "
+                          "resume {}' to complete it, or 'partalign resume --rollback "
+                          "{}' to undo it",
+                          device_path, ShellQuote(journal_path), ShellQuote(journal_path)));
       return ExitCode::kUnfinished;
   }
   return ExitCode::kFailure;

@@ -21,8 +21,10 @@ namespace partalign {
 /// --yes, or "yes" typed on a terminal. False (and a message) otherwise.
 bool Confirm(Streams io, bool yes, const std::string& what);
 
-/// While alive, SIGINT and SIGTERM ask the mover to stop at the next batch boundary (a second
-/// signal kills at once, which is safe too: the journal covers every instant).
+/// While alive, SIGINT, SIGTERM, SIGHUP (a closed SSH session) and SIGPIPE (a reader gone from a
+/// pipe) ask the mover to stop at the next batch boundary; so does a second signal: the person
+/// always gets the line that says where the disk is (SIGKILL still kills, which the journal
+/// covers too).
 class StopOnSignal {
  public:
   StopOnSignal();
@@ -31,6 +33,10 @@ class StopOnSignal {
   StopOnSignal& operator=(const StopOnSignal&) = delete;
   static bool Requested();
 };
+
+/// PrintError, and, when stderr is gone (closed, or its terminal hung up), the same line on the
+/// controlling terminal if there is one: for what must not be lost (the resume line).
+void PrintErrorOrToTerminal(Streams io, const std::string& message);
 
 /// Progress on stderr: redrawn in place on a terminal (at most kRedrawsPerSecond), one line per
 /// second with --progress elsewhere, nothing otherwise.

@@ -139,21 +139,20 @@ Status CheckDirectoryFor(const std::string& dir, const std::string& what, uint64
 
 bool NoUnfinishedMove(Streams io, const std::string& path,
                       const std::vector<std::string>& journal_dirs, ExitCode* code) {
+  // A target that cannot be opened or is not a disk is the command's own error to report.
   Result<Target> target = OpenTarget(path);
-  Result<JournalDevice> device =
-      target ? DescribeMoveDevice(*target) : Result<JournalDevice>(target.error());
-  Result<std::vector<RegisteredJournal>> unfinished =
-      device ? FindUnfinishedJournals(*device, journal_dirs)
-             : Result<std::vector<RegisteredJournal>>(device.error());
+  if (!target) return true;
+  Result<JournalDevice> device = DescribeMoveDevice(*target);
+  if (!device) return true;
+  Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device, journal_dirs);
   if (!unfinished) {
     PrintError(io.err, unfinished.error().message + "; nothing was written");
     *code = ExitCode::kFailure;
     return false;
   }
   if (unfinished->empty()) return true;
-  PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front().entry.journal_path) +
-                         "; nothing was written");
-  *code = ExitCode::kRefused;
+  PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front()) + "; nothing was written");
+  *code = ExitCode::kUnfinished;
   return false;
 }
 
@@ -240,9 +239,8 @@ std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitC
     return std::nullopt;
   }
   if (!unfinished->empty()) {
-    PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front().entry.journal_path) +
-                           "; nothing was written");
-    *code = ExitCode::kRefused;
+    PrintError(io.err, UnfinishedMoveMessage(path, unfinished->front()) + "; nothing was written");
+    *code = ExitCode::kUnfinished;
     return std::nullopt;
   }
   *code = ExitCode::kOk;

@@ -66,7 +66,8 @@ bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope,
 /// The disk, checked and held for writing: nobody uses it or its partitions (each user is
 /// printed), then opened with O_EXCL and flock'ed. nullopt after printing the refusal
 /// (`*code` = kRefused) or the error (`*code` = kFailure).
-/// Unfinished moves are looked for in the registry, the journal directory and `journal_dirs`.
+/// Unfinished moves are looked for in the registry, the journal directory and `journal_dirs`
+/// (found: `*code` = kUnfinished).
 /// `scope`: what the write changes (WriteScope); partitions outside it may stay in use, and are
 /// named on `io.err` as staying ("partition 1 ('/dev/sda1') is mounted on '/': it stays in use;
 /// this write neither reads nor writes it"). The claims on the changed partitions are in the
@@ -86,9 +87,10 @@ inline constexpr uint64_t kBackupFileBytes = 1024 * 1024;
 Status CheckDirectoryFor(const std::string& dir, const std::string& what, uint64_t bytes,
                          bool create);
 
-/// Refuses (false, after printing why; `*code` kRefused) a disk with an unfinished move: the
-/// registry's, or a journal for it in the journal directory or `journal_dirs`. Read-only: for
-/// the checks before the confirmation.
+/// Refuses (false, after printing why; `*code` kUnfinished, the one status of an unfinished
+/// move) a disk with an unfinished move: the registry's, or a journal for it in the journal
+/// directory or `journal_dirs`. Read-only: for the checks before the confirmation. A target that
+/// cannot be opened, or is a partition, passes: the command reports it.
 bool NoUnfinishedMove(Streams io, const std::string& path,
                       const std::vector<std::string>& journal_dirs, ExitCode* code);
 

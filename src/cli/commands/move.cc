@@ -19,6 +19,7 @@
 #include "io/move/mover.h"
 #include "io/table/fdisk_table.h"
 #include "io/used/used_map_reader.h"
+#include "partalign/move/move_destination.h"
 #include "partalign/util/checked_math.h"
 #include "partalign/util/units.h"
 
@@ -37,6 +38,7 @@ struct MoveCommand {
   bool yes = false;
   bool progress = false;
   bool only_used = false;
+  bool force = false;
 };
 
 Result<uint64_t> ParseOption(const std::string& name, const std::string& value) {
@@ -117,6 +119,42 @@ std::vector<ScannedArea> AreasToScan(const Target& target, const MoveGeometry& m
   return areas;
 }
 
+// Says what lives at the destination; false after refusing a destination that overlaps a
+// partition table or another partition (the move would destroy it), unless --force.
+bool DestinationAllowed(const MoveCommand& command, const Target& target, const MoveGeometry& move,
+                        Streams io) {
+  const std::string where =
+      fmt::format("bytes {}-{}", move.dest_bytes, move.dest_bytes + move.length_bytes - 1);
+  Result<TableRead> read =
+      ReadPartitionTable(command.target, {.sector_size = target.logical_sector_size});
+  if (!read || read->table.label == LabelType::kNone) {
+    io.err << fmt::format("partalign: the destination ({}): {}\n", where,
+                          read ? "the disk has no partition table to say what lives there"
+                               : "no partition table could be read (" + read.error().message +
+                                     "), nothing says what lives there");
+    return true;
+  }
+  const std::vector<std::string> there = DestinationOverlaps(read->table, move);
+  if (there.empty()) {
+    io.err << fmt::format(
+        "partalign: the destination ({}): free space or the moved partition's own bytes, no "
+        "table area\n",
+        where);
+    return true;
+  }
+  for (const std::string& what : there) {
+    const std::string line = fmt::format("the destination ({}) overlaps {}", where, what);
+    if (command.force) {
+      PrintWarning(io.err, line + " (--force)");
+    } else {
+      PrintError(io.err, line);
+    }
+  }
+  if (command.force) return true;
+  PrintError(io.err, "refusing to write over them; nothing was written (--force writes anyway)");
+  return false;
+}
+
 ExitCode RunMove(const MoveCommand& command, Streams io) {
   MoveRequest request;
   request.journal_path = command.journal;
@@ -154,12 +192,14 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
   }
   if (Status allowed = CheckMoveAllowed(*probe, command.journal); !allowed) {
     PrintError(io.err, allowed.error().message);
-    return ExitCode::kRefused;
+    return allowed.error().errno_value == kUnfinishedMoveErrno ? ExitCode::kUnfinished
+                                                               : ExitCode::kRefused;
   }
   if (RefuseIfSleeping(io, command.target,
                        ScanForSleepingSystems(command.target, AreasToScan(*probe, request.move)))) {
     return ExitCode::kRefused;
   }
+  if (!DestinationAllowed(command, *probe, request.move, io)) return ExitCode::kRefused;
   Result<std::vector<TableUpdate>> table = ReadTableUpdates(command, *probe);
   if (!table) {
     PrintError(io.err, table.error().message);
@@ -228,6 +268,9 @@ void AddMoveCommand(CLI::App& app, CommandRunners& runners) {
                   "file holding the new table bytes at the same offsets (a scratch copy)");
   sub->add_flag("--only-used", command->only_used,
                 "the range is a partition: copy only the chunks its filesystem uses");
+  sub->add_flag("--force", command->force,
+                "move even when the destination overlaps a partition table or another partition "
+                "(whose bytes the move destroys)");
   AddMoveWriteOptions(sub, &command->yes, &command->progress);
   runners[sub] = [command](Streams io) { return RunMove(*command, io); };
 }

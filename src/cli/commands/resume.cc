@@ -4,6 +4,7 @@
 // interruption hit - after proving that the disk holds the state the journal describes
 // (docs/mover.md §7). DEVICE finds the journal through the registry and the journal directory;
 // without an argument, every unfinished move is listed. Then the kernel is told, as apply does.
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <filesystem>
@@ -13,6 +14,7 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/advice/plan_advice.h"
@@ -68,8 +70,74 @@ std::string Line(const RegisteredJournal& j) {
   Result<JournalSummary> summary = InspectJournal(j.entry.journal_path);
   std::string state = "unreadable";
   if (summary) state = summary->state ? ToString(summary->state->phase) : "not started";
+  if (!summary && j.entry.starting) state = "starting, it never wrote the disk";
+  if (!summary && j.entry.device.path.empty()) {
+    return fmt::format("'{}' (not registered, no journal header: {})", j.entry.journal_path,
+                       summary.error().message);
+  }
   return fmt::format("'{}' (disk '{}', journal state: {}{})", j.entry.journal_path,
                      j.entry.device.path, state, j.entry_path.empty() ? ", not registered" : "");
+}
+
+// A journal whose header cannot be read, of a move interrupted while starting: registered as
+// "starting" (the registration comes before the file), or a file named as a journal that no
+// registration names. By I8 its move never wrote the disk: resume removes the file and the
+// registration, after holding the disk (a partalign starting that move holds it). nullopt when
+// `journal` is not such a journal (the caller reports why it cannot be read).
+std::optional<ExitCode> ClearInterruptedStart(const ResumeCommand& c, const std::string& journal,
+                                              Streams io) {
+  Result<std::vector<RegisteredJournal>> registered = ListRegisteredJournals();
+  if (!registered) return std::nullopt;
+  const std::string absolute = AbsolutePath(journal);
+  const RegisteredJournal* entry = nullptr;
+  for (const RegisteredJournal& j : *registered) {
+    if (j.entry.journal_path == absolute) entry = &j;
+  }
+  std::error_code ec;
+  const bool exists = std::filesystem::exists(absolute, ec);
+  if (entry == nullptr ? !(exists && absolute.ends_with(kJournalFileSuffix))
+                       : !entry->entry.starting) {
+    return std::nullopt;
+  }
+  if (exists) {
+    Result<bool> locked = IsJournalLocked(absolute);
+    if (!locked || *locked) return std::nullopt;  // ExplainUnreadable says who holds it
+  }
+  const std::string device = entry == nullptr ? "" : entry->entry.device.path;
+  if (!Confirm(io, c.yes,
+               fmt::format("this removes the journal '{}' of a move that was interrupted while "
+                           "starting; it never wrote {} (nothing is written to a disk)",
+                           absolute, device.empty() ? "a disk" : "'" + device + "'"))) {
+    return ExitCode::kRefused;
+  }
+  // The disk's flock held while the registration goes: a partalign starting that move holds it
+  // (partitions the move leaves alone may stay in use: no O_EXCL).
+  Result<Target> held = MakeError("not opened");
+  if (!device.empty()) {
+    held = OpenTarget(device);
+    if (held && ::flock(held->fd.get(), LOCK_EX | LOCK_NB) != 0) {
+      PrintError(io.err, fmt::format("'{}' is locked by another program (a move may be starting "
+                                     "on it): wait for it to end, then look again",
+                                     device));
+      return ExitCode::kRefused;
+    }
+  }
+  if (entry != nullptr) {
+    if (Status removed = UnregisterJournal(entry->entry.uuid); !removed) {
+      return Fail(io, removed.error().message);
+    }
+  }
+  if (exists) {
+    if (Status removed = RemoveJournalFile(absolute); !removed) {
+      return Fail(io, removed.error().message);
+    }
+  }
+  io.out << fmt::format(
+      "Removed the journal '{}'{}: its move was interrupted while starting and "
+      "never wrote {}; nothing was written.\n",
+      absolute, entry != nullptr ? " and its registration" : "",
+      device.empty() ? "a disk" : "'" + device + "'");
+  return ExitCode::kOk;
 }
 
 // `resume` alone: every unfinished move, and how to go on with each.
@@ -82,8 +150,8 @@ ExitCode ListMoves(Streams io) {
   }
   io.out << fmt::format("{} unfinished move(s):\n", moves->size());
   for (const RegisteredJournal& j : *moves) {
-    io.out << "  " << Line(j) << "\n    partalign resume " << ShellQuote(j.entry.journal_path)
-           << "\n";
+    io.out << "  " << Line(j) << "\n    partalign resume " << DeviceOptionFor(j)
+           << ShellQuote(j.entry.journal_path) << "\n";
   }
   return ExitCode::kUnfinished;
 }
@@ -145,6 +213,30 @@ void ExplainUnreadable(Streams io, const std::string& journal) {
   }
 }
 
+// The journal's recorded path is not its disk any more (renamed: sdb -> sdc, loop0 -> loop1):
+// the command that resumes it where its identity (serial, WWN, backing file, size) is now.
+void AdviseRenamedDevice(const ResumeCommand& c, const std::string& journal,
+                         const JournalDevice& recorded, Streams io) {
+  const std::vector<std::string> found = FindJournalDevice(recorded);
+  const std::string mode = c.rollback ? "--rollback " : c.forget ? "--forget " : "";
+  if (found.size() == 1) {
+    PrintError(io.err, fmt::format("the journal's disk is now '{}' (the same {}): run 'partalign "
+                                   "resume {}--device {} {}'",
+                                   found.front(),
+                                   recorded.backing_file.empty() ? "serial number and size"
+                                                                 : "backing file and size",
+                                   mode, ShellQuote(found.front()), ShellQuote(journal)));
+    return;
+  }
+  PrintError(io.err,
+             fmt::format("{}; if the disk has another name now, give it: 'partalign resume {}"
+                         "--device DISK {}'",
+                         found.empty() ? "no disk of this machine has the journal's identity"
+                                       : fmt::format("{} disks have the journal's identity ({})",
+                                                     found.size(), fmt::join(found, ", ")),
+                         mode, ShellQuote(journal)));
+}
+
 ExitCode Forget(const ResumeCommand& c, const std::string& journal, const std::string& device,
                 Streams io) {
   if (!Confirm(io, c.yes,
@@ -189,6 +281,9 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   if (command.rollback && command.forget)
     return Fail(io, "--rollback and --forget exclude each other");
   std::string journal = command.what;
+  // The disk named on the command line, when its journal was found through it: it is the
+  // device, whatever name the journal recorded (a disk renamed since: sdb -> sdc).
+  std::string named_device;
   if (!IsJournalFile(command.what)) {
     struct stat st {};
     const bool stated = ::stat(command.what.c_str(), &st) == 0;
@@ -200,6 +295,7 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
       std::optional<std::string> found = JournalOfDevice(io, command.what, &code, image);
       if (found) {
         journal = *found;
+        named_device = command.what;
       } else if (!image || code != ExitCode::kOk) {
         return code;
       }
@@ -207,18 +303,22 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   }
   Result<JournalSummary> summary = InspectJournal(journal);
   if (!summary) {
+    if (std::optional<ExitCode> cleared = ClearInterruptedStart(command, journal, io)) {
+      return *cleared;
+    }
     PrintError(io.err, summary.error().message);
     ExplainUnreadable(io, journal);
     return ExitCode::kFailure;
   }
   const JournalHeader& header = summary->header;
-  const std::string device_path = command.device.empty() ? header.device.path : command.device;
+  const std::string device_path = !command.device.empty() ? command.device
+                                  : !named_device.empty() ? named_device
+                                                          : header.device.path;
+  const bool recorded_path = command.device.empty() && named_device.empty();
   Result<Target> probe = OpenTarget(device_path);
   if (!probe) {
-    PrintError(io.err, probe.error().message + (command.device.empty()
-                                                    ? " (the journal's device; if it has another "
-                                                      "name now, give it with --device)"
-                                                    : ""));
+    PrintError(io.err, probe.error().message + (recorded_path ? " (the journal's device)" : ""));
+    if (recorded_path) AdviseRenamedDevice(command, journal, header.device, io);
     return ExitCode::kFailure;
   }
   Result<JournalDevice> device = DescribeMoveDevice(*probe);
@@ -228,6 +328,7 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   }
   if (std::optional<std::string> mismatch = DeviceMismatch(header.device, *device)) {
     PrintError(io.err, "refusing to resume: " + *mismatch);
+    if (recorded_path) AdviseRenamedDevice(command, journal, header.device, io);
     return ExitCode::kRefused;
   }
   probe = MakeError("closed");
@@ -253,6 +354,12 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   // A disk that no longer holds the move is refused before the question, in one line (the mover
   // proves it again once the disk is held; an error here is left for it to report).
   if (Result<Target> reader = OpenTarget(device_path)) {
+    // The registry is written before the first write: an unwritable one is refused now.
+    if (Status registry = CheckRegistryPlacement(*reader, MoveWrites(header.move, header.table));
+        !registry) {
+      PrintError(io.err, registry.error().message + "; nothing was written");
+      return ExitCode::kRefused;
+    }
     Result<std::optional<std::string>> proof = CheckResumable(*reader, journal);
     if (proof && *proof) {
       PrintError(io.err, **proof);

@@ -28,6 +28,8 @@ Result<std::vector<UnfinishedMove>> FindUnfinishedMoves(const std::string& path)
     UnfinishedMove m{j.entry.journal_path, "unreadable", !j.entry_path.empty()};
     if (Result<JournalSummary> summary = InspectJournal(j.entry.journal_path)) {
       m.state = summary->state ? ToString(summary->state->phase) : "not started";
+    } else if (j.entry.starting) {
+      m.state = "starting, never wrote the disk";
     }
     moves.push_back(std::move(m));
   }

@@ -665,13 +665,13 @@ uint64_t ChainDigest(uint64_t chain, const Digest128& digest, const Hasher& hash
 }
 
 std::string EncodeRegistryEntry(const RegistryEntry& entry) {
-  return nlohmann::json{{"format", "partalign-journal-registration"},
-                        {"version", kRegistryVersion},
-                        {"journal", entry.journal_path},
-                        {"uuid", ToHex(entry.uuid)},
-                        {"device", DeviceJson(entry.device)}}
-             .dump(1) +
-         "\n";
+  nlohmann::json j{{"format", "partalign-journal-registration"},
+                   {"version", kRegistryVersion},
+                   {"journal", entry.journal_path},
+                   {"uuid", ToHex(entry.uuid)},
+                   {"device", DeviceJson(entry.device)}};
+  if (entry.starting) j["state"] = "starting";
+  return j.dump(1) + "\n";
 }
 
 Result<RegistryEntry> DecodeRegistryEntry(std::string_view text) {
@@ -689,6 +689,13 @@ Result<RegistryEntry> DecodeRegistryEntry(std::string_view text) {
     Result<JournalDevice> device = DeviceFromJson(j.at("device"));
     if (!device) return device.error();
     entry.device = std::move(*device);
+    if (j.contains("state")) {
+      const std::string state = j.at("state").get<std::string>();
+      if (state != "starting") {
+        return MakeError(fmt::format("the journal registration has an unknown state '{}'", state));
+      }
+      entry.starting = true;
+    }
     return entry;
   } catch (const nlohmann::json::exception& e) {
     return MakeError(fmt::format("the journal registration is malformed: {}", e.what()));

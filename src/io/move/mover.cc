@@ -5,11 +5,15 @@
 #include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <atomic>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
+#include <fstream>
 
 #include <fmt/format.h>
 
@@ -178,11 +182,49 @@ Result<JournalDevice> DescribeMoveDevice(const Target& target, const std::string
   return device;
 }
 
-std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal) {
+std::string UnfinishedMoveMessage(const std::string& device_path, const RegisteredJournal& j) {
+  const JournalDevice& recorded = j.entry.device;
+  const bool renamed = recorded.path != device_path && recorded.path != AbsolutePath(device_path);
+  const std::string device = renamed ? "--device " + ShellQuote(device_path) + " " : "";
+  const std::string journal = ShellQuote(j.entry.journal_path);
   return fmt::format(
-      "'{}' has an unfinished move (journal '{}'); run 'partalign resume {}' to complete it or "
-      "'partalign resume --rollback {}' to undo it first",
-      device_path, journal, ShellQuote(journal), ShellQuote(journal));
+      "'{}' has an unfinished move (journal '{}'); run 'partalign resume {}{}' to complete it or "
+      "'partalign resume --rollback {}{}' to undo it first",
+      device_path, j.entry.journal_path, device, journal, device, journal);
+}
+
+std::vector<std::string> FindJournalDevice(const JournalDevice& recorded,
+                                           const std::string& sysfs_root) {
+  std::vector<std::string> found;
+  if (!recorded.is_block_device) return found;
+  std::error_code ec;
+  for (const fs::directory_entry& e : fs::directory_iterator(sysfs_root + "/block", ec)) {
+    // The size first (sysfs, in 512-byte units): most disks are ruled out without opening them.
+    std::ifstream size_file(e.path() / "size");
+    uint64_t sectors = 0;
+    if (!(size_file >> sectors) || sectors * 512 != recorded.size_bytes) continue;
+    const std::string path = "/dev/" + e.path().filename().string();
+    Result<Target> target = OpenTarget(path);
+    if (!target) continue;
+    Result<JournalDevice> device = DescribeMoveDevice(*target, sysfs_root);
+    if (device && !DeviceMismatch(recorded, *device)) found.push_back(path);
+  }
+  std::sort(found.begin(), found.end());
+  return found;
+}
+
+bool RecordedPathIsTheDevice(const JournalDevice& recorded) {
+  Result<Target> target = OpenTarget(recorded.path);
+  if (!target) return false;
+  Result<JournalDevice> device = DescribeMoveDevice(*target);
+  return device && !DeviceMismatch(recorded, *device);
+}
+
+std::string DeviceOptionFor(const RegisteredJournal& j) {
+  if (RecordedPathIsTheDevice(j.entry.device)) return "";
+  const std::vector<std::string> found = FindJournalDevice(j.entry.device);
+  if (found.size() != 1) return "";
+  return "--device " + ShellQuote(found.front()) + " ";
 }
 
 namespace {
@@ -213,7 +255,12 @@ void AddJournalsIn(const std::vector<std::string>& dirs, std::vector<RegisteredJ
         continue;
       }
       Result<JournalSummary> summary = InspectJournal(path);
-      if (!summary) continue;  // no valid header: its move never wrote the device (I8)
+      // No valid header: its move never wrote the device (I8), and the file names no device
+      // (an empty one: no device matches it). Listed so that `resume` names it and its removal.
+      if (!summary) {
+        known->push_back({"", {path, {}, {}}});
+        continue;
+      }
       known->push_back({"", {path, summary->header.uuid, summary->header.device}});
     }
   }
@@ -269,6 +316,18 @@ Status CheckRegistryPlacement(const Target& target, const std::vector<ByteExtent
   std::error_code ec;
   fs::create_directories(dir, ec);
   if (ec) return ErrnoError(ec.value(), fmt::format("cannot create '{}'", dir));
+  // Writable now, not found unwritable after the confirmation and the backup: a move starts by
+  // registering its journal there.
+  struct statvfs info {};
+  if (::statvfs(dir.c_str(), &info) != 0) {
+    return ErrnoError(errno, fmt::format("the registry of unfinished moves ({})", dir));
+  }
+  if ((info.f_flag & ST_RDONLY) != 0 || ::access(dir.c_str(), W_OK | X_OK) != 0) {
+    return MakeError(fmt::format(
+        "the registry of unfinished moves ({}) is not writable ({}); set PARTALIGN_STATE_DIR to "
+        "a writable directory on a disk the move does not write",
+        dir, (info.f_flag & ST_RDONLY) != 0 ? "a read-only file system" : std::strerror(errno)));
+  }
   if (Status placed = CheckJournalPlacement(dir + "/registry", target, writes); !placed) {
     return MakeError(
         fmt::format("the registry of unfinished moves ({}): {}", dir, placed.error().message));
@@ -297,7 +356,7 @@ Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
   Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device, {dir});
   if (!unfinished) return unfinished.error();
   if (!unfinished->empty()) {
-    return MakeError(UnfinishedMoveMessage(target.path, unfinished->front().entry.journal_path));
+    return Error{UnfinishedMoveMessage(target.path, unfinished->front()), kUnfinishedMoveErrno};
   }
   return {};
 }
@@ -346,19 +405,33 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   if (!device_io) return device_io.error();
   io.device = std::move(*device_io);
   const std::string journal_path = AbsolutePath(request.journal_path);
-  Result<std::unique_ptr<FdBlockIo>> journal_file =
-      CreateJournalFile(journal_path, header.layout.file_bytes);
-  if (!journal_file) return journal_file.error();
-  io.journal_file = std::move(*journal_file);
+  // Registered before the file exists ("starting"): a kill at any instant from here on leaves
+  // a registration that audit, apply and resume find, naming the journal file (issue #37: a kill
+  // between the file's creation and its registration left a journal nothing listed).
+  if (Status registered =
+          RegisterJournal({journal_path, header.uuid, header.device, /*starting=*/true});
+      !registered) {
+    return MakeError(registered.error().message + "; nothing was written to '" + target.path + "'");
+  }
   auto abandon = [&](const Error& error) -> Error {
     (void)UnregisterJournal(header.uuid);  // first, as in Finish()
     (void)RemoveJournalFile(journal_path);
     return MakeError(error.message + "; nothing was written to '" + target.path + "'");
   };
+  Result<std::unique_ptr<FdBlockIo>> journal_file =
+      CreateJournalFile(journal_path, header.layout.file_bytes);
+  if (!journal_file) {
+    // The file may be another's (it existed): only the registration is ours to remove.
+    (void)UnregisterJournal(header.uuid);
+    return MakeError(journal_file.error().message + "; nothing was written to '" + target.path +
+                     "'");
+  }
+  io.journal_file = std::move(*journal_file);
   if (Status armed = io.Arm(); !armed) return abandon(armed.error());
   Result<MoveJournal> journal =
       MoveJournal::Initialize(io.journal_io(), header, request.table, kHasher);
   if (!journal) return abandon(journal.error());
+  // The header is durable: the registration loses "starting" before the first device write.
   if (Status registered = RegisterJournal({journal_path, header.uuid, header.device});
       !registered) {
     return abandon(registered.error());

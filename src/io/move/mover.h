@@ -18,6 +18,7 @@
 // and refuses if there is one.
 #pragma once
 
+#include <cerrno>
 #include <optional>
 #include <string>
 #include <vector>
@@ -89,18 +90,41 @@ Status CheckRegistryPlacement(const Target& target, const std::vector<ByteExtent
 
 /// "'/dev/sdb' has an unfinished move (journal 'J'); run 'partalign resume J' to complete it or
 /// 'partalign resume --rollback J' to undo it first": why nothing else may write the disk.
-std::string UnfinishedMoveMessage(const std::string& device_path, const std::string& journal);
+/// When the journal recorded another name for the disk (renamed since: sdb -> sdc), the
+/// commands say --device `device_path`, so that they work as printed.
+std::string UnfinishedMoveMessage(const std::string& device_path, const RegisteredJournal& j);
+
+/// The errno_value of the Error CheckMoveAllowed (and StartMove) return when the disk has an
+/// unfinished move: a move is already in progress on it. The CLI exits 4 for it, as for every
+/// unfinished move, whoever finds it and whenever.
+inline constexpr int kUnfinishedMoveErrno = EALREADY;
+
+/// The whole disks of this machine (`sysfs_root`/block) that are the device `recorded`
+/// describes (DeviceMismatch finds nothing): where a renamed disk is now. Devices that cannot be
+/// opened are skipped; image files are never searched for.
+std::vector<std::string> FindJournalDevice(const JournalDevice& recorded,
+                                           const std::string& sysfs_root = "/sys");
+
+/// Whether the journal's recorded path still opens the device it recorded.
+bool RecordedPathIsTheDevice(const JournalDevice& recorded);
+
+/// "--device /dev/sdc " when the disk of journal `j` is no longer at its recorded path and is
+/// found under one other name (FindJournalDevice), else "": what `partalign resume` needs to
+/// find it.
+std::string DeviceOptionFor(const RegisteredJournal& j);
 
 /// The unfinished moves of this device: registered ones, and the journals found in the journal
 /// directory (the registry's, DefaultJournalDir()) and in `journal_dirs` whose header names the
 /// device, registered or not (a registry on storage that was lost, or a journal copied aside).
 /// A journal file whose header cannot be read is not counted: by I8 its move never wrote the
-/// device (docs/mover.md §3).
+/// device (docs/mover.md §3); ListUnfinishedMoves lists it with an empty device.
 Result<std::vector<RegisteredJournal>> FindUnfinishedJournals(
     const JournalDevice& device, const std::vector<std::string>& journal_dirs = {});
 
 /// Every unfinished move of the machine: the registry's entries and the journals of the
-/// journal directory and `journal_dirs` (the same rules as FindUnfinishedJournals).
+/// journal directory and `journal_dirs` (the same rules as FindUnfinishedJournals), and the
+/// journal files there whose header cannot be read and that no registration names (entry_path
+/// and device empty: a move interrupted while starting, or a file that is no journal).
 Result<std::vector<RegisteredJournal>> ListUnfinishedMoves(
     const std::vector<std::string>& journal_dirs = {});
 

@@ -250,7 +250,7 @@ TEST_P(ApplyMoveTest, KilledMidMoveIsFinishedByResumeAndANewPlan) {
 
   // Another apply must not touch the disk while a move is unfinished.
   CommandResult again = Apply(plan_file);
-  EXPECT_EQ(again.exit_code, 3) << again.out << again.err;
+  EXPECT_EQ(again.exit_code, 4) << again.out << again.err;
   EXPECT_NE(again.err.find("unfinished move"), std::string::npos) << again.err;
 
   CommandResult resumed = Partalign({"resume", journals[0], "--yes"});

@@ -235,7 +235,7 @@ TEST_F(MoveFixture, KilledThenRolledBackTheOldLayoutIsIntact) {
     // While the move is unfinished, a new one is refused and told what to run.
     CommandResult again =
         RunPartalign(MoveArgs(loop->path(), journals_.File("other.journal")), "", Env());
-    EXPECT_EQ(again.exit_code, 3);
+    EXPECT_EQ(again.exit_code, 4);  // the one status of an unfinished move
     EXPECT_NE(again.err.find("partalign resume " + journal), std::string::npos) << again.err;
     CommandResult back = RunPartalign({"resume", "--rollback", journal, "--yes"}, "", Env());
     ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
@@ -390,6 +390,66 @@ TEST(MoveImageTest, ResumeExplainsAFileThatIsNoJournal) {
   EXPECT_NE(r.err.find("too short to be a move journal"), std::string::npos) << r.err;
   EXPECT_NE(r.err.find("is not a registered journal"), std::string::npos) << r.err;
   EXPECT_EQ(test::ReadFile(not_a_journal), "hello") << "never removed";
+}
+
+// Issue #37, item 7: `move` says what lives at the destination, and refuses a destination over
+// the partition table or over another partition (whose bytes the move would destroy) unless
+// --force. On an image file: no root needed.
+TEST(MoveDestinationTest, RefusesATableAreaOrAnotherPartitionUnlessForced) {
+  test::TempDir dir;
+  test::TempDir journals;
+  test::TempDir state;
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, 32ull << 20);
+  // Partition 1 at 1 MiB and partition 2 at 9 MiB, 4 MiB each, full of random bytes.
+  test::SfdiskImage(image, "label: dos\nstart=2048, size=8192\nstart=18432, size=8192\n", 512);
+  std::mt19937_64 rng(37);
+  {
+    std::fstream file(image, std::ios::in | std::ios::out | std::ios::binary);
+    for (uint64_t at : {1ull << 20, 9ull << 20}) {
+      std::string bytes(4 << 20, '\0');
+      for (char& c : bytes) c = static_cast<char>(rng());
+      file.seekp(static_cast<std::streamoff>(at));
+      file.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+    }
+  }
+  const std::string before = test::ReadFile(image);
+  const std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", state.path()}};
+  auto move = [&](const std::string& to, std::vector<std::string> extra = {}) {
+    std::vector<std::string> args{
+        "move", image,      "--from", "1MiB",      "--to",
+        to,     "--length", "4MiB",   "--journal", journals.File("j.partalign-journal"),
+        "--yes"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    return RunPartalign(args, "", env);
+  };
+  for (const auto& [to, what] : {std::pair<std::string, std::string>{"0", "the MBR (bytes 0-511)"},
+                                 {"9MiB", "partition 2 (bytes 9437184-13631487"},
+                                 {"11MiB", "partition 2 (bytes 9437184-13631487"}}) {
+    SCOPED_TRACE("--to " + to);
+    const CommandResult r = move(to);
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find("overlaps " + what), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("--force"), std::string::npos) << r.err;
+    EXPECT_TRUE(test::ReadFile(image) == before) << "the disk changed";
+    EXPECT_FALSE(std::filesystem::exists(journals.File("j.partalign-journal")));
+  }
+  // Free space: said, and moved.
+  const CommandResult free = move("20MiB");
+  ASSERT_EQ(free.exit_code, 0) << free.out << free.err;
+  EXPECT_NE(free.err.find("the destination (bytes 20971520-25165823): free space"),
+            std::string::npos)
+      << free.err;
+  std::string expected = before;
+  expected.replace(20 << 20, 4 << 20, before.substr(1 << 20, 4 << 20));
+  EXPECT_TRUE(test::ReadFile(image) == expected) << "only the destination changes";
+  // --force: partition 2 is overwritten, as asked, and said.
+  const CommandResult forced = move("9MiB", {"--force"});
+  ASSERT_EQ(forced.exit_code, 0) << forced.out << forced.err;
+  EXPECT_NE(forced.err.find("overlaps partition 2"), std::string::npos) << forced.err;
+  EXPECT_NE(forced.err.find("(--force)"), std::string::npos) << forced.err;
+  expected.replace(9 << 20, 4 << 20, before.substr(1 << 20, 4 << 20));
+  EXPECT_TRUE(test::ReadFile(image) == expected) << "only the destination changes";
 }
 
 }  // namespace

@@ -179,6 +179,17 @@ class ResumeFaultsTest : public ::testing::Test {
     ExpectPlannedLayoutKept(pristine);
   }
 
+  // After an apply stopped in a step (its stderr `err`): the resume it names, then the plan it
+  // names for what is left, both as printed, reach the planned layout against `pristine`.
+  void ResumeAndApplyWhatIsLeft(const std::string& err, const std::string& pristine) const {
+    const std::string resume = test::AdviceIn(err, "run '(partalign resume [^']+)' to complete it");
+    const std::string plan =
+        test::AdviceIn(err, "'(partalign plan [^']+)' makes a new plan for what is left");
+    const CommandResult resumed = Advice(resume + " --yes");
+    ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+    ApplyWhatIsLeft(plan, pristine);
+  }
+
   std::unique_ptr<PartitionedLoop> disk_;
   std::map<int, std::map<std::string, std::string>> files_;
   std::string plan_;
@@ -291,7 +302,7 @@ TEST_F(ResumeFaultsTest, ALostRegistryDoesNotHideTheJournal) {
   std::filesystem::create_directories(disk_->File(kStateDir));
   const std::string half = disk_->Snapshot("half.img");
   const CommandResult again = Partalign(test::ApplyArgs(*disk_, plan_));
-  EXPECT_EQ(again.exit_code, 3) << again.out << again.err;
+  EXPECT_EQ(again.exit_code, 4) << again.out << again.err;
   EXPECT_NE(again.err.find("unfinished move"), std::string::npos) << again.err;
   EXPECT_NE(again.err.find(journal), std::string::npos) << again.err;
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
@@ -343,9 +354,12 @@ TEST_F(ResumeFaultsTest, AJournalHeldByARunningPartalignIsNotCalledRemovable) {
     EXPECT_NE(held.err.find("is held by a running partalign"), std::string::npos) << held.err;
     EXPECT_EQ(held.err.find("can be removed"), std::string::npos) << held.err;
   }
+  // Once nothing holds it, resume removes it: a journal that no registration names and whose
+  // header cannot be read never wrote a disk (I8).
   const CommandResult free = Partalign({"resume", journal, "--yes"});
-  EXPECT_NE(free.exit_code, 0);
-  EXPECT_NE(free.err.find("the file can be removed"), std::string::npos) << free.err;
+  EXPECT_EQ(free.exit_code, 0) << free.out << free.err;
+  EXPECT_NE(free.out.find("never wrote a disk"), std::string::npos) << free.out;
+  EXPECT_FALSE(std::filesystem::exists(journal));
 }
 
 // 5. A journal whose two state blocks were zeroed, while its digest table shows the copy had
@@ -559,13 +573,7 @@ TEST_F(ResumeFaultsTest, CtrlCInAMoveNamesTheResumeAndThePlanForWhatIsLeft) {
                                           {{"PARTALIGN_TEST_SIGINT_AFTER_BATCHES", "2"}});
   ASSERT_EQ(stopped.exit_code, 4) << stopped.out << stopped.err;
   EXPECT_NE(stopped.err.find("the move is unfinished"), std::string::npos) << stopped.err;
-  const std::string resume =
-      test::AdviceIn(stopped.err, "run '(partalign resume [^']+)' to complete it");
-  const std::string plan =
-      test::AdviceIn(stopped.err, "'(partalign plan [^']+)' makes a new plan for what is left");
-  const CommandResult resumed = Advice(resume + " --yes");
-  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
-  ApplyWhatIsLeft(plan, pristine);
+  ResumeAndApplyWhatIsLeft(stopped.err, pristine);
 }
 
 // While a move is unfinished, restore and translate refuse to write a table under it (resume
@@ -581,10 +589,10 @@ TEST_F(ResumeFaultsTest, RestoreAndTranslateLeaveAnUnfinishedMoveToItsJournal) {
   const CommandResult translated =
       Partalign({"translate", "--from-sector-size", "4096", disk_->device(), "--yes",
                  "--backup-dir", disk_->File("backups")});
-  EXPECT_EQ(translated.exit_code, 3) << translated.out << translated.err;
+  EXPECT_EQ(translated.exit_code, 4) << translated.out << translated.err;
   EXPECT_NE(translated.err.find("unfinished move"), std::string::npos) << translated.err;
   const CommandResult refused = Partalign({"restore", backups[0], "--yes"});
-  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_EQ(refused.exit_code, 4) << refused.out << refused.err;
   EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
   const CommandResult back =
       Advice(test::AdviceIn(refused.err, "'(partalign resume --rollback [^']+)' to undo it first") +
@@ -614,6 +622,195 @@ TEST_F(ResumeFaultsTest, RestoreAndTranslateLeaveAnUnfinishedMoveToItsJournal) {
   EXPECT_EQ(test::CmpFiles(disk_->image(), done), "");
   ExpectPlannedLayoutKept(pristine);
 }
+
+// Issue #37, item 6: the disk comes back under another name after a kill (sdb -> sdc after a
+// reboot; here the image re-attached to another loop device). audit names `resume NEWNAME`, which,
+// run word for word, finds the journal by the disk's identity and completes the move.
+TEST_F(ResumeFaultsTest, ResumeAfterARenameWorksAsAuditPrintsIt) {
+  const std::string journal = KilledApply();
+  ASSERT_FALSE(journal.empty());
+  const std::string old_name = disk_->device();
+  const std::string new_name = disk_->Reattach();
+  ASSERT_NE(new_name, old_name);
+  const CommandResult audit = Partalign({"audit", new_name});
+  EXPECT_EQ(audit.exit_code, 4) << audit.out << audit.err;
+  const std::string resume =
+      test::AdviceIn(audit.out, "Finish it first: (partalign resume [^ ]+) \\(or undo");
+  EXPECT_EQ(resume, "partalign resume " + new_name);
+  const CommandResult resumed = Advice(resume + " --yes");
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_NE(resumed.out.find(new_name), std::string::npos) << resumed.out;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  FinishAndExpectIntact("");
+}
+
+// After a rename, `resume JOURNAL` (the old name recorded) and apply's refusal both name a resume
+// that works: with --device and the disk's new name, found by its identity (the backing file).
+TEST_F(ResumeFaultsTest, ARefusalAfterARenameNamesAResumeThatWorks) {
+  const std::string journal = KilledApply();
+  ASSERT_FALSE(journal.empty());
+  const std::string new_name = disk_->Reattach();
+  const std::string half = disk_->Snapshot("half.img");
+  const CommandResult refused = Partalign({"resume", journal, "--yes"});
+  EXPECT_NE(refused.exit_code, 0) << refused.out << refused.err;
+  const std::string advice = test::AdviceIn(refused.err, "run '(partalign resume --device [^']+)'");
+  EXPECT_EQ(advice, fmt::format("partalign resume --device {} {}", new_name, journal));
+  // apply names the same, for the disk it was given (the plan names the old name).
+  const CommandResult again = Partalign(test::ApplyArgs(*disk_, plan_, {"--target", new_name}));
+  EXPECT_EQ(again.exit_code, 4) << again.out << again.err;
+  EXPECT_EQ(test::AdviceIn(again.err, "run '(partalign resume [^']+)' to complete it"), advice);
+  // `resume` alone lists it with the same command.
+  const CommandResult list = Partalign({"resume"});
+  EXPECT_NE(list.out.find("    " + advice + "\n"), std::string::npos) << list.out;
+  EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
+  ResumeAsAdvisedAndFinish(advice, journal);
+}
+
+// Issue #37, item 6: every kill while a journal is being created (before the move's first write
+// to the disk) leaves a journal that audit lists for the disk, with a rollback that, as
+// printed, clears it: the disk as it was, no journal, no registration; then apply runs.
+TEST_F(ResumeFaultsTest, AKillWhileAJournalIsCreatedIsListedWithAdviceThatWorks) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  int kills_before_the_disk_was_written = 0;
+  for (int point = 1; point < 20; ++point) {
+    SCOPED_TRACE(fmt::format("killed at write or flush {}", point));
+    const std::string journal = KilledApply(std::to_string(point));
+    ASSERT_FALSE(journal.empty());
+    Result<JournalSummary> summary = InspectJournal(journal);
+    if (summary && summary->state) {
+      // The move began (the other tests cover that): undone, for the apply below.
+      const CommandResult back = Partalign({"resume", "--rollback", journal, "--yes"});
+      ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+      break;
+    }
+    ++kills_before_the_disk_was_written;
+    const CommandResult audit = Partalign({"audit", "--json", disk_->device()});
+    EXPECT_EQ(audit.exit_code, 4) << audit.out << audit.err;
+    const nlohmann::json doc = nlohmann::json::parse(audit.out, nullptr, false);
+    ASSERT_TRUE(doc.is_object()) << audit.out;
+    ASSERT_EQ(doc["unfinished_moves"].size(), 1u) << doc.dump(2);
+    EXPECT_EQ(doc["unfinished_moves"][0]["journal"], journal);
+    const CommandResult list = Partalign({"resume"});
+    EXPECT_EQ(list.exit_code, 4) << list.out << list.err;
+    EXPECT_NE(list.out.find(journal), std::string::npos) << list.out;
+    const CommandResult back =
+        Advice(doc["unfinished_moves"][0]["rollback"].get<std::string>() + " --yes");
+    ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+    EXPECT_FALSE(std::filesystem::exists(journal));
+    EXPECT_TRUE(test::FilesIn(disk_->File(std::string(kStateDir) + "/journals"), ".json").empty());
+    EXPECT_EQ(test::CmpFiles(disk_->image(), pristine), "");
+  }
+  EXPECT_GE(kills_before_the_disk_was_written, 2);
+  const CommandResult applied = Partalign(test::ApplyArgs(*disk_, plan_));
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectPlannedLayoutKept(pristine);
+}
+
+// A journal file in the journal directory that no registration names and whose header cannot
+// be read (a move interrupted while starting, by an older partalign): `resume` lists it, and the
+// command it names removes it; then nothing is unfinished.
+TEST_F(ResumeFaultsTest, AnUnregisteredJournalIsListedByResume) {
+  const std::string dir = disk_->File(std::string(kStateDir) + "/journals");
+  std::filesystem::create_directories(dir);
+  const std::string journal = dir + "/sdb-20260101T000000Z-step1-part2.partalign-journal";
+  test::WriteFile(journal, std::string(8192, '\0'));
+  const CommandResult list = Partalign({"resume"});
+  EXPECT_EQ(list.exit_code, 4) << list.out << list.err;
+  const std::string advice = test::AdviceIn(list.out, "\n    (partalign resume [^\n]+)\n");
+  EXPECT_EQ(advice, "partalign resume " + journal);
+  const CommandResult cleared = Advice(advice + " --yes");
+  EXPECT_EQ(cleared.exit_code, 0) << cleared.out << cleared.err;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+  const CommandResult none = Partalign({"resume"});
+  EXPECT_EQ(none.exit_code, 0) << none.out << none.err;
+}
+
+// Issue #37, item 7: an unfinished move is one exit status (4), whoever finds it and whenever:
+// apply (killed while moving, or after the new table was written, when the plan is stale too),
+// move, translate and restore, as audit does.
+TEST_F(ResumeFaultsTest, AnUnfinishedMoveIsOneExitStatus) {
+  for (const char* point : {"move:3", "table:2"}) {
+    SCOPED_TRACE(point);
+    const std::string journal = KilledApply(point);
+    ASSERT_FALSE(journal.empty());
+    const std::string half = disk_->Snapshot("half.img");
+    const CommandResult audit = Partalign({"audit", disk_->device()});
+    EXPECT_EQ(audit.exit_code, 4) << audit.out << audit.err;
+    const CommandResult apply = Partalign(test::ApplyArgs(*disk_, plan_));
+    EXPECT_EQ(apply.exit_code, 4) << apply.out << apply.err;
+    EXPECT_NE(apply.err.find("unfinished move"), std::string::npos) << apply.err;
+    const CommandResult move =
+        Partalign({"move", disk_->device(), "--from", "1MiB", "--to", "2MiB", "--length", "1MiB",
+                   "--journal", disk_->File("by-hand.partalign-journal"), "--yes"});
+    EXPECT_EQ(move.exit_code, 4) << move.out << move.err;
+    const CommandResult translate =
+        Partalign({"translate", "--from-sector-size", "4096", disk_->device(), "--yes",
+                   "--backup-dir", disk_->File("backups")});
+    EXPECT_EQ(translate.exit_code, 4) << translate.out << translate.err;
+    EXPECT_EQ(test::CmpFiles(disk_->image(), half), "");
+    const CommandResult back = Partalign({"resume", "--rollback", disk_->device(), "--yes"});
+    ASSERT_EQ(back.exit_code, 0) << back.out << back.err;
+    ExpectFilesIntact();
+  }
+}
+
+// Issue #37, item 7: a read-only state directory (the registry of unfinished moves) is refused
+// before anything is asked or written: no question, no backup, the disk unchanged.
+TEST_F(ResumeFaultsTest, AReadOnlyStateDirectoryIsRefusedBeforeAnythingIsAsked) {
+  const std::string state = disk_->File("ro-state");
+  std::filesystem::create_directories(state + "/journals");
+  ASSERT_EQ(::mount(state.c_str(), state.c_str(), nullptr, MS_BIND, nullptr), 0);
+  struct Unmount {
+    std::string path;
+    ~Unmount() { ::umount2(path.c_str(), MNT_DETACH); }
+  } unmount{state};
+  ASSERT_EQ(::mount(nullptr, state.c_str(), nullptr, MS_REMOUNT | MS_BIND | MS_RDONLY, nullptr), 0);
+  const std::string before = disk_->Snapshot("before.img");
+  std::vector<std::string> asked = test::ApplyArgs(*disk_, plan_);
+  asked.erase(std::find(asked.begin(), asked.end(), "--yes"));
+  for (const std::vector<std::string>& args : {asked, test::ApplyArgs(*disk_, plan_)}) {
+    const CommandResult r = test::RunPartalign(args, "", {{"PARTALIGN_STATE_DIR", state}});
+    EXPECT_EQ(r.exit_code, 3) << r.out << r.err;
+    EXPECT_NE(r.err.find("the registry of unfinished moves (" + state +
+                         "/journals) is not "
+                         "writable (a read-only file system)"),
+              std::string::npos)
+        << r.err;
+    EXPECT_EQ(r.err.find("without --yes"), std::string::npos) << r.err;
+    EXPECT_EQ(r.err.find("Type 'yes'"), std::string::npos) << r.err;
+    EXPECT_TRUE(test::FilesIn(disk_->File("backups"), ".partalign-backup").empty());
+    EXPECT_EQ(test::CmpFiles(disk_->image(), before), "");
+  }
+}
+
+// Issue #37, item 7: SIGHUP (a closed SSH session), SIGPIPE (a closed pipe) and a second SIGINT
+// during a move are handled like the first SIGINT: the batch finishes, the journal is
+// consistent, apply names the resume and exits 4; the resume, as printed, completes the step
+// and the plan for what is left reaches the planned layout with every byte.
+class SignalStopTest : public ResumeFaultsTest,
+                       public ::testing::WithParamInterface<const char*> {};
+
+TEST_P(SignalStopTest, StopsAtABatchAndNamesTheResume) {
+  const std::string pristine = disk_->Snapshot("pristine.img");
+  const CommandResult stopped = Partalign(
+      test::ApplyArgs(*disk_, plan_, {"--copy-all"}),
+      {{"PARTALIGN_TEST_SIGINT_AFTER_BATCHES", "2"}, {"PARTALIGN_TEST_SIGNALS", GetParam()}});
+  ASSERT_EQ(stopped.exit_code, 4) << stopped.out << stopped.err;
+  EXPECT_NE(stopped.err.find("the move is unfinished"), std::string::npos) << stopped.err;
+  const std::vector<std::string> journals =
+      test::FilesIn(disk_->File("journals"), ".partalign-journal");
+  ASSERT_EQ(journals.size(), 1u);
+  Result<JournalSummary> summary = InspectJournal(journals[0]);
+  ASSERT_TRUE(summary) << summary.error().message;
+  ASSERT_TRUE(summary->state.has_value()) << "stopped before the move wrote anything";
+  ResumeAndApplyWhatIsLeft(stopped.err, pristine);
+}
+
+INSTANTIATE_TEST_SUITE_P(Signals, SignalStopTest, ::testing::Values("HUP", "PIPE", "INT,INT"),
+                         [](const ::testing::TestParamInfo<const char*>& param) {
+                           std::string name = param.param;
+                           return name == "INT,INT" ? std::string("SecondINT") : name;
+                         });
 
 }  // namespace
 }  // namespace partalign

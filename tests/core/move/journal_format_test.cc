@@ -373,6 +373,23 @@ TEST(JournalFormatTest, RegistryEntryRoundTrips) {
   EXPECT_FALSE(DecodeRegistryEntry("{\"format\": \"partalign-journal-registration\"}"));
 }
 
+// A registration written before its journal file exists says so ("state": "starting"); one
+// without the key (every earlier version) is a registration of a journal with a valid header.
+TEST(JournalFormatTest, AStartingRegistrationRoundTrips) {
+  RegistryEntry entry{"/var/tmp/move.journal", kUuid, SampleHeader().device};
+  entry.starting = true;
+  const std::string text = EncodeRegistryEntry(entry);
+  EXPECT_NE(text.find("\"state\": \"starting\""), std::string::npos) << text;
+  Result<RegistryEntry> decoded = DecodeRegistryEntry(text);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_TRUE(decoded->starting);
+  entry.starting = false;
+  EXPECT_EQ(EncodeRegistryEntry(entry).find("state"), std::string::npos);
+  std::string unknown = text;
+  unknown.replace(unknown.find("starting"), 8, "finished");
+  EXPECT_FALSE(DecodeRegistryEntry(unknown));
+}
+
 TEST(JournalFormatTest, DeviceMismatchRecognisesTheSameDisk) {
   JournalDevice loop{"/dev/loop0", true, 1 << 30, 512, 7, 0, "", "", "/tmp/d.img", 10, 20};
   JournalDevice reattached = loop;

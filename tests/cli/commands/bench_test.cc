@@ -143,7 +143,11 @@ TEST_F(BenchCommandTest, CompareTwoRunsPrintsChangesAndASummary) {
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("CHANGE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("summary: "), std::string::npos) << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 1 + 66 + 1) << r.out;
+  // The title, the header, 66 rows, the two lines that say what CHANGE is, the summary.
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 1 + 66 + 2 + 1) << r.out;
+  EXPECT_NE(r.out.find("\nBEFORE, AFTER: median IOPS of each over its windows. CHANGE: "),
+            std::string::npos)
+      << r.out;
 
   nlohmann::json j = RunJson({"bench", "--compare", before, after, "--json"});
   EXPECT_EQ(j["family_size"], 66);

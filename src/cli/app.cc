@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/commands.h"
+#include "cli/suggest/unknown_names.h"
 #include "partalign/util/version.h"
 
 namespace partalign {
@@ -46,6 +47,12 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddMoveCommand(app, runners);
   AddDemoCommand(app, runners);
 
+  // A typo is named with the name it was meant to be, before CLI11 blames another argument.
+  if (std::optional<UnknownName> unknown = FindUnknownName(app, argc, argv)) {
+    PrintError(err, unknown->message);
+    err << "Try '" << unknown->help << "' for more information.\n";
+    return static_cast<int>(ExitCode::kFailure);
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp&) {

@@ -133,6 +133,21 @@ std::string ComparisonSummary(const std::vector<CellComparison>& comparisons);
 
 nlohmann::json ComparisonJson(const BenchComparison& comparison);
 
+/// A change whose interval includes 0 and stays within this either way is "unchanged"; one
+/// that reaches beyond it is "too noisy to tell" - not a finding of no change.
+inline constexpr double kNoChangeBound = 0.05;
+
+/// Not significant, and the interval reaches beyond kNoChangeBound on a side.
+bool TooNoisyToTell(const Change& change);
+
+/// The SIGNIFICANT column: "yes", "no" (unchanged within kNoChangeBound) or "no, too noisy".
+std::string SignificanceWord(const Change& change);
+
+/// The lines under a comparison table: what BEFORE, AFTER and CHANGE are (CHANGE is an
+/// estimate of its own, paired window by window when the cells shared windows, not the ratio of
+/// the medians shown), and what the interval and SIGNIFICANT say.
+std::vector<std::string> ComparisonLegend(const BenchComparison& comparison);
+
 /// "+12.3% (+8.1..+16.0%)", or "+0.4% (-2.0..+2.9%)"; a trailing " *" marks significance.
 std::string FormatChange(const Change& change);
 

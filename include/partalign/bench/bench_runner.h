@@ -8,6 +8,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <string>
 #include <vector>
 
 #include "partalign/bench/bench_engine.h"
@@ -77,8 +79,21 @@ struct BenchMeasurements {
 /// window is its I/Os counted in its slots over the slots' length.
 bool TakesTurns(const BenchPlan& plan, const BenchGroup& group);
 
-/// `ranges[plan.places[i]]` is where cell i's I/Os go.
+/// How far a run is, after each complete round.
+struct BenchProgress {
+  uint32_t rounds_done = 0;
+  uint32_t rounds = 0;     ///< planned; the runner may stop earlier to keep to the budget
+  uint64_t spent_ns = 0;   ///< the engine's wall time so far, drains included
+  uint64_t budget_ns = 0;  ///< the trial budget (BenchPlan::trial_budget_ns)
+};
+using BenchProgressFn = std::function<void(const BenchProgress&)>;
+
+/// "round 5 of 32, about 2.1 s left": the text of a progress line.
+std::string BenchProgressText(const BenchProgress& progress);
+
+/// `ranges[plan.places[i]]` is where cell i's I/Os go. `progress`, when set, is called after
+/// every complete round.
 Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
-                                   BenchEngine& engine);
+                                   BenchEngine& engine, const BenchProgressFn& progress = {});
 
 }  // namespace partalign

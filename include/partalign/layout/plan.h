@@ -83,6 +83,10 @@ struct DiskIdentity {
   uint64_t logical_sector_size = 0;
   std::string serial;  ///< empty when the device has none (loop devices, image files)
   std::string wwn;
+  /// Plans only: the GPT disk GUID or DOS disk identifier of the table the plan was made from
+  /// ("disk.table_id", absent in older plans and for a disk without a table): what tells
+  /// another disk from the same disk changed when neither has a serial (ClassifyStalePlan).
+  std::string table_id;
   bool operator==(const DiskIdentity&) const = default;
 };
 

@@ -37,6 +37,32 @@ std::string TopologySpecOf(const Topology& topology);
 std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
                                         const PartitionTable& table);
 
+/// Which case a stale plan (PlanMismatches not empty) is, for the person reading the refusal.
+enum class StalePlanCase {
+  kAnotherDisk,  ///< the serial, the WWN or the table's disk GUID / DOS identifier differ
+  kChanged,      ///< the same identifiers: the disk (its table, size) changed since the plan
+  kTopology,     ///< the same disk and table, seen with another topology (--assume)
+  kUnknown,      ///< nothing tells them apart (no serial, no table identifier in the plan)
+};
+
+struct StalePlan {
+  StalePlanCase kind = StalePlanCase::kUnknown;
+  /// What decided it: "its table's disk GUID is X, the plan's is Y", "the same disk GUID X".
+  std::string why;
+};
+
+StalePlan ClassifyStalePlan(const Plan& plan, const DeviceInfo& now, const PartitionTable& table);
+
+/// apply's refusal of a stale plan, one line each: which case it is (ClassifyStalePlan), the
+/// `mismatches` indented, "nothing was written", and the command that plans the disk at
+/// `disk_path` as it is now (another disk: into a new file beside `plan_path`, which stays
+/// right for its own disk; the same disk changed: over `plan_path`; with the plan's --assume).
+std::vector<std::string> StalePlanRefusal(const Plan& plan, const DeviceInfo& now,
+                                          const PartitionTable& table,
+                                          const std::vector<std::string>& mismatches,
+                                          const std::string& plan_path,
+                                          const std::string& disk_path);
+
 /// What makes `plan` (a plan file: possibly edited by hand) unfit for `table`, the disk's table
 /// it is bound to, beyond staleness: the table it asks for must be a valid layout
 /// (CheckTableLayout: inside the usable area, no overlaps, logical partitions inside the

@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench/bench_output.h"
+#include "cli/bench/bench_progress.h"
 #include "io/bench/bench_session.h"
 #include "io/bench/bench_setup.h"
 #include "partalign/bench/bench_render.h"
@@ -124,6 +125,14 @@ BenchSession ApplySession(const std::string& path, const ApplyBenchOptions& opti
   return session;
 }
 
+// Runs `session`, saying on stderr what it measures and how long is left.
+Result<BenchOutcome> MeasureWithProgress(Streams io, BenchSession& session,
+                                         const std::string& what) {
+  BenchProgressLine progress(io.err, what, session.seconds);
+  session.progress = progress.Callback();
+  return RunBenchSession(session);
+}
+
 // The partition at `start` as a device of its own: aligned offsets count from its start, as
 // on /dev/sdb1, and no I/O leaves it.
 BenchRange PlaceRange(const BenchedPlace& place, bool new_place) {
@@ -137,7 +146,10 @@ Result<BenchReport> ApplyBench::MeasureBefore(Streams io, const BenchedPlace& pl
   BenchSession session = ApplySession(path_, options_, options_.seconds);
   session.cells = CellsForWindow(BenchWindowBytes(place));
   session.ranges = {PlaceRange(place, /*new_place=*/false)};
-  Result<BenchOutcome> outcome = RunBenchSession(session);
+  Result<BenchOutcome> outcome =
+      MeasureWithProgress(io, session,
+                          fmt::format("partition {} at its old place (byte {})", place.partition,
+                                      place.old_start_bytes));
   if (!outcome) {
     return MakeError(fmt::format("benchmark of partition {} at its old place (byte {}): {}",
                                  place.partition, place.old_start_bytes, outcome.error().message));
@@ -165,7 +177,9 @@ Result<std::pair<BenchReport, BenchReport>> ApplyBench::MeasureBoth(Streams io,
     session.places.insert(session.places.end(), {0, 1});
     session.groups.push_back({{index, index + 1}, 0});
   }
-  Result<BenchOutcome> outcome = RunBenchSession(session);
+  Result<BenchOutcome> outcome = MeasureWithProgress(
+      io, session,
+      fmt::format("partition {} at its old and new place, interleaved", place.partition));
   if (!outcome) {
     return MakeError(fmt::format("benchmark of partition {} at its old and new place: {}",
                                  place.partition, outcome.error().message));

@@ -139,11 +139,11 @@ std::optional<ApplyInputs> LoadInputs(const ApplyRequest& c, Streams io, ExitCod
   }
   std::vector<std::string> stale = PlanMismatches(in.plan(), in.device, in.table);
   if (!stale.empty()) {
-    PrintError(io.err, fmt::format("refusing to apply '{}' to '{}': the disk does not match the "
-                                   "plan (another disk, or it changed since the plan was made):",
-                                   c.plan_path, in.path));
-    for (const std::string& m : stale) PrintError(io.err, "  " + m);
-    PrintError(io.err, "nothing was written");
+    // Which case it is (another disk, or this one changed) and the command that plans it now.
+    for (const std::string& line :
+         StalePlanRefusal(in.plan(), in.device, in.table, stale, c.plan_path, in.path)) {
+      PrintError(io.err, line);
+    }
     *code = ExitCode::kRefused;
     return std::nullopt;
   }

@@ -92,6 +92,7 @@ void PrintBenchComparison(std::ostream& out, const BenchComparison& comparison,
   TextTable table = MakeTable(ComparisonColumns(), 1);
   for (const auto& row : ComparisonRows(comparison)) table.AddRow(row);
   out << table.Render();
+  for (const std::string& line : ComparisonLegend(comparison)) out << line << '\n';
   for (const std::string& u : comparison.unmatched) out << "not compared: " << u << '\n';
   out << "summary: " << comparison.summary << '\n';
 }

@@ -21,13 +21,16 @@
 #include "cli/target/target_options.h"
 #include "io/boot/boot_records.h"
 #include "io/device/disk_list.h"
+#include "io/device/sysfs_identity.h"
 #include "io/device/target.h"
 #include "io/util/smartcols_table.h"
 #include "io/util/text_file.h"
 #include "partalign/boot/boot_disk.h"
 #include "partalign/layout/audit.h"
 #include "partalign/layout/audit_metrics.h"
+#include "partalign/layout/audit_partition.h"
 #include "partalign/topology/alignment.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -53,16 +56,49 @@ struct AuditedDisk {
   std::optional<std::vector<UnfinishedMove>> unfinished;
   /// The partitions that hold a hibernated system (docs/used-map.md): every write refuses.
   SleepScan sleeping;
+  /// A partition node given as the target: the one partition audited in its disk's table.
+  std::optional<PartitionNode> partition_node;
 };
 
-Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t> grain,
-                             Streams io) {
+// A partition node: its disk is read and only the partition that starts where the node does
+// is kept. The DOS extended partition (a container of the logical ones, without data of its
+// own) and a node no partition of the table matches are errors naming the disk.
+Result<AuditReport> KeepNodePartition(AuditReport report, const PartitionNode& node,
+                                      const PartitionTable& table) {
+  const std::string& disk = node.disk;
+  const uint64_t start = node.start_bytes;
+  if (KeepOnlyPartitionAt(&report, start)) return report;
+  for (const Partition& p : table.partitions) {
+    if (p.kind == PartitionKind::kExtended && p.start_sector * table.sector_size == start) {
+      return MakeError(fmt::format(
+          "'{}' is the extended partition {} of '{}', a container of its logical partitions "
+          "with no data of its own: 'partalign audit {}' audits them",
+          node.path, p.number, disk, ShellQuote(disk)));
+    }
+  }
+  return MakeError(fmt::format(
+      "'{}' is partition{} of the disk '{}', but no partition of the table on '{}' starts where "
+      "it does (byte {}): the kernel's partitions differ from the table; 'partalign audit {}' "
+      "audits the table",
+      node.path, node.number ? fmt::format(" {}", *node.number) : std::string(), disk, disk, start,
+      ShellQuote(disk)));
+}
+
+Result<AuditedDisk> AuditOne(TargetOptions target, std::optional<uint64_t> grain, Streams io) {
+  // A partition node is audited in its disk's table, never read as a disk without one.
+  Result<std::optional<PartitionNode>> node = PartitionNodeOf(target.target);
+  if (!node) return node.error();
+  if (*node) target.target = (*node)->disk;
   Result<LoadedDisk> disk = LoadDisk(target, io);
   if (!disk) return disk.error();
   Result<AuditReport> report = AuditLoadedDisk(*disk, target.target, grain);
   if (!report) return report.error();
+  if (*node) {
+    report = KeepNodePartition(std::move(*report), **node, disk->table.table);
+    if (!report) return report.error();
+  }
   const Identity& id = disk->device.identity;
-  std::string device = id.is_block_device ? id.kernel_name : id.path;
+  std::string device = *node ? (*node)->path : id.is_block_device ? id.kernel_name : id.path;
   std::vector<std::string> boot;
   if (Result<Target> open = OpenTarget(target.target)) {
     Result<BootReport> records = ScanBootRecords(open->fd.get(), target.target, open->size_bytes,
@@ -80,8 +116,8 @@ Result<AuditedDisk> AuditOne(const TargetOptions& target, std::optional<uint64_t
     unfinished = std::move(*moves);
   }
   SleepScan sleeping = ScanForSleepingSystems(target.target, disk->table.table);
-  return AuditedDisk{std::move(*disk), std::move(*report),    std::move(device),
-                     std::move(boot),  std::move(unfinished), std::move(sleeping)};
+  return AuditedDisk{std::move(*disk),      std::move(*report),  std::move(device), std::move(boot),
+                     std::move(unfinished), std::move(sleeping), std::move(*node)};
 }
 
 void RenderText(const std::string& target, const AuditedDisk& audited, std::ostream& out) {
@@ -93,11 +129,17 @@ void RenderText(const std::string& target, const AuditedDisk& audited, std::ostr
   const PartitionTable& table = audited.disk.table.table;
   const AuditReport& report = audited.report;
   const Topology& t = audited.disk.device.topology;
+  const std::string of =
+      audited.partition_node
+          ? fmt::format(" (partition {} of '{}', in its table)",
+                        audited.report.partitions.empty() ? 0 : audited.report.partitions[0].number,
+                        audited.partition_node->disk)
+          : "";
   out << fmt::format(
-      "audit of '{}': {} table, {}-byte sectors; physical sector {}, minimum/optimal I/O {}/{}, "
+      "audit of '{}'{}: {} table, {}-byte sectors; physical sector {}, minimum/optimal I/O {}/{}, "
       "alignment offset {}{}\n",
-      target, ToString(table.label), table.sector_size, t.physical_sector_size, t.minimum_io_size,
-      t.optimal_io_size, t.alignment_offset,
+      target, of, ToString(table.label), table.sector_size, t.physical_sector_size,
+      t.minimum_io_size, t.optimal_io_size, t.alignment_offset,
       t.origin == TopologyOrigin::kAssumed ? " (assumed)" : "");
   if (!report.partitions.empty()) {
     std::vector<TextTable::Column> columns;
@@ -194,6 +236,7 @@ ExitCode RunAudit(const AuditCommand& command, Streams io) {
       nlohmann::json doc =
           AuditJson(a.report, a.disk.device, a.disk.findings, a.disk.table.table.fingerprint);
       doc["boot_records"] = a.boot;
+      if (a.partition_node) doc["partition_of"] = a.partition_node->disk;
       if (a.unfinished) doc["unfinished_moves"] = UnfinishedMovesJson(target, *a.unfinished);
       if (a.sleeping.asleep()) doc["sleeping_systems"] = SleepingJson(a.sleeping);
       documents.push_back(std::move(doc));

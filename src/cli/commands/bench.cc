@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/bench/bench_output.h"
+#include "cli/bench/bench_progress.h"
 #include "cli/commands.h"
 #include "io/bench/bench_session.h"
 #include "io/device/in_use.h"
@@ -68,14 +69,11 @@ double SecondsSince(std::chrono::steady_clock::time_point start) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
-// Where the SVG and HTML go: --report DIR, else next to --output, else (human output only)
-// the current directory. nullopt: no report files.
+// Where the SVG and HTML go: into --report DIR, only when asked. nullopt: no report files
+// (never into the current directory unasked).
 std::optional<std::string> ReportStem(const BenchCommand& c, const std::string& name) {
-  if (c.no_report) return std::nullopt;
-  if (!c.report_dir.empty()) return (fs::path(c.report_dir) / ("partalign-bench-" + name)).string();
-  if (!c.output.empty()) return fs::path(c.output).replace_extension().string();
-  if (c.json) return std::nullopt;
-  return "partalign-bench-" + name;
+  if (c.no_report || c.report_dir.empty()) return std::nullopt;
+  return (fs::path(c.report_dir) / ("partalign-bench-" + name)).string();
 }
 
 Status PrepareReportDir(const BenchCommand& c) {
@@ -237,7 +235,17 @@ ExitCode RunMeasure(const BenchCommand& c, Streams io) {
       return ExitCode::kRefused;
     }
   }
-  Result<BenchOutcome> outcome = RunBenchSession(session);
+  Result<BenchOutcome> outcome = [&] {
+    BenchProgressLine progress(io.err,
+                               fmt::format("'{}' ({} cell{}{})", c.target, session.cells.size(),
+                                           session.cells.size() == 1 ? "" : "s",
+                                           rewrites ? ", rewrites"
+                                           : writes ? ", writes"
+                                                    : ", reads"),
+                               session.seconds);
+    session.progress = progress.Callback();
+    return RunBenchSession(session);
+  }();
   if (!outcome) {
     if (rewrites && IsBusy(outcome.error())) {
       PrintError(io.err,
@@ -331,10 +339,10 @@ void AddBenchCommand(CLI::App& app, CommandRunners& runners) {
                 "uses it); rewrite patterns, or rewrites instead of reads in the default run");
   sub->add_option("--engine", c->engine, "auto, io_uring or psync (default auto)");
   sub->add_option("--seed", c->seed, "seed of the offsets and the trial order (default 1)");
-  sub->add_option("--report", c->report_dir, "write the SVG heatmap and HTML report into DIR");
-  sub->add_option("--output", c->output,
-                  "write the JSON document to FILE, and the SVG/HTML next to it");
-  sub->add_flag("--no-report", c->no_report, "write no SVG/HTML files");
+  sub->add_option("--report", c->report_dir,
+                  "write the SVG heatmap and HTML report into DIR (without it, no files)");
+  sub->add_option("--output", c->output, "write the JSON document to FILE");
+  sub->add_flag("--no-report", c->no_report, "write no SVG/HTML files, even with --report");
   sub->add_option("--compare", c->compare, "compare two --json documents: BEFORE AFTER")
       ->expected(2);
   runners[sub] = [c](Streams io) {

@@ -14,6 +14,7 @@
 
 #include "cli/advice/plan_advice.h"
 #include "cli/bench/bench_output.h"
+#include "cli/bench/bench_progress.h"
 #include "cli/commands.h"
 #include "cli/content/content_proof.h"
 #include "cli/content/sleeping_systems.h"
@@ -62,7 +63,12 @@ Result<BenchReport> RunShortBench(const ReportCommand& c, Streams io) {
   session.seconds = c.bench_seconds;
   session.time_options = "--bench-seconds";
   session.started = std::chrono::steady_clock::now();
-  Result<BenchOutcome> outcome = RunBenchSession(session);
+  Result<BenchOutcome> outcome = [&] {
+    BenchProgressLine progress(io.err, fmt::format("'{}' for the report", session.path),
+                               session.seconds);
+    session.progress = progress.Callback();
+    return RunBenchSession(session);
+  }();
   if (!outcome) return outcome.error();
   if (!outcome->fallback_reason.empty()) {
     PrintWarning(io.err, outcome->fallback_reason + "; using pread/pwrite");

@@ -6,6 +6,7 @@
 
 #include "cli/advice/interrupted_write.h"
 #include "io/device/device_probe.h"
+#include "io/device/sysfs_identity.h"
 #include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
@@ -26,6 +27,11 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   disk.probe_options = *probe;
   Result<DeviceInfo> device = ProbeTarget(options.target, disk.probe_options);
   if (!device) return device.error();
+  if (device->identity.is_partition) {
+    Result<std::optional<PartitionNode>> node =
+        PartitionNodeOf(options.target, disk.probe_options.sysfs_root);
+    if (node && *node) return MakeError(PartitionNodeRefusal(**node));
+  }
   disk.device = std::move(*device);
   disk.findings = CheckDevice(disk.device);
   const TableInfo& info = disk.device.table;

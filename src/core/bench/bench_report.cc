@@ -51,9 +51,14 @@ std::string CellPhrase(const BenchCell& cell) {
   return fmt::format("{} {} {} at QD{}", order, SizeWords(cell.block_size), op, cell.queue_depth);
 }
 
-// "12% faster (8-16%)", "12% slower (8-16%)" or "unchanged".
+// "12% faster (8-16%)", "12% slower (8-16%)", "unchanged (-1.2..+0.8%)" or "too noisy to
+// tell (-28.0..+2890.4%)".
 std::string ChangePhrase(const Change& c) {
-  if (!c.significant) return "unchanged";
+  if (!c.significant) {
+    return fmt::format("{} ({:+.1f}..{:+.1f}%)",
+                       TooNoisyToTell(c) ? "too noisy to tell" : "unchanged", c.low * 100.0,
+                       c.high * 100.0);
+  }
   const bool faster = c.change > 0;
   const double near = faster ? c.low : -c.high;
   const double far = faster ? c.high : -c.low;
@@ -425,11 +430,22 @@ std::string ComparisonSummary(const std::vector<CellComparison>& comparisons) {
     (c.change.significant ? parts : unchanged)
         .push_back(CellPhrase(c.subject) + " " + ChangePhrase(c.change));
   }
+  const size_t noisy = static_cast<size_t>(
+      std::count_if(comparisons.begin(), comparisons.end(),
+                    [](const CellComparison& c) { return TooNoisyToTell(c.change); }));
+  // An interval that straddles 0 and reaches beyond the bound is no finding either way.
+  const std::string noisy_text =
+      noisy == 0 ? ""
+                 : fmt::format(
+                       "; {} of them too noisy to tell (intervals beyond {:.0f}% either "
+                       "way: the rates varied from window to window; a longer run "
+                       "narrows them)",
+                       noisy, kNoChangeBound * 100);
   if (!any_significant) {
     return fmt::format(
         "no significant difference in any of the {} cells (simultaneous 95% "
-        "intervals)",
-        comparisons.size());
+        "intervals){}",
+        comparisons.size(), noisy_text);
   }
   if (!grid.empty()) {
     if (grid_significant.empty()) {
@@ -448,6 +464,31 @@ std::string ComparisonSummary(const std::vector<CellComparison>& comparisons) {
   std::string text;
   for (const std::string& p : parts) text += (text.empty() ? "" : "; ") + p;
   return text;
+}
+
+bool TooNoisyToTell(const Change& change) {
+  return !change.significant && (change.low < -kNoChangeBound || change.high > kNoChangeBound);
+}
+
+std::string SignificanceWord(const Change& change) {
+  if (change.significant) return "yes";
+  return TooNoisyToTell(change) ? "no, too noisy" : "no";
+}
+
+std::vector<std::string> ComparisonLegend(const BenchComparison& comparison) {
+  const bool paired = std::any_of(comparison.cells.begin(), comparison.cells.end(),
+                                  [](const CellComparison& c) { return c.change.pairs > 0; });
+  return {std::string("BEFORE, AFTER: median IOPS of each over its windows. CHANGE: the change of "
+                      "IOPS estimated ") +
+              (paired ? "window by window (the median of AFTER/BEFORE in the same window)"
+                      : "over every pair of windows of the two runs (Hodges-Lehmann)") +
+              ", not the ratio of the two medians: for a small change the two can differ, even in "
+              "sign.",
+          fmt::format("(low..high%): the estimate's simultaneous 95% interval. SIGNIFICANT: yes "
+                      "when it excludes 0; no when it includes 0 and stays within {:.0f}% either "
+                      "way (unchanged); \"no, too noisy\" when it includes 0 and reaches beyond: "
+                      "too noisy to tell.",
+                      kNoChangeBound * 100)};
 }
 
 nlohmann::json ComparisonJson(const BenchComparison& comparison) {
@@ -543,7 +584,7 @@ std::vector<std::vector<std::string>> ComparisonRows(const BenchComparison& comp
     row.push_back(FormatIops(c.reference_iops));
     row.push_back(FormatIops(c.subject_iops));
     row.push_back(FormatChange(c.change));
-    row.push_back(c.change.significant ? "yes" : "no");
+    row.push_back(SignificanceWord(c.change));
     rows.push_back(std::move(row));
   }
   return rows;

@@ -52,7 +52,7 @@ double WindowRate(std::vector<uint64_t>& latencies_ns, uint32_t queue_depth) {
 }
 
 Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
-                                   BenchEngine& engine) {
+                                   BenchEngine& engine, const BenchProgressFn& progress) {
   BenchMeasurements result;
   std::vector<OffsetGenerator> offsets;
   offsets.reserve(plan.cells.size());
@@ -189,8 +189,15 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
       result.planned_ns += window_ns;
     }
     result.rounds = round + 1;
+    if (progress) progress({result.rounds, plan.rounds, result.wall_ns, plan.trial_budget_ns});
   }
   return result;
+}
+
+std::string BenchProgressText(const BenchProgress& p) {
+  const uint64_t left_ns = p.budget_ns > p.spent_ns ? p.budget_ns - p.spent_ns : 0;
+  return fmt::format("round {} of {}, about {:.1f} s left", p.rounds_done, p.rounds,
+                     static_cast<double>(left_ns) / 1e9);
 }
 
 }  // namespace partalign

@@ -87,18 +87,28 @@ std::vector<std::string> MapLines(const PlannerScreen& s, size_t width) {
   const PlannerRow& row = rows[std::min(s.selected(), rows.size() - 1)];
   const uint64_t at = row.start_bytes;
   const uint64_t cell = kMiB / kCellsPerMiB;
-  const uint64_t from = at > kTickSpanMiB * kMiB ? (at - kTickSpanMiB * kMiB) / kMiB * kMiB : 0;
+  const uint64_t lbs = s.shown_topology().logical_sector_size;
+  const std::string where = fmt::format(" sector {} = {} + {} bytes", Sector(at, lbs),
+                                        FormatSize(at / kMiB * kMiB), at % kMiB);
+  // The ticks begin up to kTickSpanMiB whole MiB before the start, fewer when the caret and
+  // the words after it would not fit the width otherwise (a start far into a large disk has a
+  // long sector number): the caret line is never cut (docs/interactive.md).
+  uint64_t span = kTickSpanMiB;
+  while (span > 0 &&
+         kMapIndent + (at - std::min(at, span * kMiB) / kMiB * kMiB) / cell + 1 + where.size() >
+             TextWidth(width)) {
+    --span;
+  }
+  const uint64_t from = at > span * kMiB ? (at - span * kMiB) / kMiB * kMiB : 0;
   const uint64_t to = std::min(disk, at + kTickSpanMiB * kMiB);
   std::string ticks, mark;
   for (uint64_t b = from; b < to && ticks.size() + kMapIndent < TextWidth(width); b += cell) {
     ticks += b % kMiB == 0 ? '|' : SymbolAt(m.layout(), b);
     mark += at >= b && at < b + cell ? '^' : ' ';
   }
-  const uint64_t lbs = s.shown_topology().logical_sector_size;
   lines.push_back(fmt::format("{:<{}}{}", "1MiB", kMapIndent, ticks));
-  lines.push_back(fmt::format("{:<{}}{} sector {} = {} + {} bytes", "", kMapIndent,
-                              mark.substr(0, mark.find_last_not_of(' ') + 1), Sector(at, lbs),
-                              FormatSize(at / kMiB * kMiB), at % kMiB));
+  lines.push_back(fmt::format("{:<{}}{}{}", "", kMapIndent,
+                              mark.substr(0, mark.find_last_not_of(' ') + 1), where));
   return lines;
 }
 
@@ -155,6 +165,13 @@ ListTable MakeListTable(const PlannerScreen& s, const std::vector<PlannerRow>& r
     cells[4] = FormatSize(p.size_bytes);
     cells[5] = PartitionTypeName(m.layout().label, p.type).substr(0, 8);
     cells[6] = m.ChangeOf(p).text;
+    if (p.kind == PartitionKind::kExtended) {
+      // A container of the logical partitions' table entries, no data: nothing to align
+      // (plan leaves its start where it is), so never NO or WARN.
+      for (size_t c = 7; c < cells.size(); ++c) cells[c] = "-";
+      t.rows.push_back(std::move(cells));
+      continue;
+    }
     cells[7] = shown.IsAligned(p.start_bytes) ? "yes" : "NO";
     const std::vector<ToolVerdict> verdicts = m.Verdicts(row.index, topo);
     size_t warnings = 0;
@@ -224,6 +241,14 @@ std::string FreeText(const PlannerRow& row) {
                      FormatSize(row.end_bytes - row.start_bytes), FormatSize(row.start_bytes));
 }
 
+// What the row of a DOS extended partition says instead of verdicts.
+std::string ExtendedText(const PlannedPartition& p) {
+  return fmt::format(
+      "{}: the extended partition: a container of the logical partitions' table entries, with "
+      "no data of its own; its start is not aligned or checked (the logical partitions are)",
+      p.number);
+}
+
 // The verdict messages of the selected partition, on one line.
 std::string DetailText(const PlannerScreen& s) {
   std::vector<PlannerRow> rows = s.rows();
@@ -231,6 +256,7 @@ std::string DetailText(const PlannerScreen& s) {
   if (row == nullptr) return "";
   if (row->free) return FreeText(*row);
   const PlannedPartition& p = s.model().layout().partitions.at(row->index);
+  if (p.kind == PartitionKind::kExtended) return ExtendedText(p);
   std::vector<ToolVerdict> verdicts = s.model().Verdicts(row->index, s.shown_topology());
   std::vector<std::string> names = VerdictNames();
   std::string text = fmt::format("{}:", p.number);
@@ -369,6 +395,33 @@ std::string ChangesLine(const PlannerScreen& s) {
   return fmt::format("changes: {}; {}", s.model().ChangeSummary(), WriteText(s.model()));
 }
 
+// `x` on a partition: partalign's verdict on its start, then each tool's.
+void VerdictLines(const PlannerScreen& s, const PlannerRow& row, std::vector<std::string>* out) {
+  const PlannerModel& m = s.model();
+  const Topology& topo = s.shown_topology();
+  const PlannedPartition& p = m.layout().partitions.at(row.index);
+  std::vector<std::string>& lines = *out;
+  const Alignment grain = RecommendAlignment(topo).alignment;
+  const uint64_t past = p.start_bytes >= grain.offset_bytes
+                            ? (p.start_bytes - grain.offset_bytes) % grain.grain_bytes
+                            : p.start_bytes;
+  lines.push_back(fmt::format(
+      "aligned (partalign, grain {}{}): {}: the start is byte {}, {} bytes past a boundary",
+      FormatSize(grain.grain_bytes),
+      grain.offset_bytes ? fmt::format(", offset {} bytes", grain.offset_bytes) : "",
+      grain.IsAligned(p.start_bytes) ? "yes" : "NO", p.start_bytes, past));
+  lines.push_back(fmt::format("each tool's verdict on {}{}:", TopologyText(topo),
+                              s.profile_name().empty() ? "" : " (" + s.profile_name() + ")"));
+  const std::vector<std::string> names = VerdictNames();
+  const std::vector<ToolVerdict> verdicts = m.Verdicts(row.index, topo);
+  for (size_t i = 0; i < verdicts.size() && i < names.size(); ++i) {
+    lines.push_back(fmt::format("  {}: {}", names[i],
+                                verdicts[i].ok && verdicts[i].message.empty()
+                                    ? "ok"
+                                    : (verdicts[i].ok ? "ok: " : "WARN: ") + verdicts[i].message));
+  }
+}
+
 // `x`: the selected line in full, each item a line the page wraps.
 std::vector<std::string> ExplainLines(const PlannerScreen& s) {
   const PlannerModel& m = s.model();
@@ -414,25 +467,10 @@ std::vector<std::string> ExplainLines(const PlannerScreen& s) {
         if (ways.empty()) lines.push_back("way through: none that partalign can offer here");
       }
     }
-    const Alignment grain = RecommendAlignment(topo).alignment;
-    const uint64_t past = p.start_bytes >= grain.offset_bytes
-                              ? (p.start_bytes - grain.offset_bytes) % grain.grain_bytes
-                              : p.start_bytes;
-    lines.push_back(fmt::format(
-        "aligned (partalign, grain {}{}): {}: the start is byte {}, {} bytes past a boundary",
-        FormatSize(grain.grain_bytes),
-        grain.offset_bytes ? fmt::format(", offset {} bytes", grain.offset_bytes) : "",
-        grain.IsAligned(p.start_bytes) ? "yes" : "NO", p.start_bytes, past));
-    lines.push_back(fmt::format("each tool's verdict on {}{}:", TopologyText(topo),
-                                s.profile_name().empty() ? "" : " (" + s.profile_name() + ")"));
-    const std::vector<std::string> names = VerdictNames();
-    const std::vector<ToolVerdict> verdicts = m.Verdicts(row->index, topo);
-    for (size_t i = 0; i < verdicts.size() && i < names.size(); ++i) {
-      lines.push_back(
-          fmt::format("  {}: {}", names[i],
-                      verdicts[i].ok && verdicts[i].message.empty()
-                          ? "ok"
-                          : (verdicts[i].ok ? "ok: " : "WARN: ") + verdicts[i].message));
+    if (p.kind == PartitionKind::kExtended) {
+      lines.push_back(ExtendedText(p));
+    } else {
+      VerdictLines(s, *row, &lines);
     }
   }
   lines.push_back("");

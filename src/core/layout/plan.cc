@@ -181,6 +181,7 @@ nlohmann::json PlanToJson(const Plan& plan) {
       {"offset_bytes", plan.alignment.offset_bytes},
       {"actions", actions},
   };
+  if (!plan.disk.table_id.empty()) doc["disk"]["table_id"] = plan.disk.table_id;
   if (plan.layout) {
     const PlanLayout& l = *plan.layout;
     nlohmann::json parts = nlohmann::json::array();
@@ -217,6 +218,7 @@ Result<Plan> ReadPlanDocument(std::string_view text) {
     plan.disk.logical_sector_size = r.Uint("logical_sector_size");
     plan.disk.serial = r.String("serial", /*required=*/false);
     plan.disk.wwn = r.String("wwn", /*required=*/false);
+    plan.disk.table_id = r.String("table_id", /*required=*/false);
     if (r.error()) return MakeError(*r.error());
   }
   if (const nlohmann::json* topology = root.Object("topology")) {

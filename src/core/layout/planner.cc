@@ -1207,6 +1207,7 @@ Plan EmptyPlan(const PartitionTable& current, const DeviceInfo& device,
   plan.disk.logical_sector_size = device.topology.logical_sector_size;
   plan.disk.serial = device.identity.serial;
   plan.disk.wwn = device.identity.wwn;
+  plan.disk.table_id = current.disk_id;
   plan.topology = device.topology;
   plan.label = current.label;
   plan.table_fingerprint = current.fingerprint;

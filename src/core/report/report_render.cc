@@ -52,6 +52,15 @@ constexpr double kTickLabelY = 134;
 constexpr double kPhysicalTickPx = 7;
 constexpr double kLogicalTickPx = 4;
 
+// A tick label centred on its tick unless that puts it past an edge of the picture: the last
+// ones end at their tick, the first ones begin there (every label inside the viewBox).
+const char* TickLabelAnchor(double x, const std::string& label) {
+  const double half = static_cast<double>(label.size()) * kCharPx / 2;
+  if (kLeft + x + half > kLeft + kMapBarWidth + kRight) return "end";
+  if (kLeft + x - half < 0) return "start";
+  return "middle";
+}
+
 // Names from the disk are cut on a UTF-8 character boundary.
 std::string ShortName(const std::string& name) {
   if (name.size() <= kMaxNameBytes) return name;
@@ -251,9 +260,9 @@ std::string StripSvg(const MapStrip& s, double top) {
         "stroke-dasharray=\"2 2\"/>\n",
         Num(kLeft + x), Num(top + kTickTop), Num(top + kTickBottom));
     if (!label.empty()) {
-      svg +=
-          fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"middle\">{}</text>\n",
-                      Num(kLeft + x), Num(top + kTickLabelY), XmlEscape(label));
+      svg += fmt::format("<text x=\"{}\" y=\"{}\" font-size=\"10\" text-anchor=\"{}\">{}</text>\n",
+                         Num(kLeft + x), Num(top + kTickLabelY), TickLabelAnchor(x, label),
+                         XmlEscape(label));
     }
   }
   return svg + "</g>\n";
@@ -393,7 +402,8 @@ constexpr Section kVerify{"verify", "Against the snapshot"};
 std::vector<Section> SectionsOf(const DiskReport& r) {
   std::vector<Section> s;
   if (r.plan) s.push_back(kMap);
-  s.insert(s.end(), {kProbe, kExplain, kAudit, kPlan});
+  // The verdict and what to do first; the detail (probe, explain's long text) after.
+  s.insert(s.end(), {kAudit, kPlan, kProbe, kExplain});
   if (r.bench) s.push_back(kBench);
   if (r.verify) s.push_back(kVerify);
   return s;
@@ -406,7 +416,7 @@ std::string HtmlHeading(const Section& s) {
 constexpr const char* kReportCss =
     "section { margin-top: 2em; }\n"
     "td, th { text-align: left; }\n"
-    "pre { background: #f7f7f7; padding: 0.6em; overflow-x: auto; font-size: 0.85em; }\n"
+    "pre { background: #f7f7f7; padding: 0.6em; white-space: pre-wrap; font-size: 0.85em; }\n"
     "nav a { margin-right: 1em; }\n"
     "svg { max-width: 100%; height: auto; }\n";
 
@@ -596,6 +606,26 @@ std::string ReportHtml(const DiskReport& r) {
     body += "</section>\n";
   }
 
+  body += HtmlHeading(kAudit);
+  body += HtmlParagraph(AuditSummary(r.audit));
+  if (!r.audit.partitions.empty()) body += HtmlTable(AuditColumns(), AuditRows(r.audit));
+  body += HtmlPre(AuditDetails(r.audit));
+  body += HtmlList(TableFindingLines(r.table));
+  body += HtmlList(r.hibernation);
+  body += "</section>\n";
+
+  body += HtmlHeading(kPlan);
+  if (r.plan) {
+    body += HtmlParagraph(PlanHeadline(*r.plan));
+    body += HtmlTable(PlanColumns(), PlanRows(*r.plan));
+    body += HtmlList(PlanReasons(*r.plan));
+    body += HtmlList(r.way_through);
+    body += "<p>The disk map is <a href=\"#map\">at the top</a>.</p>\n";
+  } else {
+    body += HtmlParagraph("No plan: " + r.plan_error);
+  }
+  body += "</section>\n";
+
   body += HtmlHeading(kProbe);
   body += HtmlTable({"FIELD", "VALUE"}, ProbeRows(r.device));
   body += HtmlList(ProbeWarnings(r));
@@ -616,26 +646,6 @@ std::string ReportHtml(const DiskReport& r) {
         "label of this disk (explain --layout).");
     body += HtmlTable(LayoutPreviewColumns(), LayoutPreviewRows(*r.layouts));
     body += HtmlPre(LayoutPreviewLines(*r.layouts));
-  }
-  body += "</section>\n";
-
-  body += HtmlHeading(kAudit);
-  body += HtmlParagraph(AuditSummary(r.audit));
-  if (!r.audit.partitions.empty()) body += HtmlTable(AuditColumns(), AuditRows(r.audit));
-  body += HtmlPre(AuditDetails(r.audit));
-  body += HtmlList(TableFindingLines(r.table));
-  body += HtmlList(r.hibernation);
-  body += "</section>\n";
-
-  body += HtmlHeading(kPlan);
-  if (r.plan) {
-    body += HtmlParagraph(PlanHeadline(*r.plan));
-    body += HtmlTable(PlanColumns(), PlanRows(*r.plan));
-    body += HtmlList(PlanReasons(*r.plan));
-    body += HtmlList(r.way_through);
-    body += "<p>The disk map is <a href=\"#map\">at the top</a>.</p>\n";
-  } else {
-    body += HtmlParagraph("No plan: " + r.plan_error);
   }
   body += "</section>\n";
 
@@ -666,13 +676,28 @@ std::string ReportHtml(const DiskReport& r) {
     body += "</section>\n";
   }
   return HtmlPage("partalign report: " + r.target, body, kReportCss,
-                  "Alignment rules: docs/alignment.md; the page: docs/report.md.");
+                  "Alignment rules: docs/audit-plan.md; the page: docs/report.md.");
 }
 
 std::string ReportMarkdown(const DiskReport& r) {
   std::string md = "# partalign report: " + MdText(r.target) + "\n\n";
   md += "**" + MdText(AuditSummary(r.audit)) + "**\n\n";
   if (r.plan) md += MdText(PlanSummary(*r.plan)) + "\n\n";
+
+  md += std::string("## ") + kAudit.title + "\n\n";
+  md += MdText(AuditSummary(r.audit)) + "\n\n";
+  if (!r.audit.partitions.empty()) md += MdTable(AuditColumns(), AuditRows(r.audit));
+  md += MdCode(AuditDetails(r.audit));
+  md += MdList(TableFindingLines(r.table));
+  md += MdList(r.hibernation);
+
+  md += std::string("## ") + kPlan.title + "\n\n";
+  if (r.plan) {
+    md += Demoted(RenderPlanMarkdown(*r.plan, r.table, r.plan_advice)) + "\n";
+    if (!r.way_through.empty()) md += "### Way through\n\n" + MdList(r.way_through) + "\n";
+  } else {
+    md += MdText("No plan: " + r.plan_error) + "\n\n";
+  }
 
   md += std::string("## ") + kProbe.title + "\n\n";
   md += MdTable({"FIELD", "VALUE"}, ProbeRows(r.device));
@@ -694,21 +719,6 @@ std::string ReportMarkdown(const DiskReport& r) {
           "\n\n";
     md += MdTable(LayoutPreviewColumns(), LayoutPreviewRows(*r.layouts));
     md += MdCode(LayoutPreviewLines(*r.layouts));
-  }
-
-  md += std::string("## ") + kAudit.title + "\n\n";
-  md += MdText(AuditSummary(r.audit)) + "\n\n";
-  if (!r.audit.partitions.empty()) md += MdTable(AuditColumns(), AuditRows(r.audit));
-  md += MdCode(AuditDetails(r.audit));
-  md += MdList(TableFindingLines(r.table));
-  md += MdList(r.hibernation);
-
-  md += std::string("## ") + kPlan.title + "\n\n";
-  if (r.plan) {
-    md += Demoted(RenderPlanMarkdown(*r.plan, r.table, r.plan_advice)) + "\n";
-    if (!r.way_through.empty()) md += "### Way through\n\n" + MdList(r.way_through) + "\n";
-  } else {
-    md += MdText("No plan: " + r.plan_error) + "\n\n";
   }
 
   if (r.bench) {

@@ -70,14 +70,30 @@ std::optional<uint64_t> SmallestStripeAbove(const std::vector<StackLayer>& layer
 }
 
 // "every 8 KiB stripe unit spans 3 physical 4 KiB blocks instead of 2" for a start `rest`
-// bytes past a `block` boundary.
-std::string Consequence(uint64_t rest, uint64_t block, std::optional<uint64_t> stripe) {
+// bytes past a `block` boundary. A read-modify-write is claimed only where the disk's
+// `physical` sector makes one: a start off by a multiple of it writes whole physical sectors.
+std::string Consequence(uint64_t rest, uint64_t block, std::optional<uint64_t> stripe,
+                        uint64_t physical) {
   const uint64_t unit = stripe.value_or(block);
   const uint64_t spans = (rest + unit + block - 1) / block;
   const uint64_t ideal = (unit + block - 1) / block;
   if (stripe) {
     return fmt::format("every {} stripe unit spans {} {}-byte blocks instead of {}",
                        FormatSize(unit), spans, block, ideal);
+  }
+  if (physical != 0 && rest % physical == 0) {
+    return fmt::format(
+        "every {}-byte block written spans {} 4 KiB blocks instead of {}: no read-modify-write "
+        "on this disk's {}-byte physical sectors, one on a disk with 4 KiB physical sectors "
+        "(512e) or flash pages",
+        block, spans, ideal, physical);
+  }
+  if (physical != 0 && physical != block) {
+    const uint64_t p_spans = (rest % physical + block + physical - 1) / physical;
+    return fmt::format(
+        "every {}-byte block written spans {} physical {}-byte sectors instead of {} "
+        "(a read-modify-write)",
+        block, p_spans, physical, (block + physical - 1) / physical);
   }
   return fmt::format(
       "every {}-byte block written spans {} physical blocks instead of {} "
@@ -264,7 +280,8 @@ void CheckLayer(std::vector<StackLayer>& layers, size_t i, const Topology& t,
     l.reasons.push_back(fmt::format(
         "{}, {} bytes past a 4 KiB boundary: {}", Where(l, parent_start), rest,
         Consequence(rest, kStackBlockBytes,
-                    Stripes(l) ? l.geometry.stripe_unit_bytes : SmallestStripeAbove(layers, i))));
+                    Stripes(l) ? l.geometry.stripe_unit_bytes : SmallestStripeAbove(layers, i),
+                    t.physical_sector_size)));
   }
   for (const StackCheck& c : l.checks) {
     if (!c.applicable || c.ok || &c == &four) continue;

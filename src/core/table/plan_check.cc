@@ -9,6 +9,7 @@
 #include "partalign/layout/planner.h"
 #include "partalign/util/checked_math.h"
 #include "partalign/util/json_reader.h"
+#include "partalign/util/shell_quote.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -180,9 +181,8 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
                               ToString(table.label)));
   }
   if (plan.table_fingerprint != table.fingerprint) {
-    out.push_back(fmt::format(
-        "table fingerprint: plan {}, disk {} (the table changed since the plan was made)",
-        plan.table_fingerprint, table.fingerprint));
+    out.push_back(fmt::format("table fingerprint: plan {}, disk {}", plan.table_fingerprint,
+                              table.fingerprint));
   }
   for (const PlanAction& a : plan.actions) {
     const Partition* p = table.Find(a.partition);
@@ -195,6 +195,114 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
     }
   }
   return out;
+}
+
+StalePlan ClassifyStalePlan(const Plan& plan, const DeviceInfo& now, const PartitionTable& table) {
+  const DiskIdentity id = IdentityOf(now);
+  // A serial or WWN on either side that differs: another device.
+  if ((!plan.disk.serial.empty() || !id.serial.empty()) && plan.disk.serial != id.serial) {
+    return {StalePlanCase::kAnotherDisk, fmt::format("its serial is {}, the plan's {}",
+                                                     Quoted(id.serial), Quoted(plan.disk.serial))};
+  }
+  if ((!plan.disk.wwn.empty() || !id.wwn.empty()) && plan.disk.wwn != id.wwn) {
+    return {StalePlanCase::kAnotherDisk,
+            fmt::format("its WWN is {}, the plan's {}", Quoted(id.wwn), Quoted(plan.disk.wwn))};
+  }
+  const char* what = table.label == LabelType::kDos ? "DOS disk identifier" : "disk GUID";
+  // GUIDs are case-insensitive (libfdisk prints them upper case, the scan as it reads them).
+  const auto same_id = [](const std::string& a, const std::string& b) {
+    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+      return std::tolower(static_cast<unsigned char>(x)) ==
+             std::tolower(static_cast<unsigned char>(y));
+    });
+  };
+  if (!plan.disk.table_id.empty() && !same_id(plan.disk.table_id, table.disk_id)) {
+    return {StalePlanCase::kAnotherDisk,
+            fmt::format("its table's {} is {}, the plan's {}", what, Quoted(table.disk_id),
+                        Quoted(plan.disk.table_id))};
+  }
+  const bool same_serial = !id.serial.empty() || !id.wwn.empty();
+  const bool same_table_id = !plan.disk.table_id.empty();
+  const bool table_changed =
+      plan.table_fingerprint != table.fingerprint || plan.label != table.label ||
+      std::any_of(plan.actions.begin(), plan.actions.end(), [&](const PlanAction& a) {
+        const Partition* p = table.Find(a.partition);
+        return p == nullptr || p->start_sector != a.old_start_sector ||
+               p->end_sector() != a.old_end_sector;
+      });
+  const bool disk_changed = table_changed || plan.disk.size_bytes != id.size_bytes ||
+                            plan.disk.logical_sector_size != id.logical_sector_size;
+  if (!disk_changed) return {StalePlanCase::kTopology, "the same disk and table"};
+  if (!same_serial && !same_table_id) return {StalePlanCase::kUnknown, ""};
+  return {StalePlanCase::kChanged,
+          same_table_id
+              ? fmt::format("the same {} {}", what, plan.disk.table_id)
+              : fmt::format("the same serial {}", Quoted(id.serial.empty() ? id.wwn : id.serial))};
+}
+
+namespace {
+
+// "dir/plan-loop3.json" for "dir/plan.json" and "/dev/loop3": a plan of its own for that disk.
+std::string PlanPathFor(const std::string& plan_path, const std::string& disk_path) {
+  const size_t slash = plan_path.rfind('/');
+  const size_t dot = plan_path.rfind('.');
+  const bool has_ext = dot != std::string::npos && (slash == std::string::npos || dot > slash + 1);
+  const std::string stem = has_ext ? plan_path.substr(0, dot) : plan_path;
+  const std::string ext = has_ext ? plan_path.substr(dot) : ".json";
+  const size_t disk_slash = disk_path.rfind('/');
+  std::string disk = disk_slash == std::string::npos ? disk_path : disk_path.substr(disk_slash + 1);
+  if (const size_t disk_dot = disk.rfind('.'); disk_dot != std::string::npos && disk_dot > 0) {
+    disk = disk.substr(0, disk_dot);  // "disk.img" -> "disk"
+  }
+  return stem + "-" + disk + ext;
+}
+
+}  // namespace
+
+std::vector<std::string> StalePlanRefusal(const Plan& plan, const DeviceInfo& now,
+                                          const PartitionTable& table,
+                                          const std::vector<std::string>& mismatches,
+                                          const std::string& plan_path,
+                                          const std::string& disk_path) {
+  const StalePlan stale = ClassifyStalePlan(plan, now, table);
+  const std::string head = fmt::format("refusing to apply '{}' to '{}': ", plan_path, disk_path);
+  std::vector<std::string> lines;
+  std::string next_plan = plan_path;
+  std::string next;
+  switch (stale.kind) {
+    case StalePlanCase::kAnotherDisk:
+      lines.push_back(head + fmt::format("it is another disk than the plan's '{}' ({}):",
+                                         plan.disk.path, stale.why));
+      next_plan = PlanPathFor(plan_path, disk_path);
+      next = fmt::format("to align '{}', plan it (the plan stays right for its own disk): ",
+                         disk_path);
+      break;
+    case StalePlanCase::kChanged:
+      lines.push_back(head + fmt::format("it is the plan's disk ({}), but it changed since the "
+                                         "plan was made:",
+                                         stale.why));
+      next = "plan it again as it is now: ";
+      break;
+    case StalePlanCase::kTopology:
+      lines.push_back(head + "the plan was made for this disk and table with another topology:");
+      next = "or plan it again with the topology it has now: ";
+      break;
+    case StalePlanCase::kUnknown:
+      lines.push_back(head +
+                      "the disk does not match the plan (another disk, or it changed since the "
+                      "plan was made: nothing on it tells which):");
+      next = "if it is the disk you meant, plan it again as it is now: ";
+      break;
+  }
+  for (const std::string& m : mismatches) lines.push_back("  " + m);
+  lines.push_back("nothing was written");
+  const std::string assume =
+      plan.topology.origin == TopologyOrigin::kAssumed && stale.kind != StalePlanCase::kTopology
+          ? fmt::format(" --assume '{}'", TopologySpecOf(plan.topology))
+          : "";
+  lines.push_back(next + fmt::format("partalign plan --output {}{} {}", ShellQuote(next_plan),
+                                     assume, ShellQuote(disk_path)));
+  return lines;
 }
 
 std::vector<uint32_t> LeftBehind::all() const {

@@ -88,6 +88,8 @@ std::vector<ToolPrediction> PredictParted(const Topology& t, const ResolvedVersi
       p.reasons.push_back(prefix + (at_1mib.warning ? "warns \"" + *at_1mib.warning + "\""
                                                     : std::string("no warning")));
     } else {
+      // parted 3.5 prints its error and no warning (checked under the topology simulator).
+      p.warns_at_1mib = false;
       p.error_at_1mib = at_1mib.error;
       p.reasons.push_back(prefix + "parted fails: " + at_1mib.error);
     }
@@ -543,8 +545,8 @@ std::vector<std::vector<std::string>> PredictionRows(const std::vector<ToolPredi
   for (const ToolPrediction& p : all) {
     std::string version = p.version ? p.version->ToString() : "-";
     if (p.version_source == VersionSource::kNewestKnown && p.version) version += "*";
-    std::string warns = p.warns_at_1mib   ? (*p.warns_at_1mib ? "yes" : "no")
-                        : p.error_at_1mib ? "refuses"
+    std::string warns = p.error_at_1mib   ? "no (refuses)"
+                        : p.warns_at_1mib ? (*p.warns_at_1mib ? "yes" : "no")
                                           : "-";
     if (!p.error.empty()) {
       rows.push_back({p.tool, version, "-", "-", "-", "-", "-"});

@@ -104,6 +104,7 @@ std::vector<ReportField> ProbeFields(const DeviceInfo& device) {
   if (id.rotational) add("ROTA", *id.rotational ? "yes" : "no");
   if (id.discard_granularity) add("DISC-GRAN", std::to_string(*id.discard_granularity));
   add("BACKING-FILE", id.backing_file);
+  if (id.is_partition) add("PARTITION-OF", "/dev/" + id.disk_name);
   if (id.partition_start_bytes) add("PART-START", SizeWithBytes(*id.partition_start_bytes));
   std::string table(ToString(device.table.label));
   if (device.table.written_for_sector_size) {

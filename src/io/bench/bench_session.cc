@@ -82,7 +82,8 @@ Result<BenchOutcome> RunBenchSession(const BenchSession& session) {
   }
   Result<BenchPlan> plan = PlanBench(cells, options);
   if (!plan) return plan.error();
-  Result<BenchMeasurements> measured = RunBench(*plan, target->ranges, *engine->engine);
+  Result<BenchMeasurements> measured =
+      RunBench(*plan, target->ranges, *engine->engine, session.progress);
   if (!measured) return measured.error();
 
   report.settings.rounds = measured->rounds;

@@ -51,6 +51,8 @@ struct BenchSession {
   std::chrono::steady_clock::time_point started = std::chrono::steady_clock::now();
   /// Carried into the report's notes (the write range, ...).
   std::vector<std::string> notes;
+  /// Called after every round of the measurement (how far it is, how long is left).
+  BenchProgressFn progress;
 };
 
 struct BenchOutcome {

@@ -68,7 +68,8 @@ bool Overlaps(uint64_t start, uint64_t bytes, uint64_t other_start, uint64_t oth
 template <typename Refuse>
 Result<WriteDecision> WriteIntoFreeSpace(const std::string& path, const std::string& tables,
                                          Refuse refuse, WriteDecision decision) {
-  Result<TableRead> read = ReadPartitionTable(path, {.probe_contents = false});
+  Result<TableRead> read =
+      ReadPartitionTable(path, {.probe_contents = false, .partition_node = true});
   if (!read) return read.error();
   const PartitionTable& t = read->table;
   std::optional<BenchRange> best;

@@ -5,9 +5,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "partalign/topology/device.h"
+#include "partalign/topology/partition_node.h"
 #include "partalign/util/result.h"
 
 namespace partalign {
@@ -15,5 +17,10 @@ namespace partalign {
 /// Reads the identity of block device `major:minor` under `sysfs_root` ("/sys" normally; tests
 /// pass a fake tree). Fills every field of Identity except `path`. Missing attributes stay empty.
 Result<Identity> ReadSysfsIdentity(const std::string& sysfs_root, uint32_t major, uint32_t minor);
+
+/// What the kernel says of `path` when it is a partition node (its disk, number and start);
+/// nullopt for a whole disk or an image file. Opens `path` read-only.
+Result<std::optional<PartitionNode>> PartitionNodeOf(const std::string& path,
+                                                     const std::string& sysfs_root = "/sys");
 
 }  // namespace partalign

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "io/device/blkid_probe.h"
+#include "io/device/sysfs_identity.h"
 #include "io/device/target.h"
 #include "io/label/table_gate.h"
 #include "io/table/fdisk_messages.h"
@@ -173,6 +174,10 @@ Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOpt
   // Open it ourselves first, for the same errors probe gives (directory, not a device, ...).
   Result<Target> target = OpenTarget(path);
   if (!target) return target.error();
+  if (!options.partition_node) {
+    Result<std::optional<PartitionNode>> node = PartitionNodeOf(path);
+    if (node && *node) return MakeError(PartitionNodeRefusal(**node));
+  }
   const uint64_t sector_size = options.sector_size.value_or(target->logical_sector_size);
 
   // The validation gate: nothing below reads a table the scan cannot vouch for (libfdisk 2.38

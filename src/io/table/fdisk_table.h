@@ -20,6 +20,10 @@ struct ReadTableOptions {
   std::optional<uint64_t> sector_size;
   /// Probe each partition's contents with libblkid (filesystem, has data).
   bool probe_contents = true;
+  /// Read a table inside a partition node too. Off: a partition node is refused, naming its
+  /// disk (PartitionNodeRefusal): a table is read and written on the whole disk, and the
+  /// partition of a disk read as a disk looks like a disk without a table.
+  bool partition_node = false;
 };
 
 struct TableRead {

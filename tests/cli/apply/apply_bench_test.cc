@@ -170,7 +170,7 @@ std::optional<PrintedRow> FindRow(const std::string& out, const std::string& tit
   const size_t at = out.find(title);
   if (at == std::string::npos) return std::nullopt;
   static const std::regex kRow(
-      R"(^(\S+) +(\d+) +(\d+) +(\d+) +(\S+) +(\S+) +([-+][\d.]+)% \(([-+][\d.]+)\.\.([-+][\d.]+)%\)( \*)? +(yes|no) *$)");
+      R"(^(\S+) +(\d+) +(\d+) +(\d+) +(\S+) +(\S+) +([-+][\d.]+)% \(([-+][\d.]+)\.\.([-+][\d.]+)%\)( \*)? +(yes|no|no, too noisy) *$)");
   std::istringstream lines(out.substr(at));
   std::string line;
   std::getline(lines, line);  // the title itself

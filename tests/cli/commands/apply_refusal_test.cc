@@ -81,9 +81,16 @@ TEST(ApplyRefusalTest, StalePlanNamesTheChange) {
   const std::string before = d.disk.Snapshot("before.img");
   CommandResult r = d.Apply();
   ExpectRefusal(r, kRefused, "table fingerprint: plan xxh64:", d);
-  EXPECT_NE(r.err.find("the table changed since the plan was made"), std::string::npos) << r.err;
+  // The same disk (its GUID), changed: said, and the command that plans it again.
+  EXPECT_NE(r.err.find("it is the plan's disk (the same disk GUID "), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("), but it changed since the plan was made:"), std::string::npos) << r.err;
+  const std::string again = "partalign plan --output " + d.plan_file + " " + d.disk.device();
+  EXPECT_NE(r.err.find("partalign: plan it again as it is now: " + again + "\n"), std::string::npos)
+      << r.err;
   EXPECT_EQ(test::CmpFiles(d.disk.image(), before), "");
-  d.MakePlan();
+  // The command, run as printed, makes the plan that applies.
+  CommandResult advice = test::RunAdvice(again, d.disk.dir().path());
+  ASSERT_EQ(advice.exit_code, 0) << advice.out << advice.err;
   ExpectAppliesNow(d);
 }
 
@@ -98,10 +105,29 @@ TEST(ApplyRefusalTest, PlanForAnotherDiskIsRefusedByIdentity) {
   const std::string bigger_before = bigger.Snapshot("before.img");
   CommandResult r = d.Apply({"--target", twin.device()});
   ExpectRefusal(r, kRefused, "table fingerprint: plan xxh64:", d);
+  // Which case it is (the GUIDs differ: another disk) and the command that plans that disk.
+  EXPECT_NE(r.err.find("it is another disk than the plan's '" + d.disk.device() +
+                       "' (its table's disk GUID is '"),
+            std::string::npos)
+      << r.err;
+  EXPECT_EQ(r.err.find("changed since the plan was made"), std::string::npos) << r.err;
+  const std::string own = d.disk.File("plan-" + twin.loop().name() + ".json");
+  const std::string plan_twin = "partalign plan --output " + own + " " + twin.device();
+  EXPECT_NE(r.err.find("partalign: to align '" + twin.device() +
+                       "', plan it (the plan stays right for its own disk): " + plan_twin + "\n"),
+            std::string::npos)
+      << r.err;
   EXPECT_EQ(test::CmpFiles(twin.image(), twin_before), "");
   r = d.Apply({"--target", bigger.device()});
   ExpectRefusal(r, kRefused, "size: plan 67108864 bytes, disk 134217728 bytes", d);
+  EXPECT_NE(r.err.find("it is another disk than the plan's"), std::string::npos) << r.err;
   EXPECT_EQ(test::CmpFiles(bigger.image(), bigger_before), "");
+  // The printed command plans the twin into a file of its own; the plan file stays.
+  const std::string plan_before = test::ReadFile(d.plan_file);
+  CommandResult advice = test::RunAdvice(plan_twin, d.disk.dir().path());
+  ASSERT_EQ(advice.exit_code, 0) << advice.out << advice.err;
+  EXPECT_TRUE(std::filesystem::exists(own));
+  EXPECT_EQ(test::ReadFile(d.plan_file), plan_before);
   ExpectAppliesNow(d);
 }
 

@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -18,6 +19,7 @@
 #include "support/run_command.h"
 #include "support/ssd_sim.h"
 #include "support/temp_dir.h"
+#include "support/tmux_session.h"
 
 namespace partalign {
 namespace {
@@ -103,6 +105,35 @@ TEST_F(BenchCommandTest, HumanOutputPrintsTheGridIntervalsAndReportPaths) {
   EXPECT_NE(test::ReadFile(html).find("<svg"), std::string::npos);
 }
 
+// Issue 40, item 5: what is measured and for how long, while it runs; and no files in the
+// current directory unasked.
+TEST_F(BenchCommandTest, SaysWhatItMeasuresAndWritesNoFilesUnasked) {
+  CommandResult r = test::RunAdvice("partalign bench --budget 1 disk.img", dir.path());
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.err.find("partalign: measuring 'disk.img' (66 cells, reads) for about 1 s\n"),
+            std::string::npos)
+      << r.err;
+  EXPECT_NE(r.out.find("summary: "), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("heatmap: "), std::string::npos) << r.out;
+  std::vector<std::string> names;
+  for (const auto& e : std::filesystem::directory_iterator(dir.path())) {
+    names.push_back(e.path().filename().string());
+  }
+  EXPECT_EQ(names, std::vector<std::string>{"disk.img"});
+}
+
+// On a terminal the line is redrawn after every round with what is left.
+TEST_F(BenchCommandTest, OnATerminalTheLineSaysHowLongIsLeft) {
+  test::TmuxSession t(fmt::format("cd '{}' && '{}' bench --budget 3 disk.img", dir.path(),
+                                  PARTALIGN_BINARY),
+                      120, 30);
+  EXPECT_TRUE(t.WaitFor("partalign: measuring 'disk.img' (66 cells, reads): round ", 10))
+      << t.Screen();
+  EXPECT_TRUE(t.WaitFor(" s left", 10)) << t.Screen();
+  EXPECT_EQ(t.WaitForExit(30), 0) << t.Screen();
+  EXPECT_NE(t.Screen().find("summary: "), std::string::npos) << t.Screen();
+}
+
 TEST_F(BenchCommandTest, SingleWorkloadMode) {
   nlohmann::json j = RunJson({"bench", "--json", "--pattern", "seqread", "--block-size", "64K",
                               "--queue-depth", "4", "--duration", "0.3", image});
@@ -136,14 +167,19 @@ TEST_F(BenchCommandTest, CompareTwoRunsPrintsChangesAndASummary) {
   for (const std::string& out : {before, after}) {
     CommandResult r = RunPartalign({"bench", "--budget", kShortBudget, "--output", out, image});
     ASSERT_EQ(r.exit_code, 0) << r.err;
-    // --output puts the pictures next to the JSON.
-    EXPECT_TRUE(std::filesystem::exists(out.substr(0, out.size() - 5) + ".svg"));
+    // --output writes the JSON, and no pictures unasked.
+    EXPECT_TRUE(std::filesystem::exists(out));
+    EXPECT_FALSE(std::filesystem::exists(out.substr(0, out.size() - 5) + ".svg"));
   }
   CommandResult r = RunPartalign({"bench", "--compare", before, after, "--no-report"});
   ASSERT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("CHANGE"), std::string::npos) << r.out;
   EXPECT_NE(r.out.find("summary: "), std::string::npos) << r.out;
-  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 1 + 66 + 1) << r.out;
+  // The title, the header, 66 rows, the two lines that say what CHANGE is, the summary.
+  EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1 + 1 + 66 + 2 + 1) << r.out;
+  EXPECT_NE(r.out.find("\nBEFORE, AFTER: median IOPS of each over its windows. CHANGE: "),
+            std::string::npos)
+      << r.out;
 
   nlohmann::json j = RunJson({"bench", "--compare", before, after, "--json"});
   EXPECT_EQ(j["family_size"], 66);

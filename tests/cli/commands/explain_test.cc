@@ -389,5 +389,41 @@ INSTANTIATE_TEST_SUITE_P(
         OracleRow{"H4k", 4096, 4096, 65536, 196608, 0}),
     [](const testing::TestParamInfo<OracleRow>& row) { return std::string(row.param.name); });
 
+// Issue 40, item 11: on a 3 MiB disk `mkpart primary 1MiB 100%` fails and the real parted 3.5
+// prints its error and no warning; explain says "no" warning (and why it fails), never null.
+TEST(ExplainTinyDiskTest, PartedPrintsNoWarningAtOneMebibyteOnAThreeMebibyteDisk) {
+  PARTALIGN_REQUIRE_DEVICES();
+  std::string missing;
+  ASSERT_TRUE(test::OracleToolsInstalled(&missing)) << missing << " is not installed";
+  for (const OracleRow& row :
+       {OracleRow{"A", 512, 512, 512, 0, 0}, OracleRow{"C", 512, 4096, 4096, 33553920, 0}}) {
+    SCOPED_TRACE(row.name);
+    Topology t = RowTopology(row);
+    t.size_bytes = 3ull << 20;
+    test::TempDir dir;
+    const std::string image = dir.File("disk.img");
+    test::CreateSparseFile(image, t.size_bytes);
+    test::LoopDevice loop(image, static_cast<unsigned>(row.lbs));
+    const std::string dev = loop.path();
+    nlohmann::json j = ExplainJson({dev}, test::ShimEnvironment(dev, t));
+    for (PartedMode mode : {PartedMode::kOptimal, PartedMode::kMinimal}) {
+      const nlohmann::json& p = Prediction(j, fmt::format("parted-{}", ToString(mode)));
+      test::PartedResult r = test::RunParted(dev, t, mode, LabelType::kGpt, "1MiB", "100%", false);
+      SCOPED_TRACE(fmt::format("parted -a {} gpt 1MiB 100%: {}", ToString(mode), r.raw.err));
+      EXPECT_FALSE(r.ran);
+      EXPECT_EQ(r.warning, "");
+      EXPECT_EQ(p["warns_at_1mib"], false) << p.dump(2);
+      ASSERT_TRUE(p["error_at_1mib"].is_string()) << p.dump(2);
+      EXPECT_NE(r.raw.err.find("You requested a partition from"), std::string::npos);
+      test::WipeDevice(dev);
+    }
+    // The text table says so too.
+    std::vector<std::string> args{"explain", dev};
+    CommandResult text = RunPartalign(args, "", test::ShimEnvironment(dev, t));
+    ASSERT_EQ(text.exit_code, 0) << test::Describe(args, text);
+    EXPECT_NE(text.out.find("no (refuses)"), std::string::npos) << text.out;
+  }
+}
+
 }  // namespace
 }  // namespace partalign

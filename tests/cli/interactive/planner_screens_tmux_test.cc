@@ -308,6 +308,57 @@ TEST(PlannerScreensTmuxTest, EveryScreenAt80x24And120x40WrapsBetweenWords) {
   }
 }
 
+// Issue 40, item 7: on a DOS disk with a logical partition 1.27 GiB in, at 80x24 and 120x40,
+// the caret line under the 1 MiB ticks says the start's sector and bytes whole (it was cut at
+// 80 columns), and the extended partition's row never says NO or WARN (a container without
+// data: plan does not align it), before and after A aligns everything.
+TEST(PlannerScreensTmuxTest, TheCaretLineIsWholeAndTheExtendedRowIsNoVerdict) {
+  test::TempDir dir;
+  const std::string image = dir.File("logical.img");
+  test::CreateSparseFile(image, 2ull << 30);
+  constexpr uint64_t kExtended = 2662400, kLogical = 2662767;
+  ASSERT_EQ(test::WriteWithSfdisk(image, fmt::format("label: dos\nstart=2048, size=204800, "
+                                                     "type=83\nstart={}, size=1000000, type=5\n"
+                                                     "start={}, size=400000, type=83\n",
+                                                     kExtended, kLogical))
+                .exit_code,
+            0);
+  const uint64_t bytes = kLogical * kSector;
+  const std::string caret =
+      fmt::format("^ sector {} = 1.27 GiB + {} bytes", kLogical, bytes % (1ull << 20));
+  // The extended partition's row (A moves it too: its EBR goes before the logical one's start).
+  const std::regex extended_row(R"((^|\n) *2 +(extended +)?\d+ +\d+ [^\n]*)");
+  for (auto [width, height] : {std::pair<int, int>{80, 24}, {120, 40}}) {
+    SCOPED_TRACE(fmt::format("{}x{}", width, height));
+    TmuxSession t(Planner(image), width, height);
+    ASSERT_TRUE(WaitForWords(t, "DOS table on disk")) << t.Screen();
+    auto check_extended = [&](const std::string& when) {
+      const std::string screen = t.Screen();
+      std::smatch row;
+      ASSERT_TRUE(std::regex_search(screen, row, extended_row)) << when << ":\n" << screen;
+      const std::string line = row[0];
+      EXPECT_EQ(line.find("NO"), std::string::npos) << when << ": " << line;
+      EXPECT_EQ(line.find("WARN"), std::string::npos) << when << ": " << line;
+    };
+    check_extended("on the disk");
+    // Down to partition 5: its caret line, whole, inside the width.
+    bool found = false;
+    for (int i = 0; i < 8 && !found; ++i) {
+      t.Keys({"Down"});
+      found = t.WaitFor(fmt::format("sector {} ", kLogical), 2);
+    }
+    ASSERT_TRUE(found) << t.Screen();
+    const std::string screen = t.Screen();
+    EXPECT_NE(screen.find(caret), std::string::npos) << caret << "\n" << screen;
+    EXPECT_TRUE(LinesAtTheEdge(screen, static_cast<size_t>(width)).empty()) << screen;
+    t.Keys({"A"});
+    ASSERT_TRUE(WaitForWords(t, "every partition where partalign plan puts it")) << t.Screen();
+    check_extended("after A");
+    t.Keys({"q", "y"});
+    EXPECT_EQ(t.WaitForExit(), 0) << t.Screen();
+  }
+}
+
 // Issue #30 item 3: at 20x8 the message names the size needed and the key that quits, whole.
 TEST(PlannerScreensTmuxTest, ATerminalTooSmallSaysWhichKeyQuits) {
   test::TempDir dir;

@@ -233,6 +233,62 @@ TEST(CompareReportsTest, UnmatchedCellsAreListedAndNoOverlapIsAnError) {
   EXPECT_FALSE(CompareReports(before, after, "a", "b"));
 }
 
+// Issue 40, item 4: an interval that includes 0 and is wide is "too noisy to tell", not
+// "unchanged", and the table says what CHANGE is.
+TEST(CompareReportsTest, AWideIntervalIsTooNoisyToTellAndTheLegendSaysWhatChangeIs) {
+  const Change tight{-0.004, -0.02, 0.012, 0.95, false};
+  const Change wide{0.02, -0.28, 28.904, 0.95, false};
+  const Change found{0.123, 0.081, 0.16, 0.95, true};
+  EXPECT_FALSE(TooNoisyToTell(tight));
+  EXPECT_TRUE(TooNoisyToTell(wide));
+  EXPECT_FALSE(TooNoisyToTell(found));
+  EXPECT_EQ(SignificanceWord(tight), "no");
+  EXPECT_EQ(SignificanceWord(wide), "no, too noisy");
+  EXPECT_EQ(SignificanceWord(found), "yes");
+
+  BenchReport before = Report(20000, 20000, 20000, 7);
+  BenchComparison c = *CompareReports(before, Report(20000, 20000, 20000, 8), "a", "b");
+  c.cells[0].change = wide;
+  c.cells[1].change = tight;
+  const std::string summary = ComparisonSummary(c.cells);
+  EXPECT_EQ(summary,
+            "no significant difference in any of the 66 cells (simultaneous 95% intervals); 1 "
+            "of them too noisy to tell (intervals beyond 5% either way: the rates varied from "
+            "window to window; a longer run narrows them)");
+  std::vector<std::vector<std::string>> rows = ComparisonRows(c);
+  EXPECT_EQ(rows[0].back(), "no, too noisy");
+  EXPECT_EQ(rows[1].back(), "no");
+  // A headline cell with a wide interval, beside a finding: named too noisy, not unchanged.
+  auto headline = std::find_if(c.cells.begin(), c.cells.end(),
+                               [](const CellComparison& x) { return IsHeadline(x.subject); });
+  ASSERT_NE(headline, c.cells.end());
+  headline->change = wide;
+  auto grid = std::find_if(c.cells.begin(), c.cells.end(),
+                           [](const CellComparison& x) { return !IsHeadline(x.subject); });
+  ASSERT_NE(grid, c.cells.end());
+  grid->change = found;
+  const std::string with_finding = ComparisonSummary(c.cells);
+  EXPECT_NE(with_finding.find(" too noisy to tell (-28.0..+2890.4%)"), std::string::npos)
+      << with_finding;
+  EXPECT_EQ(with_finding.find("unchanged (-28.0"), std::string::npos) << with_finding;
+
+  // Two runs: the estimate over every pair of windows; one run's cells: window by window.
+  std::vector<std::string> legend = ComparisonLegend(c);
+  ASSERT_EQ(legend.size(), 2u);
+  EXPECT_NE(legend[0].find("CHANGE: the change of IOPS estimated over every pair of windows of "
+                           "the two runs (Hodges-Lehmann), not the ratio of the two medians"),
+            std::string::npos)
+      << legend[0];
+  EXPECT_NE(legend[1].find("\"no, too noisy\" when it includes 0 and reaches beyond: too "
+                           "noisy to tell"),
+            std::string::npos)
+      << legend[1];
+  c.cells[0].change.pairs = 32;
+  EXPECT_NE(ComparisonLegend(c)[0].find("window by window (the median of AFTER/BEFORE in the "
+                                        "same window)"),
+            std::string::npos);
+}
+
 TEST(FormatTest, ChangeAndIops) {
   EXPECT_EQ(FormatChange({0.123, 0.081, 0.16, 0.95, true}), "+12.3% (+8.1..+16.0%) *");
   EXPECT_EQ(FormatChange({-0.004, -0.02, 0.012, 0.95, false}), "-0.4% (-2.0..+1.2%)");

@@ -173,6 +173,29 @@ TEST(RunBenchTest, StopsBetweenRoundsWhenTheBudgetRunsOut) {
   EXPECT_EQ(engine.trials(), static_cast<int>(kMinRounds * plan.groups.size()));
 }
 
+// Issue 40, item 5: after every round, how far the run is and how long is left.
+TEST(RunBenchTest, ReportsProgressAfterEveryRound) {
+  FakeEngine engine({});
+  BenchPlan plan = *PlanBench(DefaultCells(BenchOp::kRead), {.trial_budget_ns = 8'000'000'000});
+  std::vector<BenchProgress> seen;
+  BenchMeasurements m =
+      *RunBench(plan, kRange, engine, [&](const BenchProgress& p) { seen.push_back(p); });
+  ASSERT_EQ(seen.size(), m.rounds);
+  for (size_t i = 0; i < seen.size(); ++i) {
+    EXPECT_EQ(seen[i].rounds_done, i + 1);
+    EXPECT_EQ(seen[i].rounds, plan.rounds);
+    EXPECT_EQ(seen[i].budget_ns, plan.trial_budget_ns);
+    if (i > 0) {
+      EXPECT_GT(seen[i].spent_ns, seen[i - 1].spent_ns);
+    }
+  }
+  EXPECT_EQ(seen.back().spent_ns, m.wall_ns);
+  EXPECT_EQ(BenchProgressText({5, 32, 5'900'000'000, 8'000'000'000}),
+            "round 5 of 32, about 2.1 s left");
+  EXPECT_EQ(BenchProgressText({32, 32, 8'100'000'000, 8'000'000'000}),
+            "round 32 of 32, about 0.0 s left");
+}
+
 TEST(RunBenchTest, ShortensWindowsSoThatThePlannedRoundsFit) {
   FakeEngine engine({});
   // Each window takes 20 latencies (1 ms) longer than asked: the runner measures that after the

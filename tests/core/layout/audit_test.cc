@@ -2,6 +2,7 @@
 // The audit: each criterion with its arithmetic, required versus informational, the tool
 // verdicts, and the JSON keys other programs rely on.
 #include "partalign/layout/audit.h"
+#include "partalign/layout/audit_partition.h"
 
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
@@ -120,6 +121,32 @@ TEST(AuditTest, ExtendedPartitionsAreNotAudited) {
   ASSERT_EQ(r.partitions.size(), 2u);
   EXPECT_EQ(r.partitions[1].number, 5u);
   EXPECT_EQ(r.partitions[1].kind, PartitionKind::kLogical);
+}
+
+TEST(AuditTest, APartitionNodeKeepsOnlyItsPartitionAndItsVerdict) {
+  // The disk: aligned 1, misaligned logical 5. Audited through the node of 5: only 5, misaligned.
+  PartitionTable t = Table({{2048, 1000}, {4096, 100000}, {4159, 1000}});
+  t.label = LabelType::kDos;
+  t.partitions[1].kind = PartitionKind::kExtended;
+  t.partitions[2].kind = PartitionKind::kLogical;
+  t.partitions[2].number = 5;
+  AuditReport r = AuditTable(t, Device(512, 512, 0, 0));
+  AuditReport five = r;
+  ASSERT_TRUE(KeepOnlyPartitionAt(&five, 4159 * 512));
+  ASSERT_EQ(five.partitions.size(), 1u);
+  EXPECT_EQ(five.partitions[0].number, 5u);
+  EXPECT_FALSE(five.all_aligned());
+  EXPECT_EQ(AuditSummary(five),
+            "1 of 1 partition is misaligned (5) (required: grain 1 MiB, physical sector 512 "
+            "bytes, minimum I/O 512 bytes).");
+  // Partition 1 alone is aligned.
+  AuditReport one = r;
+  ASSERT_TRUE(KeepOnlyPartitionAt(&one, 2048 * 512));
+  EXPECT_TRUE(one.all_aligned());
+  // The extended container holds no data: not audited, so not kept, and the report unchanged.
+  AuditReport extended = r;
+  EXPECT_FALSE(KeepOnlyPartitionAt(&extended, 4096 * 512));
+  EXPECT_EQ(extended.partitions.size(), 2u);
 }
 
 TEST(AuditTest, JsonHasTheStableKeys) {

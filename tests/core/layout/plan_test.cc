@@ -37,7 +37,15 @@ TEST(PlanTest, JsonRoundTripsExactly) {
   EXPECT_EQ(j["actions"][0]["kind"], "move-data");
   EXPECT_EQ(j["actions"][1]["kind"], "table-only");
   EXPECT_TRUE(j["disk"]["wwn"].is_null());
+  EXPECT_FALSE(j["disk"].contains("table_id"));  // no identifier known: no key
   Result<Plan> back = PlanFromJson(j.dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, plan);
+  // The table's disk GUID, what tells another disk from this one changed.
+  plan.disk.table_id = "3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11";
+  j = PlanToJson(plan);
+  EXPECT_EQ(j["disk"]["table_id"], plan.disk.table_id);
+  back = PlanFromJson(j.dump());
   ASSERT_TRUE(back) << back.error().message;
   EXPECT_EQ(*back, plan);
 }

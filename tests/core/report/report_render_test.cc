@@ -227,6 +227,53 @@ TEST(ReportHtmlTest, OnePageWithEverySectionAndNothingExternal) {
   EXPECT_EQ(html, ReportHtml(Report()));
 }
 
+// Issue 40, item 8: the verdict, the map, the audit and the plan lead, explain's detail after,
+// wrapped; every tick label of the map inside the picture; the footer names docs that exist.
+TEST(ReportHtmlTest, TheVerdictLeadsLabelsStayInsideAndTheFooterNamesRealDocs) {
+  const std::string html = ReportHtml(Report());
+  const size_t map = html.find("<section id=\"map\">");
+  const size_t audit = html.find("<section id=\"audit\">");
+  const size_t plan = html.find("<section id=\"plan\">");
+  const size_t probe = html.find("<section id=\"probe\">");
+  const size_t explain = html.find("<section id=\"explain\">");
+  ASSERT_NE(explain, std::string::npos);
+  EXPECT_LT(map, audit);
+  EXPECT_LT(audit, plan);
+  EXPECT_LT(plan, probe);
+  EXPECT_LT(probe, explain);
+  EXPECT_EQ(html.find("overflow-x: auto"), std::string::npos);  // pre-formatted text wraps
+  EXPECT_NE(html.find("white-space: pre-wrap"), std::string::npos);
+  EXPECT_EQ(html.find("docs/alignment.md"), std::string::npos);
+  EXPECT_NE(html.find("docs/audit-plan.md"), std::string::npos);
+  const std::string md = ReportMarkdown(Report());
+  EXPECT_LT(md.find("## Audit"), md.find("## Probe"));
+  EXPECT_LT(md.find("## Plan"), md.find("## Explain"));
+
+  // A tick label near the right edge ends at its tick, one near the left begins there: its
+  // estimated extent lies inside the viewBox.
+  PartitionTable t = GptTable();
+  const std::string svg = DiskMapSvg(BuildDiskMap(PlanFor(t, Device(t)), t));
+  const double width = std::stod(svg.substr(svg.find("width=\"") + 7));
+  size_t labels = 0;
+  for (size_t at = svg.find("font-size=\"10\" text-anchor="); at != std::string::npos;
+       at = svg.find("font-size=\"10\" text-anchor=", at + 1)) {
+    const size_t tag = svg.rfind("<text x=\"", at);
+    const double x = std::stod(svg.substr(tag + 9));
+    const size_t q = at + std::string("font-size=\"10\" text-anchor=\"").size();
+    const std::string anchor = svg.substr(q, svg.find('"', q) - q);
+    const size_t text = svg.find('>', at) + 1;
+    const double chars = static_cast<double>(svg.find("</text>", text) - text);
+    const double left = anchor == "end" ? x - chars * 6.6 : anchor == "start" ? x : x - chars * 3.3;
+    const double right = anchor == "end"     ? x
+                         : anchor == "start" ? x + chars * 6.6
+                                             : x + chars * 3.3;
+    EXPECT_GE(left, 0) << svg.substr(tag, 120);
+    EXPECT_LE(right, width) << svg.substr(tag, 120);
+    ++labels;
+  }
+  EXPECT_GT(labels, 0u);
+}
+
 TEST(ReportHtmlTest, BenchAndVerifySectionsWhenGiven) {
   DiskReport r = Report();
   BenchReport b;

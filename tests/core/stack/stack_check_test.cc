@@ -159,6 +159,43 @@ TEST(StackCheckTest, OffsetsAreCountedFromTheAlignmentOffset) {
   EXPECT_FALSE(StackOffsetAligned(t, 1048576));
 }
 
+// Issue 40, item 6: a read-modify-write is claimed only where the physical sector makes one.
+TEST(StackCheckTest, AReadModifyWriteIsClaimedOnlyOnLargerPhysicalSectors) {
+  // LUKS data 512 bytes past a 4 KiB boundary.
+  const uint64_t part = 1u << 20, data = part + (16u << 20) + 512;
+  StackWalk small;
+  small.layers = {MakeLayer(LayerKind::kLuks, "LUKS2", 0, data, data - part)};
+  CheckStack(&small, T(512, 512, 0), part);
+  EXPECT_FALSE(small.layers[0].Check("four_kib")->ok);
+  const std::string said = AllReasons(small.layers[0]);
+  EXPECT_EQ(said.find("(a read-modify-write)"), std::string::npos) << said;
+  EXPECT_NE(said.find("512 bytes past a 4 KiB boundary: every 4096-byte block written spans 2 "
+                      "4 KiB blocks instead of 1: no read-modify-write on this disk's 512-byte "
+                      "physical sectors, one on a disk with 4 KiB physical sectors (512e) or "
+                      "flash pages"),
+            std::string::npos)
+      << said;
+  // The same start on 4 KiB physical sectors is one.
+  StackWalk large;
+  large.layers = {MakeLayer(LayerKind::kLuks, "LUKS2", 0, data, data - part)};
+  CheckStack(&large, T(4096, 4096, 0), part);
+  EXPECT_NE(AllReasons(large.layers[0])
+                .find("every 4096-byte block written spans 2 physical blocks instead of 1 (a "
+                      "read-modify-write)"),
+            std::string::npos)
+      << AllReasons(large.layers[0]);
+  // 2 KiB physical sectors, 1 KiB off: 3 of them instead of 2.
+  StackWalk mid;
+  const uint64_t kib = part + (16u << 20) + 1024;
+  mid.layers = {MakeLayer(LayerKind::kLuks, "LUKS2", 0, kib, kib - part)};
+  CheckStack(&mid, T(2048, 2048, 0), part);
+  EXPECT_NE(AllReasons(mid.layers[0])
+                .find("every 4096-byte block written spans 3 physical 2048-byte sectors instead "
+                      "of 2 (a read-modify-write)"),
+            std::string::npos)
+      << AllReasons(mid.layers[0]);
+}
+
 TEST(StackCheckTest, TheGrainIsInformational) {
   StackWalk walk;
   walk.layers = {MakeLayer(LayerKind::kLuks, "LUKS1", 0, (1u << 20) + 4040 * 512, 4040 * 512)};

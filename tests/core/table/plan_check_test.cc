@@ -78,8 +78,7 @@ TEST(PlanCheckTest, EachDifferenceIsNamed) {
       {[](World& w) { w.device.identity.serial.clear(); }, "serial: plan 'WD-123', disk none"},
       {[](World& w) { w.device.identity.wwn = "0x5000"; }, "WWN: plan none, disk '0x5000'"},
       {[](World& w) { w.table.fingerprint = "xxh64:00000000000000bb"; },
-       "table fingerprint: plan xxh64:00000000000000aa, disk xxh64:00000000000000bb (the table "
-       "changed since the plan was made)"},
+       "table fingerprint: plan xxh64:00000000000000aa, disk xxh64:00000000000000bb"},
       {[](World& w) { w.table.label = LabelType::kDos; }, "partition table: plan gpt, disk dos"},
       {[](World& w) { w.device.topology.physical_sector_size = 512; },
        "topology: physical sector size: plan 4096, disk 512"},
@@ -97,6 +96,84 @@ TEST(PlanCheckTest, EachDifferenceIsNamed) {
     ASSERT_FALSE(m.empty()) << c.message;
     EXPECT_EQ(m.front(), c.message);
   }
+}
+
+// Which case a stale plan is, and what to run: issue 40, item 3.
+TEST(PlanCheckTest, TheRefusalSaysAnotherDiskOrTheSameDiskChanged) {
+  // Loop devices: no serial, no WWN; the table's disk GUID is what tells the disks apart.
+  World w = Matching();
+  w.device.identity.serial.clear();
+  w.plan.disk = IdentityOf(w.device);
+  w.plan.disk.table_id = w.table.disk_id;
+  w.device.identity.path = "/dev/loop4";
+
+  World twin = w;  // another disk with the same layout: another GUID, another fingerprint
+  twin.table.disk_id = "9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99";
+  twin.table.fingerprint = "xxh64:00000000000000cc";
+  StalePlan another = ClassifyStalePlan(twin.plan, twin.device, twin.table);
+  EXPECT_EQ(another.kind, StalePlanCase::kAnotherDisk);
+  std::vector<std::string> lines = StalePlanRefusal(
+      twin.plan, twin.device, twin.table, PlanMismatches(twin.plan, twin.device, twin.table),
+      "/tmp/t/plan.json", "/dev/loop4");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0],
+            "refusing to apply '/tmp/t/plan.json' to '/dev/loop4': it is another disk than the "
+            "plan's '/dev/sdb' (its table's disk GUID is '9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99', "
+            "the plan's '3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11'):");
+  EXPECT_EQ(lines[1],
+            "  table fingerprint: plan xxh64:00000000000000aa, disk xxh64:00000000000000cc");
+  EXPECT_EQ(lines[2], "nothing was written");
+  EXPECT_EQ(lines[3],
+            "to align '/dev/loop4', plan it (the plan stays right for its own disk): partalign "
+            "plan --output /tmp/t/plan-loop4.json /dev/loop4");
+
+  World changed = w;  // the same GUID (in another case), partition 1 moved by another tool
+  changed.table.disk_id = "3a0b3e5c-7f37-4b43-8c2e-1d7a0f5e9b11";
+  changed.table.partitions[0].start_sector = 2048;
+  changed.table.fingerprint = "xxh64:00000000000000dd";
+  EXPECT_EQ(ClassifyStalePlan(changed.plan, changed.device, changed.table).kind,
+            StalePlanCase::kChanged);
+  lines = StalePlanRefusal(changed.plan, changed.device, changed.table,
+                           PlanMismatches(changed.plan, changed.device, changed.table), "plan.json",
+                           "/dev/loop4");
+  EXPECT_EQ(lines.front(),
+            "refusing to apply 'plan.json' to '/dev/loop4': it is the plan's disk (the same disk "
+            "GUID 3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11), but it changed since the plan was made:");
+  EXPECT_EQ(lines.back(),
+            "plan it again as it is now: partalign plan --output plan.json /dev/loop4");
+
+  // A serial decides before the table: another disk even with a copy of the table on it.
+  World serial = Matching();
+  serial.plan.disk.table_id = serial.table.disk_id;
+  serial.device.identity.serial = "WD-999";
+  serial.device.topology.size_bytes = 4ull << 30;
+  StalePlan by_serial = ClassifyStalePlan(serial.plan, serial.device, serial.table);
+  EXPECT_EQ(by_serial.kind, StalePlanCase::kAnotherDisk);
+  EXPECT_EQ(by_serial.why, "its serial is 'WD-999', the plan's 'WD-123'");
+
+  // A plan of an older partalign (no table_id) on a disk without a serial: cannot tell.
+  World old = w;
+  old.plan.disk.table_id.clear();
+  old.table.fingerprint = "xxh64:00000000000000ee";
+  EXPECT_EQ(ClassifyStalePlan(old.plan, old.device, old.table).kind, StalePlanCase::kUnknown);
+  lines = StalePlanRefusal(old.plan, old.device, old.table,
+                           PlanMismatches(old.plan, old.device, old.table), "p.json", "/dev/loop4");
+  EXPECT_NE(lines.front().find("nothing on it tells which"), std::string::npos) << lines.front();
+
+  // The same disk and table with another topology: the plan's --assume, not "changed".
+  World topology = w;
+  topology.plan.topology.optimal_io_size = 33553920;
+  topology.plan.topology.origin = TopologyOrigin::kAssumed;
+  EXPECT_EQ(ClassifyStalePlan(topology.plan, topology.device, topology.table).kind,
+            StalePlanCase::kTopology);
+  // An assumed topology goes into the command for a changed disk.
+  topology.table.partitions[0].start_sector = 2048;
+  lines = StalePlanRefusal(topology.plan, topology.device, topology.table,
+                           PlanMismatches(topology.plan, topology.device, topology.table), "p.json",
+                           "/dev/loop4");
+  EXPECT_EQ(lines.back(),
+            "plan it again as it is now: partalign plan --output p.json --assume "
+            "'log=512,phys=4096,min-io=4096,opt-io=33553920,align-offset=0' /dev/loop4");
 }
 
 TEST(PlanCheckTest, AssumedTopologyNamesTheAssumeSpec) {

@@ -163,13 +163,14 @@ TEST(ExplainReportTest, PartedRefusesOneMebibyteOnATinyDisk) {
   t.size_bytes = 2ull << 20;
   ExplainReport r = BuildExplainReport(Device(t), Debian12());
   const ToolPrediction& p = Get(r, "parted-optimal");
-  EXPECT_FALSE(p.warns_at_1mib);
+  EXPECT_EQ(p.warns_at_1mib, false);  // no warning: parted prints its error only
   ASSERT_TRUE(p.error_at_1mib);
   EXPECT_NE(p.error_at_1mib->find("You requested a partition from 1MiB to 100%"), std::string::npos)
       << *p.error_at_1mib;
   nlohmann::json j = ExplainJson(r);
   EXPECT_TRUE(j["predictions"][0]["error_at_1mib"].is_string());
-  EXPECT_EQ(ExplainTableRows(r).front().back(), "refuses");
+  EXPECT_EQ(j["predictions"][0]["warns_at_1mib"], false);
+  EXPECT_EQ(ExplainTableRows(r).front().back(), "no (refuses)");
   // At 4 MiB parted places it (2048..8158) and warns about the 65535-sector grain.
   t.size_bytes = 4ull << 20;
   ExplainReport four = BuildExplainReport(Device(t), Debian12());

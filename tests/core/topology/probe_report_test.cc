@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "partalign/topology/partition_node.h"
+
 namespace partalign {
 namespace {
 
@@ -66,6 +68,34 @@ TEST(ProbeReportTest, FieldsAndJsonAgree) {
   EXPECT_EQ(fields["USB-BRIDGE"], "152d:0578 JMicron USB to ATA/ATAPI Bridge (uas)");
   EXPECT_EQ(fields["TABLE"], "gpt (written for 512-byte sectors)");
   EXPECT_EQ(fields.count("SERIAL"), 0u);  // unknown fields are left out, not printed empty
+}
+
+TEST(ProbeReportTest, APartitionNodeNamesItsDisk) {
+  DeviceInfo d = UsbDisk();
+  d.identity.path = "/dev/sdb5";
+  d.identity.kernel_name = "sdb5";
+  d.identity.disk_name = "sdb";
+  d.identity.is_partition = true;
+  d.identity.partition_start_bytes = 2048 * 512;
+  std::map<std::string, std::string> fields;
+  for (const ReportField& f : ProbeFields(d)) fields[f.name] = f.value;
+  EXPECT_EQ(fields["PARTITION-OF"], "/dev/sdb");
+  // A whole disk has no such row.
+  fields.clear();
+  for (const ReportField& f : ProbeFields(UsbDisk())) fields[f.name] = f.value;
+  EXPECT_EQ(fields.count("PARTITION-OF"), 0u);
+}
+
+// What a command that reads a table says of a partition node: the disk to give instead, and
+// that audit checks the one partition.
+TEST(ProbeReportTest, APartitionNodeIsRefusedNamingItsDisk) {
+  PartitionNode node{"/dev/sdb5", "/dev/sdb", 5, 2048 * 512};
+  EXPECT_EQ(PartitionNodeRefusal(node),
+            "'/dev/sdb5' is partition 5 of the disk '/dev/sdb', not a disk: partition tables are "
+            "read and written on the whole disk, give '/dev/sdb' ('partalign audit /dev/sdb5' "
+            "checks this one partition)");
+  node.number.reset();
+  EXPECT_EQ(PartitionNodeRefusal(node).rfind("'/dev/sdb5' is partition of the disk", 0), 0u);
 }
 
 }  // namespace

@@ -199,12 +199,14 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
                        ScanForSleepingSystems(command.target, AreasToScan(*probe, request.move)))) {
     return ExitCode::kRefused;
   }
-  if (!DestinationAllowed(command, *probe, request.move, io)) return ExitCode::kRefused;
+  // --table-range is a usage error of its own: checked before the destination is described,
+  // so that it stays one line.
   Result<std::vector<TableUpdate>> table = ReadTableUpdates(command, *probe);
   if (!table) {
     PrintError(io.err, table.error().message);
     return ExitCode::kFailure;
   }
+  if (!DestinationAllowed(command, *probe, request.move, io)) return ExitCode::kRefused;
   request.table = std::move(*table);
   if (command.only_used) {
     // The range is a partition: copy what its filesystem uses (docs/used-map.md).

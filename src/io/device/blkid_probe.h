@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "partalign/layout/partition_table.h"
@@ -45,6 +46,11 @@ Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::stri
 
 /// How many bytes at the start of a partition without a signature are read to look for data.
 inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
+
+/// Asks the kernel to read ahead, all at once, what ProbePartitionContents will read of each
+/// (offset, size) range: a block device's page cache is empty at each open, and libblkid's few
+/// dozen small reads per partition would otherwise wait one by one. Only a hint.
+void HintPartitionProbes(int fd, const std::vector<std::pair<uint64_t, uint64_t>>& ranges);
 
 /// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
 /// disk or image): filesystem type, label, UUID, block size, and what is proven about its

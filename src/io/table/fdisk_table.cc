@@ -216,6 +216,15 @@ Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOpt
   table.fingerprint = *fingerprint;
 
   if (options.probe_contents) {
+    std::vector<std::pair<uint64_t, uint64_t>> ranges;
+    for (const Partition& p : table.partitions) {
+      std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table.sector_size);
+      std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table.sector_size);
+      if (p.kind != PartitionKind::kExtended && offset && length) {
+        ranges.emplace_back(*offset, *length);
+      }
+    }
+    HintPartitionProbes(target->fd.get(), ranges);
     for (Partition& p : table.partitions) {
       if (p.kind == PartitionKind::kExtended) continue;
       // Inside the disk (the scan checked every extent), so neither product wraps.

@@ -153,6 +153,22 @@ std::string TopologySpecOf(const Topology& t) {
                      t.alignment_offset);
 }
 
+namespace {
+
+// GUIDs are case-insensitive (libfdisk prints them upper case, the scan as it reads them).
+bool SameTableId(const std::string& a, const std::string& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
+    return std::tolower(static_cast<unsigned char>(x)) ==
+           std::tolower(static_cast<unsigned char>(y));
+  });
+}
+
+const char* TableIdName(LabelType label) {
+  return label == LabelType::kDos ? "DOS disk identifier" : "disk GUID";
+}
+
+}  // namespace
+
 std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
                                         const PartitionTable& table) {
   std::vector<std::string> out = IdentityMismatches(plan.disk, IdentityOf(now), "plan");
@@ -184,6 +200,14 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
     out.push_back(fmt::format("table fingerprint: plan {}, disk {}", plan.table_fingerprint,
                               table.fingerprint));
   }
+  // Optional (plans of older versions lack it), but never contradicting the disk. When the
+  // fingerprints differ too, the refusal's first line names both identifiers already
+  // (ClassifyStalePlan); when they agree, the plan was edited.
+  if (plan.table_fingerprint == table.fingerprint && !plan.disk.table_id.empty() &&
+      !SameTableId(plan.disk.table_id, table.disk_id)) {
+    out.push_back(fmt::format("{}: plan {}, disk {}", TableIdName(table.label),
+                              Quoted(plan.disk.table_id), Quoted(table.disk_id)));
+  }
   for (const PlanAction& a : plan.actions) {
     const Partition* p = table.Find(a.partition);
     if (!p) {
@@ -208,15 +232,8 @@ StalePlan ClassifyStalePlan(const Plan& plan, const DeviceInfo& now, const Parti
     return {StalePlanCase::kAnotherDisk,
             fmt::format("its WWN is {}, the plan's {}", Quoted(id.wwn), Quoted(plan.disk.wwn))};
   }
-  const char* what = table.label == LabelType::kDos ? "DOS disk identifier" : "disk GUID";
-  // GUIDs are case-insensitive (libfdisk prints them upper case, the scan as it reads them).
-  const auto same_id = [](const std::string& a, const std::string& b) {
-    return std::equal(a.begin(), a.end(), b.begin(), b.end(), [](char x, char y) {
-      return std::tolower(static_cast<unsigned char>(x)) ==
-             std::tolower(static_cast<unsigned char>(y));
-    });
-  };
-  if (!plan.disk.table_id.empty() && !same_id(plan.disk.table_id, table.disk_id)) {
+  const char* what = TableIdName(table.label);
+  if (!plan.disk.table_id.empty() && !SameTableId(plan.disk.table_id, table.disk_id)) {
     return {StalePlanCase::kAnotherDisk,
             fmt::format("its table's {} is {}, the plan's {}", what, Quoted(table.disk_id),
                         Quoted(plan.disk.table_id))};

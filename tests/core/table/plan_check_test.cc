@@ -58,6 +58,11 @@ World Matching() {
 TEST(PlanCheckTest, MatchingDiskHasNoMismatches) {
   World w = Matching();
   EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
+  // The table's identifier as libfdisk prints it or in lower case, or absent (older plans).
+  w.plan.disk.table_id = "3a0b3e5c-7f37-4b43-8c2e-1d7a0f5e9b11";
+  EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
+  w.plan.disk.table_id = w.table.disk_id;
+  EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
   // The path is not identity: the same disk under another name.
   w.device.identity.path = "/dev/disk/by-id/wwn-0x5000";
   EXPECT_TRUE(PlanMismatches(w.plan, w.device, w.table).empty());
@@ -80,6 +85,10 @@ TEST(PlanCheckTest, EachDifferenceIsNamed) {
       {[](World& w) { w.table.fingerprint = "xxh64:00000000000000bb"; },
        "table fingerprint: plan xxh64:00000000000000aa, disk xxh64:00000000000000bb"},
       {[](World& w) { w.table.label = LabelType::kDos; }, "partition table: plan gpt, disk dos"},
+      // A plan naming another disk GUID than the table's was edited (the fingerprint agreeing).
+      {[](World& w) { w.plan.disk.table_id = "9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99"; },
+       "disk GUID: plan '9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99', disk "
+       "'3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11'"},
       {[](World& w) { w.device.topology.physical_sector_size = 512; },
        "topology: physical sector size: plan 4096, disk 512"},
       {[](World& w) { w.device.topology.optimal_io_size = 33553920; },

@@ -378,6 +378,32 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
   ApplyWithTheSwapShrunk(plan_file, swap_before);
 }
 
+// report --make-room (issue 38: the shrink "is shown in ... the report"): the report's plan is
+// plan --make-room's, with the shrink and why, in Markdown and HTML; nothing is written to the
+// disk.
+TEST_F(OldToolDiskTest, TheReportWithMakeRoomShowsTheShrink) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string shrink =
+      "make room: partition 7 (swap, 321.58 MiB) gives 2 MiB at its end, shrunk by mkswap";
+  for (const std::string format : {"markdown", "html"}) {
+    const std::string page = dir_.File("report." + format);
+    CommandResult report =
+        RunPartalign({"report", "--make-room", "--format", format, "-o", page, dev}, "", Env());
+    ASSERT_EQ(report.exit_code, 0) << report.out << report.err;
+    const std::string text = test::ReadFile(page);
+    EXPECT_NE(text.find(shrink), std::string::npos) << format;
+    // The shrunk partition's action says the shrink first; nothing is impossible.
+    EXPECT_NE(text.find("swap shrunk first by 2 MiB"), std::string::npos) << format;
+    EXPECT_NE(text.find("0 impossible"), std::string::npos) << format;
+    if (format == "markdown") {
+      EXPECT_NE(text.find("### Make room"), std::string::npos) << text;
+    }
+  }
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+}
+
 // apply killed while it shrinks the swap: `resume --rollback` puts every byte back; killed
 // again and resumed, the swap is shrunk with its UUID and label, and a plan of the disk then
 // aligns everything without a shrink.

@@ -157,6 +157,14 @@ class OldToolDiskTest : public testing::Test {
     said.insert(said.end(), {"--make-room", plan_file});
     CommandResult applied = RunPartalign(said, "", Env());
     ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    ExpectRealignedWithTheSwapShrunk(plan_file, swap_before);
+  }
+
+  // The disk after `plan_file` (which shrinks the swap, partition 7) was applied: the checks of
+  // ApplyWithTheSwapShrunk.
+  void ExpectRealignedWithTheSwapShrunk(const std::string& plan_file,
+                                        const std::string& swap_before) {
+    const std::string dev = loop_->path();
     ExpectAligned();
     ExpectCheckersClean();
     ExpectFilesIntact();
@@ -376,6 +384,35 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
   EXPECT_EQ(test::CmpFiles(image_, before_), "");
 
   ApplyWithTheSwapShrunk(plan_file, swap_before);
+}
+
+// The same through the planner's own w: the plan it applies carries the shrink the person took
+// with M, and apply runs it with that consent (as apply --make-room).
+TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByTheShrinkTakenInThePlannerAndWritten) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string swap_before = SwapIdentity(Node(7));
+  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
+                                  "--backup-dir '{}' '{}'",
+                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
+                      80, 24);
+  ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
+  t.Keys({"M"});
+  ASSERT_TRUE(t.WaitFor("Make room?")) << t.Screen();
+  t.Keys({"y"});
+  ASSERT_TRUE(t.WaitFor("room made: every partition")) << t.Screen();
+  t.Keys({"w"});
+  ASSERT_TRUE(t.WaitFor("Type yes to write")) << t.Screen();
+  t.Type("yes");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Press Enter to return to the planner", 600)) << t.Screen();
+  EXPECT_NE(t.ScreenJoined().find("Verified: the table on"), std::string::npos) << t.Screen();
+  t.Keys({"Enter", "q"});
+  EXPECT_EQ(t.WaitForExit(30), 0) << t.Screen();
+  const std::vector<std::string> plans = test::FilesIn(dir_.File("backups"), ".plan.json");
+  ASSERT_EQ(plans.size(), 1u);
+  ExpectRealignedWithTheSwapShrunk(plans[0], swap_before);
 }
 
 // report --make-room (issue 38: the shrink "is shown in ... the report"): the report's plan is

@@ -71,6 +71,7 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
       }
     }
   }
+  if (!scan) offers_error = "not read (--no-scan)";
   // A partition the running system uses keeps its place in `A`, as in plan.
   Result<std::vector<DiskUser>> users = FindDiskUsers(target.target);
   if (!users) return users.error();

@@ -59,7 +59,7 @@ _partalign() {
       valued="--assume --sector-size --from-sector-size --accept --backup-dir"
       ;;
     report)
-      opts="-h --help --assume --sector-size -o --output --format --grain --discard --no-scan --bench --bench-seconds --bench-json --against"
+      opts="-h --help --assume --sector-size -o --output --format --grain --discard --no-scan --make-room --bench --bench-seconds --bench-json --against"
       valued="--assume --sector-size -o --output --format --grain --discard --bench-seconds --bench-json --against"
       ;;
     bench)

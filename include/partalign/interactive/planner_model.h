@@ -30,6 +30,11 @@ struct PlannerDisk {
   /// Partitions the running system uses: `A` keeps them where they are, as plan does
   /// (PlanOptions::in_use).
   std::vector<uint32_t> in_use;
+  /// How small each partition's contents can be made (ReadShrinkOffers, read when plan cannot
+  /// align every partition): what `M` may shrink (way_through.h). Empty: only --discard ways.
+  std::vector<ShrinkOffer> shrink_offers;
+  /// Why the limits could not be read, when they could not; `M` says it.
+  std::string shrink_offers_error;
 };
 
 struct PlannedPartition {
@@ -55,6 +60,10 @@ struct PlannerLayout {
   /// hold data, or plan --interactive --discard N): planned as `plan --discard N` plans them,
   /// kept in the table as empty partitions. In number order.
   std::vector<uint32_t> discarded;
+  /// `M` (make room, as plan --make-room): the partition whose contents its own tool shrinks at
+  /// its end before any move; the layout is planned as the table is after it. The plan `w`
+  /// applies says it (the action's "shrink"), and apply runs it with --make-room.
+  std::vector<PlannedShrink> shrinks;
   bool operator==(const PlannerLayout&) const = default;
 };
 
@@ -137,6 +146,19 @@ class PlannerModel {
   const Result<std::vector<PlanAction>>& plan_actions() const { return plan_actions_; }
   /// What would align the partitions plan_actions() cannot (way_through.h), as lines for `x`.
   std::vector<std::string> WayThroughLines() const;
+  /// What `M` offers: the shrink plan --make-room would take (the same room search,
+  /// FindWaysThrough over shrink_offers, BestShrink) and the lines that say which partition
+  /// gives how many MiB, with what tool and why (MakeRoomLines, then how the tool works); or,
+  /// without a shrink, an error that says why (nothing is impossible, room is made already,
+  /// each partition's reason it cannot give room).
+  struct RoomOffer {
+    PlannedShrink shrink;
+    std::vector<std::string> lines;
+  };
+  Result<RoomOffer> OfferRoom() const;
+  /// `M` confirmed: the layout gets `offer`'s shrink and every partition goes where plan
+  /// --make-room puts it (AlignAll on the shrunk table).
+  Status MakeRoom(const RoomOffer& offer);
   /// `t`: "" for linux, an sfdisk shortcut, a GUID or a DOS byte.
   Status SetType(const PlannerRow& row, std::string_view type_text);
   /// Whether `t` may change the type of `row` at all (not free space, not the extended

@@ -42,7 +42,8 @@ struct PlannerEffect {
 /// tool's verdict, what `w` would do.
 enum class PlannerMode { kList, kPrompt, kHelp, kPlacement, kExplain };
 
-/// kConfirmQuit takes one key (y quits); the others a line and Enter.
+/// kConfirmQuit and kConfirmMakeRoom take one key (y quits, y takes the room offered); the
+/// others a line and Enter.
 enum class PromptKind {
   kNewSize,
   kNewType,
@@ -51,7 +52,8 @@ enum class PromptKind {
   kType,
   kExportPath,
   kConfirmWrite,
-  kConfirmQuit
+  kConfirmQuit,
+  kConfirmMakeRoom
 };
 
 class PlannerScreen {
@@ -117,6 +119,8 @@ class PlannerScreen {
   std::optional<PlannerLayout> exported_;
   /// The key that opened kConfirmQuit ("q", "Ctrl-C").
   std::string quit_key_;
+  /// `M`: the room offered, while kConfirmMakeRoom asks.
+  std::optional<PlannerModel::RoomOffer> room_offer_;
 };
 
 }  // namespace partalign

@@ -84,6 +84,19 @@ const WayThrough* BestShrink(const WaysThrough& ways);
 /// The shrink of `way` (a kShrink* way of a partition of `table`) as PlanOptions take it.
 PlannedShrink ShrinkOf(const WayThrough& way, const PartitionTable& table);
 
+/// What taking the room search's way says (plan --make-room, the planner's M): "make room:
+/// partition 7 (swap, 321.58 MiB) gives 2 MiB at its end, shrunk by mkswap before any move (its
+/// contents use 0 B, it keeps at least 1 MiB): the least invasive way that aligns partitions
+/// 1, 5, 6 and 7", then the partitions that stay impossible; or, without a shrink
+/// (BestShrink), that nothing is shrunk and each partition's reason it cannot give room.
+/// `offers`: the limits the search had (for what the contents use and keep).
+std::vector<std::string> MakeRoomLines(const WaysThrough& ways,
+                                       const std::vector<ShrinkOffer>& offers);
+
+/// How `tool` shrinks `contents` and what it checks first ("mkswap re-creates the swap area
+/// with the same UUID, label and page size; refused if it holds a hibernation image").
+std::string ShrinkHowText(ShrinkTool tool, const std::string& contents);
+
 /// How a way is asked for where the text is shown.
 struct WayContext {
   /// The plan command that gives up the contents of the partitions in `discard` (the ones
@@ -95,6 +108,8 @@ struct WayContext {
   /// The plan command with --make-room (and the options given); empty in the interactive
   /// planner.
   std::function<std::string()> make_room_command;
+  /// Where the way is a key (the interactive planner's "M"): said instead of the command.
+  std::string make_room_key;
 };
 
 /// The way through as lines, one per way and one for the missing room ("partition 7 (swap,

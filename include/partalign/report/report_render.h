@@ -105,6 +105,10 @@ struct DiskReport {
   /// What would align the partitions the plan cannot (WayText, way_through.h); empty when it
   /// aligns every one.
   std::vector<std::string> way_through;
+  /// report --make-room: what the room search took (MakeRoomLines: which partition gives how
+  /// many MiB, with what tool and why, or why none can), as plan --make-room says it; empty
+  /// without --make-room.
+  std::vector<std::string> made_room;
   /// The partitions that hold a hibernated system, and what to do (docs/used-map.md,
   /// "Hibernation is a refusal"): one line each, in the audit's section.
   std::vector<std::string> hibernation;

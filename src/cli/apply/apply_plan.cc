@@ -545,11 +545,12 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
 }
 
 ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io,
-                       const std::vector<uint32_t>& discard) {
+                       const std::vector<uint32_t>& discard, bool make_room) {
   ApplyRequest c;
   c.plan_path = plan_path;
   c.write = write;
   c.discard = discard;
+  c.make_room = make_room;
   return ApplyPlan(io, c);
 }
 

@@ -39,10 +39,11 @@ struct ApplyRequest {
 /// does on `io` and returns the exit status.
 ExitCode ApplyPlan(Streams io, const ApplyRequest& request);
 
-/// `apply PLAN` with these options (and `--discard` for each of `discard`) and every other one
-/// at its default: the whole contract (the planner's `w` runs it on the plan file it wrote,
-/// giving up again what the person gave up in the planner).
+/// `apply PLAN` with these options (and `--discard` for each of `discard`, `--make-room` with
+/// `make_room`) and every other one at its default: the whole contract (the planner's `w` runs
+/// it on the plan file it wrote, giving up again what the person gave up in the planner and
+/// allowing the shrink they took with `M`).
 ExitCode ApplyPlanFile(const std::string& plan_path, const TableWriteOptions& write, Streams io,
-                       const std::vector<uint32_t>& discard = {});
+                       const std::vector<uint32_t>& discard = {}, bool make_room = false);
 
 }  // namespace partalign

@@ -20,6 +20,7 @@
 #include "cli/content/sleeping_systems.h"
 #include "cli/migrate/verify_target.h"
 #include "cli/move/unfinished_move.h"
+#include "cli/room/make_room.h"
 #include "cli/stack/disk_stacks.h"
 #include "cli/target/load_disk.h"
 #include "cli/target/target_options.h"
@@ -51,7 +52,7 @@ struct ReportCommand {
   double bench_seconds = kDefaultReportBenchSeconds;
   std::optional<std::string> bench_json;
   std::optional<std::string> against;
-  ContentOptions content;  ///< --discard, --no-scan: as plan takes them
+  ContentOptions content;  ///< --discard, --no-scan, --make-room: as plan takes them
 };
 
 // The short benchmark of --bench on the whole target, reads only.
@@ -140,8 +141,17 @@ ExitCode RunReport(const ReportCommand& c, Streams io) {
   // Last: the plan may read partitions in full to prove them empty (docs/audit-plan.md), which
   // a refusal of the inputs above should not wait for.
   const AlignmentRecommendation alignment = RecommendAlignment(r.device.topology, *grain);
-  Result<Plan> plan =
-      MakeProvenPlan(io, c.target.target, &r.table, r.device, alignment.alignment, c.content);
+  // --make-room: the plan plan --make-room makes, and what it says of the room
+  // (cli/room/make_room.h).
+  Result<Plan> plan = MakeError("no plan");
+  if (c.content.make_room) {
+    Result<MadeRoom> made =
+        MakeRoomPlan(io, c.target.target, &r.table, r.device, alignment.alignment, c.content);
+    plan = made ? Result<Plan>(std::move(made->plan)) : Result<Plan>(made.error());
+    if (made) r.made_room = std::move(made->lines);
+  } else {
+    plan = MakeProvenPlan(io, c.target.target, &r.table, r.device, alignment.alignment, c.content);
+  }
   if (plan) {
     r.plan = std::move(*plan);
     r.plan_advice = PlanFileAdviceFor(c.target, c.grain, std::nullopt, c.content);
@@ -171,6 +181,9 @@ void AddReportCommand(CLI::App& app, CommandRunners& runners) {
       ->check(CLI::IsMember({"html", "markdown"}));
   AddGrainOption(sub, &c->grain);
   AddContentOptions(sub, &c->content);
+  sub->add_flag("--make-room", c->content.make_room,
+                "as plan --make-room: when aligned starts do not fit, the plan shrinks one "
+                "partition's contents at its end by the few MiB needed, and the report shows it");
   sub->add_flag("--bench", c->bench,
                 "run a short read-only benchmark of TARGET and show its heatmap");
   sub->add_option(

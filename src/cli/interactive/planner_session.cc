@@ -3,6 +3,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <ostream>
 #include <sstream>
@@ -13,6 +14,7 @@
 #include "cli/apply/apply_plan.h"
 #include "cli/content/content_proof.h"
 #include "cli/content/sleeping_systems.h"
+#include "cli/room/make_room.h"
 #include "cli/target/load_disk.h"
 #include "io/device/in_use.h"
 #include "io/table/backup_file.h"
@@ -33,6 +35,8 @@ namespace {
 Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, bool scan, Streams io,
                                const std::vector<uint32_t>& discard, SleepScan* sleeping) {
   Result<LoadedDisk> disk = LoadDisk(target, io);
+  std::vector<ShrinkOffer> shrink_offers;
+  std::string offers_error;
   if (!disk) return disk.error();
   PartitionTable& table = disk->table.table;
   *sleeping = ScanForSleepingSystems(target.target, table);
@@ -53,9 +57,21 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
       Result<Plan> proven =
           MakeProvenPlan(io, target.target, &table, disk->device,
                          RecommendAlignment(disk->device.topology).alignment, ContentOptions{});
-      static_cast<void>(proven);
+      // When plan cannot align every partition, how small each one's contents can be made,
+      // read as plan --make-room reads it: what M offers (make_room.h).
+      if (proven &&
+          std::any_of(proven->actions.begin(), proven->actions.end(),
+                      [](const PlanAction& a) { return a.kind == ActionKind::kImpossible; })) {
+        Result<std::vector<ShrinkOffer>> offers = ReadShrinkOffers(target.target, table);
+        if (offers) {
+          shrink_offers = std::move(*offers);
+        } else {
+          offers_error = offers.error().message;
+        }
+      }
     }
   }
+  if (!scan) offers_error = "not read (--no-scan)";
   // A partition the running system uses keeps its place in `A`, as in plan.
   Result<std::vector<DiskUser>> users = FindDiskUsers(target.target);
   if (!users) return users.error();
@@ -63,7 +79,8 @@ Result<PlannerModel> LoadModel(const TargetOptions& target, LabelType label, boo
   for (const DiskUser& u : *users) {
     if (u.partition != 0) in_use.push_back(u.partition);
   }
-  return PlannerModel::Make({disk->device, table, in_use}, label, discard);
+  return PlannerModel::Make({disk->device, table, in_use, std::move(shrink_offers), offers_error},
+                            label, discard);
 }
 
 // The plan file `w` applies, kept beside the table backups as a record of what was written.
@@ -92,8 +109,9 @@ std::string ApplyFromPlanner(CursesTerminal& term, const Plan& plan, const Targe
   } else {
     io.out << fmt::format("\npartalign apply '{}' (the plan the planner made):\n", path);
     io.out.flush();
-    // The person confirmed this plan in the planner ("yes"): what it gives up, they gave up.
-    ExitCode code = ApplyPlanFile(path, write, io, PlanDiscards(plan));
+    // The person confirmed this plan in the planner ("yes"): what it gives up, they gave up;
+    // the shrink it makes, they took with M (as apply --make-room).
+    ExitCode code = ApplyPlanFile(path, write, io, PlanDiscards(plan), !PlanShrinks(plan).empty());
     if (code == ExitCode::kOk) *applied = path;
     outcome = code == ExitCode::kOk ? fmt::format("applied '{}'; the disk as it is now", path)
                                     : fmt::format("apply of '{}' exited {}: see its output above",

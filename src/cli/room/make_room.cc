@@ -4,12 +4,10 @@
 #include <algorithm>
 
 #include <fmt/format.h>
-#include <fmt/ranges.h>
 
 #include "io/device/target.h"
 #include "io/resize/shrink_limit.h"
 #include "partalign/layout/way_through.h"
-#include "partalign/util/units.h"
 
 namespace partalign {
 
@@ -50,40 +48,13 @@ Result<MadeRoom> MakeRoomPlan(Streams io, const std::string& path, PartitionTabl
   PlanOptions options;
   options.discard = content.discard;
   const WaysThrough ways = FindWaysThrough(*table, alignment, options, out.plan.actions, *offers);
+  out.lines = MakeRoomLines(ways, *offers);
   const WayThrough* best = BestShrink(ways);
-  if (best == nullptr) {
-    out.lines.push_back(
-        "make room: no partition can be shrunk so that more partitions align; nothing is shrunk");
-    for (const WaysThrough::NotOffered& n : ways.not_offered) {
-      out.lines.push_back(
-          fmt::format("partition {} ({}) cannot give room: {}", n.partition, n.contents, n.reason));
-    }
-    return out;
-  }
-  const PlannedShrink shrink = ShrinkOf(*best, *table);
-  Result<Plan> shrunk = MakeProvenPlan(io, path, table, device, alignment, content, {shrink});
+  if (best == nullptr) return out;
+  Result<Plan> shrunk =
+      MakeProvenPlan(io, path, table, device, alignment, content, {ShrinkOf(*best, *table)});
   if (!shrunk) return shrunk.error();
   out.plan = std::move(*shrunk);
-  std::vector<std::string> aligned;
-  for (uint32_t n : best->aligned) aligned.push_back(std::to_string(n));
-  const auto offer = std::find_if(offers->begin(), offers->end(), [&](const ShrinkOffer& o) {
-    return o.partition == shrink.partition;
-  });
-  out.lines.push_back(fmt::format(
-      "make room: partition {} ({}, {}) gives {} at its end, shrunk by {} before any move "
-      "(its contents use {}, it keeps at least {}): the least invasive way that aligns "
-      "partition{} {}",
-      best->partition, best->contents, FormatSize(best->partition_bytes),
-      FormatSize(best->shrink_bytes), ToString(shrink.tool),
-      FormatSize(offer == offers->end() ? 0 : offer->used_bytes),
-      FormatSize(offer == offers->end() ? 0 : offer->min_bytes), aligned.size() == 1 ? "" : "s",
-      fmt::join(aligned, ", ")));
-  if (!best->still_impossible.empty()) {
-    std::vector<std::string> left;
-    for (uint32_t n : best->still_impossible) left.push_back(std::to_string(n));
-    out.lines.push_back(fmt::format("make room: partition{} {} still cannot be aligned",
-                                    left.size() == 1 ? "" : "s", fmt::join(left, ", ")));
-  }
   return out;
 }
 

@@ -98,7 +98,7 @@ Result<PlannerModel> PlannerModel::Make(PlannerDisk disk, LabelType label_when_e
 }
 
 void PlannerModel::set_layout(PlannerLayout layout) {
-  const bool replan = layout.discarded != layout_.discarded;
+  const bool replan = layout.discarded != layout_.discarded || layout.shrinks != layout_.shrinks;
   layout_ = std::move(layout);
   if (replan) Replan();
 }
@@ -107,6 +107,7 @@ PlanOptions PlannerModel::Options() const {
   PlanOptions o;
   o.discard = layout_.discarded;
   o.in_use = disk_.in_use;
+  o.shrinks = layout_.shrinks;
   return o;
 }
 
@@ -125,7 +126,59 @@ bool PlannerModel::AllEmpty() const {
 
 std::vector<std::string> PlannerModel::WayThroughLines() const {
   if (!plan_actions_) return {};
-  return WayText(FindWaysThrough(disk_.table, alignment_, Options(), *plan_actions_), WayContext{});
+  WayContext context;
+  context.make_room_key = "M";
+  return WayText(
+      FindWaysThrough(disk_.table, alignment_, Options(), *plan_actions_, disk_.shrink_offers),
+      context);
+}
+
+Result<PlannerModel::RoomOffer> PlannerModel::OfferRoom() const {
+  if (!editing_existing()) return MakeError("M makes room on the disk's table; this disk has none");
+  if (!plan_actions_) {
+    return MakeError(fmt::format("partalign plan has no plan for this table: {}",
+                                 plan_actions_.error().message));
+  }
+  if (!layout_.shrinks.empty()) {
+    const PlannedShrink& s = layout_.shrinks.front();
+    const Partition* p = disk_.table.Find(s.partition);
+    return MakeError(fmt::format(
+        "room is made already: partition {} shrinks by {} first ({}); u undoes it", s.partition,
+        FormatSize(p == nullptr ? 0 : (p->size_sectors - s.size_sectors) * sector_size()),
+        ToString(s.tool)));
+  }
+  if (std::none_of(plan_actions_->begin(), plan_actions_->end(),
+                   [](const PlanAction& a) { return a.kind == ActionKind::kImpossible; })) {
+    return MakeError("nothing to make room for: A aligns every partition as it is");
+  }
+  if (!disk_.shrink_offers_error.empty()) {
+    return MakeError("cannot make room: how small each partition's contents can be made: " +
+                     disk_.shrink_offers_error);
+  }
+  const WaysThrough ways =
+      FindWaysThrough(disk_.table, alignment_, Options(), *plan_actions_, disk_.shrink_offers);
+  std::vector<std::string> lines = MakeRoomLines(ways, disk_.shrink_offers);
+  const WayThrough* best = BestShrink(ways);
+  if (best == nullptr) {
+    std::string text;
+    for (const std::string& l : lines) text += (text.empty() ? "" : "; ") + l;
+    return MakeError(text);
+  }
+  lines.push_back(
+      fmt::format("{}", ShrinkHowText(best->tool.value_or(ShrinkTool::kMkswap), best->contents)));
+  return RoomOffer{ShrinkOf(*best, disk_.table), std::move(lines)};
+}
+
+Status PlannerModel::MakeRoom(const RoomOffer& offer) {
+  PlannerLayout before = layout_;
+  layout_.shrinks = {offer.shrink};
+  Replan();
+  if (Status s = AlignAll(); !s) {
+    layout_ = std::move(before);
+    Replan();
+    return s;
+  }
+  return {};
 }
 
 uint64_t PlannerModel::usable_start_bytes() const {
@@ -441,6 +494,7 @@ Status PlannerModel::AlignAll() {
   PlannerLayout aligned;
   aligned.label = disk_.table.label;
   aligned.discarded = layout_.discarded;
+  aligned.shrinks = layout_.shrinks;
   for (const Partition& e : disk_.table.partitions) {
     PlannedPartition p{
         e.number,    e.number, e.kind,       e.start_sector * ss, e.size_sectors * ss,
@@ -537,6 +591,14 @@ PartitionChange PlannerModel::ChangeOf(const PlannedPartition& p) const {
       if (discarded && a.kind == ActionKind::kTableOnly) {
         return {PartitionChange::Kind::kTableOnly, 0, "discarded", a.reason};
       }
+      if (a.shrink) {
+        // M: the contents shrink first (as plan --make-room), then the partition moves.
+        const bool moves = a.kind == ActionKind::kMoveData;
+        return {moves ? PartitionChange::Kind::kMoveData : PartitionChange::Kind::kTableOnly,
+                moves ? a.bytes_to_move : 0,
+                moves ? "shrink, move " + FormatSize(a.bytes_to_move) : std::string("shrink"),
+                a.reason};
+      }
       switch (a.kind) {
         case ActionKind::kNone:
           return {PartitionChange::Kind::kUnchanged, 0, "unchanged", a.reason};
@@ -593,6 +655,14 @@ std::string PlannerModel::ChangeSummary() const {
   if (table_only) parts.push_back(fmt::format("{} table-only", table_only));
   if (moved) parts.push_back(fmt::format("{} moving {} of data", moved, FormatSize(bytes)));
   if (impossible) parts.push_back(fmt::format("{} cannot be aligned", impossible));
+  for (const PlannedShrink& s : layout_.shrinks) {
+    const Partition* p = disk_.table.Find(s.partition);
+    if (p == nullptr) continue;
+    parts.insert(parts.begin(),
+                 fmt::format("partition {} shrunk by {} first ({})", s.partition,
+                             FormatSize((p->size_sectors - s.size_sectors) * sector_size()),
+                             ToString(s.tool)));
+  }
   if (parts.empty()) return "no changes";
   std::string s;
   for (size_t i = 0; i < parts.size(); ++i) s += (i ? ", " : "") + parts[i];

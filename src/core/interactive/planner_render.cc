@@ -290,6 +290,9 @@ std::vector<std::string> HelpLines(const PlannerModel& m) {
       {"A",
        "align everything: every partition where partalign plan puts it, with plan's data "
        "moves and reasons"},
+      {"M",
+       "make room as plan --make-room: which partition gives how many MiB, with what tool and "
+       "why; y takes it and aligns everything"},
       {"t", "set its type (Enter = linux); refused at once for a partition that holds data"},
       {"x",
        "explain the selected line in full: its place, its change and plan's reason, every "
@@ -387,6 +390,14 @@ std::string WriteText(const PlannerModel& m) {
   if (plan->layout) {
     return fmt::format("w writes a new {} table",
                        plan->layout->label == LabelType::kGpt ? "GPT" : "DOS");
+  }
+  for (const PlanAction& a : plan->actions) {
+    if (a.shrink) {
+      return fmt::format(
+          "w shrinks partition {} first (as apply --make-room), then moves and resizes the "
+          "existing partitions",
+          a.partition);
+    }
   }
   return "w moves and resizes the existing partitions";
 }
@@ -495,8 +506,9 @@ std::vector<std::string> WrapPage(const std::vector<std::string>& lines, size_t 
 }  // namespace
 
 std::string PlannerKeysLine() {
-  return "n new  d delete  r resize  m move  A align all  t type  x explain  a topology  "
-         "p placement  u undo  e export  w write  q quit  ? help";
+  return "n new  d delete  r resize  m move  A align all  t type  x explain  a "
+         "topology  "
+         "p placement  u undo  e export  w write  M make room  q quit  ? help";
 }
 
 PlannerFrame DrawPlannerTooSmall(size_t width, size_t height) {

@@ -98,6 +98,15 @@ std::string PlannerScreen::PromptText() const {
     case PromptKind::kConfirmQuit:
       return fmt::format("Quit? {} not written to '{}'. y quits, any other key stays: ",
                          model_.ChangeSummary(), model_.disk().device.identity.path);
+    case PromptKind::kConfirmMakeRoom: {
+      std::string offer;
+      if (room_offer_) {
+        for (const std::string& l : room_offer_->lines) offer += l + ". ";
+      }
+      return offer +
+             "Make room? y shrinks it in the layout and aligns every partition (A); w then "
+             "applies it with apply --make-room; any other key leaves the layout as it is: ";
+    }
   }
   return "";
 }
@@ -168,6 +177,23 @@ PlannerEffect PlannerScreen::Handle(const Key& key) {
     }
     message_ = "not quit: the layout is as it was";
     return {};
+  }
+  if (mode_ == PlannerMode::kPrompt && prompt_ == PromptKind::kConfirmMakeRoom) {
+    mode_ = PlannerMode::kList;
+    std::optional<PlannerModel::RoomOffer> offer = std::move(room_offer_);
+    room_offer_.reset();
+    if (key.code == KeyCode::kChar && (key.ch == 'y' || key.ch == 'Y') && offer) {
+      if (Edit([&](PlannerModel& m) { return m.MakeRoom(*offer); })) {
+        ClampSelection();
+        message_ = "room made: every partition where partalign plan --make-room puts it: " +
+                   model_.ChangeSummary();
+      }
+      return {};
+    }
+    if (key.code != KeyCode::kInterrupt) {
+      message_ = "no room made: the layout is as it was";
+      return {};
+    }
   }
   if (key.code == KeyCode::kInterrupt) {
     // Ctrl-C leaves from anywhere, asking first when edits would be lost.
@@ -273,6 +299,16 @@ PlannerEffect PlannerScreen::HandleList(const Key& key) {
         message_ = "every partition where partalign plan puts it: " + model_.ChangeSummary();
       }
       break;
+    case 'M': {
+      Result<PlannerModel::RoomOffer> offer = model_.OfferRoom();
+      if (!offer) {
+        message_ = offer.error().message;
+      } else {
+        room_offer_ = std::move(*offer);
+        Open(PromptKind::kConfirmMakeRoom);
+      }
+      break;
+    }
     case 'x':
       mode_ = PlannerMode::kExplain;
       page_line_ = 0;
@@ -376,6 +412,7 @@ PlannerEffect PlannerScreen::Submit() {
       }
       return {};
     case PromptKind::kConfirmQuit:
+    case PromptKind::kConfirmMakeRoom:
       return {};
     case PromptKind::kExportPath: {
       if (text.empty()) {

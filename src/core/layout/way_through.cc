@@ -134,8 +134,9 @@ std::optional<WayThrough> FewestMiBWay(const PartitionTable& table, const Alignm
   return way;
 }
 
-// "mkswap re-creates the swap area with the same UUID, label and page size" and the like.
-std::string ShrinkHow(ShrinkTool tool, const std::string& contents) {
+}  // namespace
+
+std::string ShrinkHowText(ShrinkTool tool, const std::string& contents) {
   switch (tool) {
     case ShrinkTool::kMkswap:
       return "mkswap re-creates the swap area with the same UUID, label and page size; refused "
@@ -149,8 +150,6 @@ std::string ShrinkHow(ShrinkTool tool, const std::string& contents) {
   }
   return {};
 }
-
-}  // namespace
 
 WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignment,
                             const PlanOptions& options, const std::vector<PlanAction>& actions,
@@ -221,6 +220,36 @@ PlannedShrink ShrinkOf(const WayThrough& way, const PartitionTable& table) {
   return s;
 }
 
+std::vector<std::string> MakeRoomLines(const WaysThrough& ways,
+                                       const std::vector<ShrinkOffer>& offers) {
+  std::vector<std::string> lines;
+  const WayThrough* best = BestShrink(ways);
+  if (best == nullptr) {
+    lines.push_back(
+        "make room: no partition can be shrunk so that more partitions align; nothing is shrunk");
+    for (const WaysThrough::NotOffered& n : ways.not_offered) {
+      lines.push_back(
+          fmt::format("partition {} ({}) cannot give room: {}", n.partition, n.contents, n.reason));
+    }
+    return lines;
+  }
+  const auto offer = std::find_if(offers.begin(), offers.end(), [&](const ShrinkOffer& o) {
+    return o.partition == best->partition;
+  });
+  lines.push_back(fmt::format(
+      "make room: partition {} ({}, {}) gives {} at its end, shrunk by {} before any move "
+      "(its contents use {}, it keeps at least {}): the least invasive way that aligns {}",
+      best->partition, best->contents, FormatSize(best->partition_bytes),
+      FormatSize(best->shrink_bytes), ToString(best->tool.value_or(ShrinkTool::kMkswap)),
+      FormatSize(offer == offers.end() ? 0 : offer->used_bytes),
+      FormatSize(offer == offers.end() ? 0 : offer->min_bytes), List(best->aligned)));
+  if (!best->still_impossible.empty()) {
+    lines.push_back(
+        fmt::format("make room: {} still cannot be aligned", List(best->still_impossible)));
+  }
+  return lines;
+}
+
 std::vector<std::string> WayText(const WaysThrough& ways, const WayContext& context) {
   std::vector<std::string> lines;
   if (ways.impossible.empty()) return lines;
@@ -229,12 +258,14 @@ std::vector<std::string> WayText(const WaysThrough& ways, const WayContext& cont
     switch (w.source) {
       case RoomSource::kShrinkSwap:
       case RoomSource::kShrinkFilesystem:
-        how =
-            fmt::format("{} makes it {} smaller at its end, before the moves ({})",
-                        context.make_room_command ? fmt::format("'{}'", context.make_room_command())
-                                                  : std::string("plan --make-room"),
-                        FormatSize(w.shrink_bytes),
-                        ShrinkHow(w.tool.value_or(ShrinkTool::kMkswap), w.contents));
+        how = fmt::format(
+            "{} makes it {} smaller at its end, before the moves ({})",
+            context.make_room_command ? fmt::format("'{}'", context.make_room_command())
+            : context.make_room_key.empty()
+                ? std::string("plan --make-room")
+                : fmt::format("{} (make room, as plan --make-room)", context.make_room_key),
+            FormatSize(w.shrink_bytes),
+            ShrinkHowText(w.tool.value_or(ShrinkTool::kMkswap), w.contents));
         break;
       case RoomSource::kDiscard:
         if (!context.plan_command) {

@@ -618,6 +618,7 @@ std::string ReportHtml(const DiskReport& r) {
   if (r.plan) {
     body += HtmlParagraph(PlanHeadline(*r.plan));
     body += HtmlTable(PlanColumns(), PlanRows(*r.plan));
+    body += HtmlList(r.made_room);
     body += HtmlList(PlanReasons(*r.plan));
     body += HtmlList(r.way_through);
     body += "<p>The disk map is <a href=\"#map\">at the top</a>.</p>\n";
@@ -694,6 +695,7 @@ std::string ReportMarkdown(const DiskReport& r) {
   md += std::string("## ") + kPlan.title + "\n\n";
   if (r.plan) {
     md += Demoted(RenderPlanMarkdown(*r.plan, r.table, r.plan_advice)) + "\n";
+    if (!r.made_room.empty()) md += "### Make room\n\n" + MdList(r.made_room) + "\n";
     if (!r.way_through.empty()) md += "### Way through\n\n" + MdList(r.way_through) + "\n";
   } else {
     md += MdText("No plan: " + r.plan_error) + "\n\n";

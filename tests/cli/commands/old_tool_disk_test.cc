@@ -43,6 +43,13 @@ using test::RunPartalign;
 constexpr int kRefused = 3;
 constexpr uint64_t kGrainSectors = 2048;
 
+// The swap's UUID and label, read by blkid from partition `node`.
+std::string SwapIdentity(const std::string& node) {
+  return RunCommand(
+             {"blkid", "-p", "-s", "UUID", "-s", "LABEL", "-s", "TYPE", "-o", "export", node})
+      .out;
+}
+
 // An old tool's disk on an image and a loop device, its partitions known to the kernel.
 class OldToolDiskTest : public testing::Test {
  protected:
@@ -136,6 +143,59 @@ class OldToolDiskTest : public testing::Test {
               std::string::npos)
         << refused.err;
     EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  }
+
+  // Applies `plan_file`, which shrinks the swap (partition 7) to make room, with the person's
+  // --make-room, and checks the disk the issue's way (issue 38, "Done when"): every partition
+  // on 1 MiB, the checkers clean, every file intact, the swap's UUID and label as
+  // `swap_before`, the NTFS and FAT boot records naming the new starts, every byte outside the
+  // partitions unchanged but the table's own sectors, every reader reading the new table, and
+  // nothing left to do.
+  void ApplyWithTheSwapShrunk(const std::string& plan_file, const std::string& swap_before) {
+    const std::string dev = loop_->path();
+    std::vector<std::string> said = ApplyArgs();
+    said.insert(said.end(), {"--make-room", plan_file});
+    CommandResult applied = RunPartalign(said, "", Env());
+    ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+    ExpectRealignedWithTheSwapShrunk(plan_file, swap_before);
+  }
+
+  // The disk after `plan_file` (which shrinks the swap, partition 7) was applied: the checks of
+  // ApplyWithTheSwapShrunk.
+  void ExpectRealignedWithTheSwapShrunk(const std::string& plan_file,
+                                        const std::string& swap_before) {
+    const std::string dev = loop_->path();
+    ExpectAligned();
+    ExpectCheckersClean();
+    ExpectFilesIntact();
+    EXPECT_EQ(SwapIdentity(Node(7)), swap_before);
+    const nlohmann::json after = test::SfdiskJson(dev);
+    // The boot records name the new starts; they are the bytes of NTFS and FAT the moves may
+    // change (with their backups: FAT32's sector 6, NTFS's last sector).
+    test::DiskInvariantOptions invariant = test::InvariantOptionsForPlan(plan_file, 512);
+    invariant.left_behind.push_back(7);  // the swap area is made again, smaller, by mkswap
+    for (const nlohmann::json& q : after["partitions"]) {
+      const uint64_t start = q["start"].get<uint64_t>() * 512;
+      const uint64_t size = q["size"].get<uint64_t>() * 512;
+      if (q["node"] == Node(1)) {
+        EXPECT_EQ(*Le<uint32_t>(test::ReadBytes(Node(1), 0, 512), 0x1C), q["start"]);
+        invariant.updated_records.push_back({start, start + 512});
+        invariant.updated_records.push_back({start + size - 512, start + size});
+      }
+      if (q["node"] == Node(6)) {
+        EXPECT_EQ(*Le<uint32_t>(test::ReadBytes(Node(6), 0, 512), 0x1C), q["start"]);
+        invariant.updated_records.push_back({start, start + 512});
+        invariant.updated_records.push_back({start + 6 * 512, start + 7 * 512});
+      }
+    }
+    EXPECT_EQ(test::DiskInvariantViolations(before_, dev, invariant), std::vector<std::string>{});
+    EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+    // Nothing is left to do.
+    CommandResult again = RunPartalign({"plan", "--json", dev}, "", Env());
+    ASSERT_EQ(again.exit_code, 0) << again.err;
+    for (const nlohmann::json& a : nlohmann::json::parse(again.out)["actions"]) {
+      EXPECT_EQ(a["kind"], "none") << a;
+    }
   }
 
   // Every partition but the extended one starts on 1 MiB.
@@ -279,13 +339,6 @@ TEST_F(OldToolDiskTest, AFullSingleNtfsDiskSaysWhatIsMissingAndApplyRefuses) {
   EXPECT_EQ(test::CmpFiles(image_, before_), "");
 }
 
-// The swap's UUID and label, read by blkid from partition `node`.
-std::string SwapIdentity(const std::string& node) {
-  return RunCommand(
-             {"blkid", "-p", "-s", "UUID", "-s", "LABEL", "-s", "TYPE", "-o", "export", node})
-      .out;
-}
-
 // The disk of the issue realigned the least invasive way (issue 38, "Make room"): plan names
 // `plan --make-room`, which shrinks the swap by the few MiB needed; apply asks for --make-room
 // again, shrinks it as a journaled step before the moves, and realigns everything: every
@@ -330,41 +383,62 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
       << dry_run.out;
   EXPECT_EQ(test::CmpFiles(image_, before_), "");
 
-  std::vector<std::string> said = apply_args;
-  said.insert(said.end(), {"--make-room", plan_file});
-  CommandResult applied = RunPartalign(said, "", Env());
-  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
-  ExpectAligned();
-  ExpectCheckersClean();
-  ExpectFilesIntact();
-  EXPECT_EQ(SwapIdentity(Node(7)), swap_before);
-  const nlohmann::json after = test::SfdiskJson(dev);
-  // The boot records name the new starts; they are the bytes of NTFS and FAT the moves may
-  // change (with their backups: FAT32's sector 6, NTFS's last sector).
-  test::DiskInvariantOptions invariant = test::InvariantOptionsForPlan(plan_file, 512);
-  invariant.left_behind.push_back(7);  // the swap area is made again, smaller, by mkswap
-  for (const nlohmann::json& q : after["partitions"]) {
-    const uint64_t start = q["start"].get<uint64_t>() * 512;
-    const uint64_t size = q["size"].get<uint64_t>() * 512;
-    if (q["node"] == Node(1)) {
-      EXPECT_EQ(*Le<uint32_t>(test::ReadBytes(Node(1), 0, 512), 0x1C), q["start"]);
-      invariant.updated_records.push_back({start, start + 512});
-      invariant.updated_records.push_back({start + size - 512, start + size});
-    }
-    if (q["node"] == Node(6)) {
-      EXPECT_EQ(*Le<uint32_t>(test::ReadBytes(Node(6), 0, 512), 0x1C), q["start"]);
-      invariant.updated_records.push_back({start, start + 512});
-      invariant.updated_records.push_back({start + 6 * 512, start + 7 * 512});
+  ApplyWithTheSwapShrunk(plan_file, swap_before);
+}
+
+// The same through the planner's own w: the plan it applies carries the shrink the person took
+// with M, and apply runs it with that consent (as apply --make-room).
+TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByTheShrinkTakenInThePlannerAndWritten) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string swap_before = SwapIdentity(Node(7));
+  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
+                                  "--backup-dir '{}' '{}'",
+                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
+                      80, 24);
+  ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
+  t.Keys({"M"});
+  ASSERT_TRUE(t.WaitFor("Make room?")) << t.Screen();
+  t.Keys({"y"});
+  ASSERT_TRUE(t.WaitFor("room made: every partition")) << t.Screen();
+  t.Keys({"w"});
+  ASSERT_TRUE(t.WaitFor("Type yes to write")) << t.Screen();
+  t.Type("yes");
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("Press Enter to return to the planner", 600)) << t.Screen();
+  EXPECT_NE(t.ScreenJoined().find("Verified: the table on"), std::string::npos) << t.Screen();
+  t.Keys({"Enter", "q"});
+  EXPECT_EQ(t.WaitForExit(30), 0) << t.Screen();
+  const std::vector<std::string> plans = test::FilesIn(dir_.File("backups"), ".plan.json");
+  ASSERT_EQ(plans.size(), 1u);
+  ExpectRealignedWithTheSwapShrunk(plans[0], swap_before);
+}
+
+// report --make-room (issue 38: the shrink "is shown in ... the report"): the report's plan is
+// plan --make-room's, with the shrink and why, in Markdown and HTML; nothing is written to the
+// disk.
+TEST_F(OldToolDiskTest, TheReportWithMakeRoomShowsTheShrink) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string shrink =
+      "make room: partition 7 (swap, 321.58 MiB) gives 2 MiB at its end, shrunk by mkswap";
+  for (const std::string format : {"markdown", "html"}) {
+    const std::string page = dir_.File("report." + format);
+    CommandResult report =
+        RunPartalign({"report", "--make-room", "--format", format, "-o", page, dev}, "", Env());
+    ASSERT_EQ(report.exit_code, 0) << report.out << report.err;
+    const std::string text = test::ReadFile(page);
+    EXPECT_NE(text.find(shrink), std::string::npos) << format;
+    // The shrunk partition's action says the shrink first; nothing is impossible.
+    EXPECT_NE(text.find("swap shrunk first by 2 MiB"), std::string::npos) << format;
+    EXPECT_NE(text.find("0 impossible"), std::string::npos) << format;
+    if (format == "markdown") {
+      EXPECT_NE(text.find("### Make room"), std::string::npos) << text;
     }
   }
-  EXPECT_EQ(test::DiskInvariantViolations(before_, dev, invariant), std::vector<std::string>{});
-  EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
-  // Nothing is left to do.
-  CommandResult again = RunPartalign({"plan", "--json", dev}, "", Env());
-  ASSERT_EQ(again.exit_code, 0) << again.err;
-  for (const nlohmann::json& a : nlohmann::json::parse(again.out)["actions"]) {
-    EXPECT_EQ(a["kind"], "none") << a;
-  }
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
 }
 
 // apply killed while it shrinks the swap: `resume --rollback` puts every byte back; killed
@@ -456,6 +530,89 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedInThePlannerUnderTmux) {
   ExpectCheckersClean();
   ExpectFilesIntact();
   EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+}
+
+// The screen's text with every run of spaces and line ends one space: what the planner wraps
+// between words, read as one text.
+std::string Words(const std::string& screen) {
+  std::string out;
+  for (char c : screen) {
+    const bool blank = c == ' ' || c == '\n';
+    if (blank && (out.empty() || out.back() == ' ')) continue;
+    out += blank ? ' ' : c;
+  }
+  return out;
+}
+
+// The same disk through the planner under tmux at 80x24, the least invasive way (issue 38,
+// "Make room"): ? says that M makes room; M shows which partition gives how many MiB, with
+// what tool and why, and changes nothing until y; y shrinks the swap in the layout and aligns
+// everything; the plan exported (e) holds the shrink, which apply runs only with --make-room;
+// the result as with plan --make-room + apply.
+TEST_F(OldToolDiskTest, TheXpDiskIsRealignedInThePlannerByShrinkingItsSwapUnderTmux) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string dev = loop_->path();
+  const std::string swap_before = SwapIdentity(Node(7));
+  ASSERT_NE(swap_before.find("TYPE=swap"), std::string::npos) << swap_before;
+  const std::string plan_file = dir_.File("planner.json");
+  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
+                                  "--backup-dir '{}' '{}'",
+                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
+                      80, 24);
+  ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
+  // A alone leaves partitions 1, 5 and 6 where they are (ALIGNED: NO): aligned starts do not
+  // fit.
+  t.Keys({"A"});
+  ASSERT_TRUE(t.WaitFor("every partition where partalign plan puts it")) << t.Screen();
+  EXPECT_NE(t.Screen().find(" NO "), std::string::npos) << t.Screen();
+  t.Keys({"?"});
+  ASSERT_TRUE(t.WaitFor("way through: partition 7")) << t.Screen();
+  EXPECT_NE(Words(t.Screen()).find("M (make room, as plan --make-room) makes it 2 MiB smaller"),
+            std::string::npos)
+      << t.Screen();
+  t.Keys({"Enter", "M"});
+  ASSERT_TRUE(t.WaitFor("Make room?")) << t.Screen();
+  const std::string offer = Words(t.Screen());
+  EXPECT_NE(offer.find("make room: partition 7 (swap, 321.58 MiB) gives 2 MiB at its end, shrunk "
+                       "by mkswap before any move"),
+            std::string::npos)
+      << t.Screen();
+  EXPECT_NE(offer.find("the least invasive way that aligns partitions 1, 5 and 6"),
+            std::string::npos)
+      << t.Screen();
+  EXPECT_NE(offer.find("with the same UUID, label and page size"), std::string::npos) << t.Screen();
+  // Any other key than y leaves the layout as it is.
+  t.Keys({"n"});
+  ASSERT_TRUE(t.WaitFor("no room made")) << t.Screen();
+  EXPECT_NE(t.Screen().find(" NO "), std::string::npos) << t.Screen();
+  t.Keys({"M"});
+  ASSERT_TRUE(t.WaitFor("Make room?")) << t.Screen();
+  t.Keys({"y"});
+  ASSERT_TRUE(t.WaitFor("room made: every partition")) << t.Screen();
+  EXPECT_EQ(t.Screen().find(" NO "), std::string::npos) << t.Screen();
+  EXPECT_EQ(t.Screen().find("impossible"), std::string::npos) << t.Screen();
+  EXPECT_NE(Words(t.Screen()).find("partition 7 shrunk by 2 MiB first (mkswap)"), std::string::npos)
+      << t.Screen();
+  t.Keys({"e"});
+  ASSERT_TRUE(t.WaitFor("Export to")) << t.Screen();
+  t.Type(plan_file);
+  t.Keys({"Enter"});
+  ASSERT_TRUE(t.WaitFor("wrote '")) << t.Screen();
+  t.Keys({"q"});
+  EXPECT_EQ(t.WaitForExit(30), 0) << t.Screen();
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+
+  const nlohmann::json doc = nlohmann::json::parse(test::ReadFile(plan_file));
+  for (const nlohmann::json& a : doc["actions"]) {
+    EXPECT_NE(a["kind"], "impossible") << a;
+    EXPECT_EQ(a.contains("shrink"), a["partition"] == 7) << a;
+    if (a.contains("shrink")) {
+      EXPECT_EQ(a["shrink"]["tool"], "mkswap") << a;
+    }
+  }
+  ExpectRefusedWithoutConsent(plan_file, "--make-room");
+  ApplyWithTheSwapShrunk(plan_file, swap_before);
 }
 
 // A swap at sector 63 with an NTFS right after it to the last cylinder (XP's layout): plan can

@@ -7,6 +7,7 @@
 #include "partalign/interactive/planner_render.h"
 #include "partalign/layout/plan.h"
 #include "partalign/util/units.h"
+#include "support/xp_table.h"
 
 namespace partalign {
 namespace {
@@ -327,6 +328,86 @@ TEST(PlannerScreenTest, HelpAndPlacementReturnOnAnyKey) {
   EXPECT_EQ(s.mode(), PlannerMode::kExplain);
   Type(s, "z");
   EXPECT_EQ(s.mode(), PlannerMode::kList);
+}
+
+// The disk of issue 38 (support/xp_table.h) in the planner, with each partition's limit as
+// ReadShrinkLimit gives it: `swap_reason` empty, the swap may shrink to 1 MiB; else it cannot,
+// for that reason. The filesystems may not give a MiB (their limit is their size).
+PlannerDisk XpPlannerDisk(const std::string& swap_reason = "") {
+  PlannerDisk d = test::EmptyDisk();
+  d.table = test::XpDiskTable();
+  d.table.fingerprint = "xxh64:0000000000000000";
+  for (const Partition& p : d.table.partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    if (p.contents.fs_type == "swap" && swap_reason.empty()) {
+      d.shrink_offers.push_back({p.number, ShrinkTool::kMkswap, "", kMiB, 64 * kKiB});
+    } else if (p.contents.fs_type == "swap") {
+      d.shrink_offers.push_back({p.number, std::nullopt, swap_reason, p.size_sectors * 512, 0});
+    } else {
+      d.shrink_offers.push_back({p.number, ShrinkWayFor(p.contents.fs_type).tool, "",
+                                 p.size_sectors * 512, p.size_sectors * 512});
+    }
+  }
+  return d;
+}
+
+// Issue 38: M shows the shrink plan --make-room takes and changes nothing until y; y puts it in
+// the layout, aligns everything, and the plan w applies carries it; u takes it back.
+TEST(PlannerScreenTest, MakeRoomIsShownAndTakenOnlyWithY) {
+  PlannerScreen s = Screen(XpPlannerDisk());
+  const PlannerLayout loaded = s.model().layout();
+  Type(s, "M");
+  ASSERT_EQ(s.mode(), PlannerMode::kPrompt);
+  EXPECT_EQ(s.prompt(), PromptKind::kConfirmMakeRoom);
+  const std::string offer = s.PromptText();
+  EXPECT_NE(offer.find("make room: partition 7 (swap, 321.58 MiB) gives 2 MiB at its end, "
+                       "shrunk by mkswap before any move (its contents use 64 KiB, it keeps at "
+                       "least 1 MiB): the least invasive way that aligns partitions 1, 5 and 6"),
+            std::string::npos)
+      << offer;
+  EXPECT_NE(offer.find("same UUID, label and page size"), std::string::npos) << offer;
+  Type(s, "n");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_EQ(s.model().layout(), loaded);
+  EXPECT_NE(s.message().find("no room made"), std::string::npos) << s.message();
+
+  Type(s, "My");
+  ASSERT_EQ(s.model().layout().shrinks.size(), 1u) << s.message();
+  EXPECT_EQ(s.model().layout().shrinks[0].partition, 7u);
+  EXPECT_EQ(s.model().layout().shrinks[0].tool, ShrinkTool::kMkswap);
+  EXPECT_NE(s.model().ChangeSummary().find("partition 7 shrunk by 2 MiB first (mkswap)"),
+            std::string::npos)
+      << s.model().ChangeSummary();
+  Result<Plan> plan = s.model().MakePlan();
+  ASSERT_TRUE(plan) << plan.error().message;
+  for (const PlanAction& a : plan->actions) {
+    EXPECT_NE(a.kind, ActionKind::kImpossible) << a.partition << ": " << a.reason;
+    EXPECT_EQ(a.shrink.has_value(), a.partition == 7) << a.partition;
+  }
+  Type(s, "M");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_NE(s.message().find("room is made already"), std::string::npos) << s.message();
+  Type(s, "u");
+  EXPECT_EQ(s.model().layout(), loaded);
+}
+
+// A swap holding a hibernation image cannot give room: M says so, with the reason of each
+// partition that cannot, and opens no prompt.
+TEST(PlannerScreenTest, MakeRoomSaysWhyNoPartitionCanGiveIt) {
+  PlannerScreen s = Screen(XpPlannerDisk("it holds a hibernation image"));
+  const PlannerLayout loaded = s.model().layout();
+  Type(s, "M");
+  EXPECT_EQ(s.mode(), PlannerMode::kList);
+  EXPECT_EQ(s.model().layout(), loaded);
+  EXPECT_NE(s.message().find("nothing is shrunk"), std::string::npos) << s.message();
+  EXPECT_NE(s.message().find("partition 7 (swap) cannot give room: it holds a hibernation image"),
+            std::string::npos)
+      << s.message();
+  // A disk plan aligns as it is has nothing to make room for.
+  PlannerScreen aligned = Screen(test::MisalignedDisk());
+  Type(aligned, "M");
+  EXPECT_NE(aligned.message().find("nothing to make room for"), std::string::npos)
+      << aligned.message();
 }
 
 }  // namespace

@@ -5,7 +5,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include <unistd.h>
+
 #include <cerrno>
+#include <optional>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -69,6 +73,49 @@ Status ApplyEdits(fdisk_script* dp, const std::vector<ScriptEdit>& edits, const 
   return {};
 }
 
+using FdiskTableHandle = CHandle<fdisk_unref_table, fdisk_table*>;
+
+// The first sector of a DOS extended partition without logical partitions, on a disk whose
+// sectors are larger than 512 bytes: libfdisk (2.38, and upstream since) writes it an empty EBR
+// from a 512-byte buffer on its own stack but writes a whole sector, so the rest of the sector
+// gets whatever lay on the stack above that buffer (dos_write_disklabel, found by ASan).
+std::optional<uint64_t> EmptyExtendedOnLargeSectors(fdisk_context* cxt) {
+  if (!fdisk_is_label(cxt, DOS) || fdisk_get_sector_size(cxt) <= 512) return std::nullopt;
+  fdisk_table* raw = nullptr;
+  if (fdisk_get_partitions(cxt, &raw) < 0) return std::nullopt;
+  FdiskTableHandle table(raw);
+  FdiskIter iter(fdisk_new_iter(FDISK_ITER_FORWARD));
+  if (!iter) return std::nullopt;
+  std::optional<uint64_t> extended;
+  bool logical = false;
+  fdisk_partition* pa = nullptr;
+  while (fdisk_table_next_partition(table.get(), iter.get(), &pa) == 0) {
+    if (fdisk_partition_is_container(pa)) extended = fdisk_partition_get_start(pa);
+    logical |= fdisk_partition_get_partno(pa) >= 4;
+  }
+  return logical ? std::nullopt : extended;
+}
+
+// Gives the sector at `sector` of the device libfdisk wrote the bytes libfdisk means it to have
+// past its first 512: zeros, where the stack bytes it wrote lie (EmptyExtendedOnLargeSectors).
+// Only when libfdisk wrote that sector: `before` is what the sector's tail held until then.
+Status ZeroStackBytesOfEmptyEbr(fdisk_context* cxt, uint64_t sector, const std::string& before,
+                                const std::string& path) {
+  const uint64_t ss = fdisk_get_sector_size(cxt);
+  const int fd = fdisk_get_devfd(cxt);
+  const auto at = static_cast<off_t>(sector * ss + 512);
+  std::string tail(ss - 512, '\0');
+  if (::pread(fd, tail.data(), tail.size(), at) != static_cast<ssize_t>(tail.size())) {
+    return ErrnoError(errno, fmt::format("cannot read back sector {} of '{}'", sector, path));
+  }
+  if (tail == before) return {};
+  const std::string zeros(ss - 512, '\0');
+  if (::pwrite(fd, zeros.data(), zeros.size(), at) != static_cast<ssize_t>(zeros.size())) {
+    return ErrnoError(errno, fmt::format("cannot write sector {} of '{}'", sector, path));
+  }
+  return {};
+}
+
 std::string LastMessage(const AskLog& log) {
   return log.messages.empty() ? std::string() : ": " + log.messages.back();
 }
@@ -93,8 +140,24 @@ Result<std::vector<std::string>> WriteSfdiskScript(const std::string& path, std:
   if (rc = fdisk_apply_script(cxt->get(), dp.get()); rc < 0) {
     return ErrnoError(rc, fmt::format("cannot apply the script to '{}'{}", path, LastMessage(log)));
   }
+  // What the sector an empty EBR goes to holds past its first 512 bytes before the write.
+  const std::optional<uint64_t> empty_ebr = EmptyExtendedOnLargeSectors(cxt->get());
+  std::string before;
+  if (empty_ebr) {
+    const uint64_t ss = fdisk_get_sector_size(cxt->get());
+    before.assign(ss - 512, '\0');
+    if (::pread(fdisk_get_devfd(cxt->get()), before.data(), before.size(),
+                static_cast<off_t>(*empty_ebr * ss + 512)) != static_cast<ssize_t>(before.size())) {
+      return ErrnoError(errno, fmt::format("cannot read sector {} of '{}'", *empty_ebr, path));
+    }
+  }
   if (rc = fdisk_write_disklabel(cxt->get()); rc < 0) {
     return ErrnoError(rc, fmt::format("cannot write the table of '{}'", path));
+  }
+  if (empty_ebr) {
+    if (Status s = ZeroStackBytesOfEmptyEbr(cxt->get(), *empty_ebr, before, path); !s) {
+      return s.error();
+    }
   }
   if (rc = fdisk_deassign_device(cxt->get(), /*nosync=*/0); rc < 0) {
     return ErrnoError(rc, fmt::format("cannot sync '{}'", path));

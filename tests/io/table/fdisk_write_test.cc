@@ -77,6 +77,35 @@ TEST(FdiskWriteTest, FourKSectorsAreUsedWhenAsked) {
   EXPECT_NE(r.out.find("\n1:256s:2815s:2560s:"), std::string::npos) << r.out;
 }
 
+// libfdisk 2.38 (and upstream since) writes an extended partition without logical partitions an
+// empty EBR from a 512-byte buffer on its stack, but writes a whole sector: on a disk of
+// 4096-byte sectors the sector's other 3584 bytes are whatever lay on the stack above it (found
+// by ASan in the plan-mutation sweep). The sector reads as libfdisk means it: zeros and the
+// boot signature.
+TEST(FdiskWriteTest, AnEmptyExtendedPartitionsEbrHoldsNoStackBytesOnFourKSectors) {
+  test::TempDir dir;
+  const std::string image = dir.File("4k-dos.img");
+  constexpr uint64_t kSector = 4096;
+  constexpr uint64_t kExtendedStart = 2048;  // sectors
+  // What was there before: non-zero bytes, which an empty EBR replaces.
+  test::WriteFile(image, std::string(kImageBytes, '\xab'));
+  Result<std::vector<std::string>> written = WriteSfdiskScript(
+      image, "label: dos\nstart=256, size=1024, type=83\nstart=2048, size=8192, type=5\n",
+      {.sector_size = kSector});
+  ASSERT_TRUE(written) << written.error().message;
+  const std::string ebr = test::ReadFile(image).substr(kExtendedStart * kSector, kSector);
+  std::string expected(kSector, '\0');
+  expected[510] = '\x55';
+  expected[511] = '\xaa';
+  for (size_t i = 0; i < kSector; ++i) {
+    ASSERT_EQ(ebr[i], expected[i]) << "byte " << i << " of the empty EBR";
+  }
+  // And the readers agree: an extended partition with nothing in it.
+  Result<TableRead> read = ReadPartitionTable(image, {.sector_size = kSector});
+  ASSERT_TRUE(read) << read.error().message;
+  ASSERT_EQ(read->table.partitions.size(), 2u);
+}
+
 TEST(FdiskWriteTest, BadScriptsAreErrorsAndWriteNothing) {
   test::TempDir dir;
   const std::string image = dir.File("x.img");

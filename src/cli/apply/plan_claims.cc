@@ -3,8 +3,8 @@
 
 #include <fmt/format.h>
 
+#include "partalign/table/apply_command.h"
 #include "partalign/table/plan_check.h"
-#include "partalign/util/shell_quote.h"
 
 namespace partalign {
 namespace {
@@ -21,33 +21,26 @@ bool Refuse(Streams io, const std::string& plan_path, const std::vector<std::str
   return false;
 }
 
-}  // namespace
-
-std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions& write,
-                           const std::vector<uint32_t>& discards, bool make_room) {
-  std::string command = "partalign apply";
-  if (make_room) command += " --make-room";
-  for (uint32_t n : discards) command += fmt::format(" --discard {}", n);
-  if (!write.target.empty()) command += " --target " + ShellQuote(write.target);
-  if (!write.assume.empty()) command += " --assume " + ShellQuote(write.assume);
-  if (write.sector_size) command += " --sector-size " + ShellQuote(*write.sector_size);
-  return command + " " + ShellQuote(plan_path);
+// The apply command that gives the consent `plan` needs, with the options of `write` that name
+// the disk and its topology.
+std::string ConsentCommand(const std::string& plan_path, const TableWriteOptions& write,
+                           const Plan& plan) {
+  return ApplyCommand(plan_path, plan, {write.target, write.assume, write.sector_size});
 }
+
+}  // namespace
 
 bool CheckDiscardConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
                          const Plan& plan, const std::vector<uint32_t>& consent, ExitCode* code) {
-  std::vector<std::string> problems = DiscardConsentProblems(
-      plan, consent,
-      DiscardCommand(plan_path, write, PlanDiscards(plan), !PlanShrinks(plan).empty()));
+  std::vector<std::string> problems =
+      DiscardConsentProblems(plan, consent, ConsentCommand(plan_path, write, plan));
   return Refuse(io, plan_path, problems, code);
 }
 
 bool CheckMakeRoomConsent(Streams io, const std::string& plan_path, const TableWriteOptions& write,
                           const Plan& plan, bool consent, ExitCode* code) {
   return Refuse(io, plan_path,
-                MakeRoomConsentProblems(plan, consent,
-                                        DiscardCommand(plan_path, write, PlanDiscards(plan),
-                                                       !PlanShrinks(plan).empty())),
+                MakeRoomConsentProblems(plan, consent, ConsentCommand(plan_path, write, plan)),
                 code);
 }
 

@@ -15,12 +15,6 @@
 
 namespace partalign {
 
-/// The apply command that gives up `discards` again for the plan file `plan_path`, with the
-/// options that name the disk and its topology as given (`--target`, `--assume`,
-/// `--sector-size`): "partalign apply --discard 3 plan.json".
-std::string DiscardCommand(const std::string& plan_path, const TableWriteOptions& write,
-                           const std::vector<uint32_t>& discards, bool make_room = false);
-
 /// Discarding is consent: false (`*code` kRefused, nothing written) after printing each
 /// partition the plan gives up that the person did not give up again (`consent`: apply
 /// --discard N), naming the command that does, and each --discard the plan does not make.

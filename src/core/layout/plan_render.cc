@@ -8,7 +8,7 @@
 #include <fmt/ranges.h>
 
 #include "partalign/layout/planner.h"
-#include "partalign/util/shell_quote.h"
+#include "partalign/table/apply_command.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -305,10 +305,10 @@ std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table,
                            [](const PlanAction& a) { return a.kind == ActionKind::kMoveData; });
   out += "\n## Applying it\n\n";
   out += fmt::format(
-      "Nothing has been written. {}, then apply it with `partalign apply {}`: it checks that "
+      "Nothing has been written. {}, then apply it with `{}`: it checks that "
       "the disk and its table are still the ones planned for, backs up the table",
       advice.command.empty() ? advice.how : fmt::format("Save the plan with `{}`", advice.command),
-      ShellQuote(advice.file));
+      ApplyCommand(advice.file, plan));
   out += moves ? ", moves the data of the `move-data` partitions (journaled), then writes the "
                  "new table.\n"
                : ", then writes the new table.\n";

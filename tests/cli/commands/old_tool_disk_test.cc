@@ -199,6 +199,25 @@ class OldToolDiskTest : public testing::Test {
   }
 
   // Every partition but the extended one starts on 1 MiB.
+  // The Markdown of `plan --format markdown` with `options` (issue 40): its "Applying it" names
+  // the command that saves the plan and the apply that carries it out, with the consent the plan
+  // needs. Runs the first word for word, checks the second is `expected_apply`, and returns it.
+  std::string MarkdownApplyAdvice(const std::vector<std::string>& options,
+                                  const std::string& expected_apply) {
+    std::vector<std::string> args = {"plan", "--format", "markdown"};
+    args.insert(args.end(), options.begin(), options.end());
+    args.push_back(loop_->path());
+    CommandResult markdown = RunPartalign(args, "", Env());
+    EXPECT_EQ(markdown.exit_code, 0) << markdown.err;
+    const std::string save = test::AdviceIn(markdown.out, "Save the plan with `([^`]+)`");
+    CommandResult saved = test::RunAdvice(save, dir_.path());
+    EXPECT_EQ(saved.exit_code, 0) << save << "\n" << saved.out << saved.err;
+    const std::string apply = test::AdviceIn(markdown.out, "then apply it with `([^`]+)`");
+    EXPECT_EQ(apply, expected_apply) << markdown.out;
+    EXPECT_EQ(test::CmpFiles(image_, before_), "");
+    return apply;
+  }
+
   void ExpectAligned() const {
     for (const nlohmann::json& p : test::SfdiskJson(loop_->path())["partitions"]) {
       if (p["type"] == "f" || p["type"] == "5") continue;
@@ -296,6 +315,30 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByGivingUpItsSwap) {
   }
 }
 
+// plan --discard 7 in Markdown (issue 40): "Applying it" says the apply with --discard 7, and
+// that command, run word for word (with --yes, as no terminal asks), realigns the disk.
+TEST_F(OldToolDiskTest, TheMarkdownOfADiscardingPlanSaysTheApplyThatRunsIt) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string apply =
+      MarkdownApplyAdvice({"--discard", "7"}, "partalign apply --discard 7 plan.json");
+  ASSERT_FALSE(HasFailure());
+  const std::string plan_file = dir_.File("plan.json");
+  CommandResult dry_run = test::RunAdvice(apply + " --yes --dry-run --json", dir_.path());
+  ASSERT_EQ(dry_run.exit_code, 0) << dry_run.out << dry_run.err;
+  EXPECT_EQ(test::CmpFiles(image_, before_), "");
+  CommandResult applied = test::RunAdvice(apply + " --yes", dir_.path());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectAligned();
+  ExpectCheckersClean();
+  ExpectFilesIntact();
+  test::DiskInvariantOptions invariant = test::InvariantOptionsForPlan(plan_file, 512);
+  test::AddDryRunRecords(invariant, dry_run.out);
+  EXPECT_EQ(test::DiskInvariantViolations(before_, loop_->path(), invariant),
+            std::vector<std::string>{});
+  EXPECT_EQ(test::TableReaderProblems(*loop_, 512), std::vector<std::string>{});
+}
+
 TEST_F(OldToolDiskTest, TheOldFdiskDiskIsRealignedByGivingUpItsSwap) {
   PARTALIGN_REQUIRE_DEVICES();
   Build(test::OldFdiskDisk());
@@ -386,6 +429,21 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
   ApplyWithTheSwapShrunk(plan_file, swap_before);
 }
 
+// plan --make-room in Markdown (issue 40): "Applying it" says the apply with --make-room, and
+// that command, run word for word (with --yes, as no terminal asks), shrinks the swap and
+// realigns the disk.
+TEST_F(OldToolDiskTest, TheMarkdownOfAShrinkingPlanSaysTheApplyThatRunsIt) {
+  PARTALIGN_REQUIRE_DEVICES();
+  Build(test::XpDiskOfIssue38());
+  const std::string swap_before = SwapIdentity(Node(7));
+  const std::string apply =
+      MarkdownApplyAdvice({"--make-room"}, "partalign apply --make-room plan.json");
+  ASSERT_FALSE(HasFailure());
+  CommandResult applied = test::RunAdvice(apply + " --yes", dir_.path());
+  ASSERT_EQ(applied.exit_code, 0) << applied.out << applied.err;
+  ExpectRealignedWithTheSwapShrunk(dir_.File("plan.json"), swap_before);
+}
+
 // The same through the planner's own w: the plan it applies carries the shrink the person took
 // with M, and apply runs it with that consent (as apply --make-room).
 TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByTheShrinkTakenInThePlannerAndWritten) {
@@ -436,6 +494,10 @@ TEST_F(OldToolDiskTest, TheReportWithMakeRoomShowsTheShrink) {
     EXPECT_NE(text.find("0 impossible"), std::string::npos) << format;
     if (format == "markdown") {
       EXPECT_NE(text.find("### Make room"), std::string::npos) << text;
+      // Its "Applying it" names the consent the plan needs (issue 40).
+      EXPECT_NE(text.find("then apply it with `partalign apply --make-room plan.json`"),
+                std::string::npos)
+          << text;
     }
   }
   EXPECT_EQ(test::CmpFiles(image_, before_), "");

@@ -39,5 +39,5 @@ backup_super_ok() {
   first=$(sed -n 's/^First block: *//p' <<< "$head")
   backup=$((first + per_group))
   dumpe2fs -h -o superblock="$backup" -o blocksize="$block" "$1" 2> /dev/null |
-    grep -q '^Filesystem magic number: *0xEF53'
+    grep '^Filesystem magic number: *0xEF53' > /dev/null
 }

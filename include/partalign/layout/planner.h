@@ -182,4 +182,13 @@ Result<Plan> MakeProvenPlan(PartitionTable* table, const DeviceInfo& device,
 /// "4 partitions: 1 unchanged, 1 table-only, 2 move data (1.5 GiB), 0 impossible".
 std::string PlanSummary(const Plan& plan);
 
+/// The backup GPT of `table` to move to the disk's last sector (a disk copied onto a bigger one,
+/// or grown): from where its header is to the last sector, the usable area grown to end just
+/// before the backup entries there. nullopt for other labels and for a backup already at the end.
+std::optional<BackupGptRelocation> BackupRelocationFor(const PartitionTable& table);
+
+/// One line for the plan's table-only step that moves the backup GPT ("relocate the backup GPT
+/// from sector X to the end of the disk (sector Y) ...").
+std::string DescribeRelocation(const BackupGptRelocation& move);
+
 }  // namespace partalign

@@ -162,6 +162,47 @@ TEST(GrownGptTest, PlanRelocatesTheBackupApplyMakesItAndRestoreUndoesIt) {
   EXPECT_EQ(Sectors(disk.image, 2048, 2048), disk.data);
 }
 
+TEST(GrownGptTest, TheRelocationGoesWithAMoveOfData) {
+  PARTALIGN_REQUIRE_DEVICES();
+  test::TempDir dir;
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, kSmallBytes);
+  // Partition 1 at sector 2047 (misaligned) holds an ext4: plan moves it up one sector.
+  CommandResult made =
+      RunCommand({"sfdisk", "-q", image},
+                 "label: gpt\nfirst-lba: 34\nstart=2047,size=8192\nstart=20480,size=8192\n");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  CommandResult fs = RunCommand(
+      {"mkfs.ext4", "-q", "-F", "-E", fmt::format("offset={}", 2047 * 512), image, "4M"});
+  ASSERT_EQ(fs.exit_code, 0) << fs.err;
+  std::filesystem::resize_file(image, kBigBytes);
+  test::LoopDevice loop(image, 512);
+  const std::string plan_file = dir.File("plan.json");
+  CommandResult plan = RunPartalign({"plan", loop.path(), "-o", plan_file});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find("1 move data"), std::string::npos) << plan.out;
+  EXPECT_NE(plan.out.find("table-only: relocate the backup GPT"), std::string::npos) << plan.out;
+  CommandResult apply = RunPartalign({"apply", "--yes", "--backup-dir", dir.File("backups"),
+                                      "--journal-dir", dir.File("j"), plan_file});
+  ASSERT_EQ(apply.exit_code, 0) << apply.out << apply.err;
+  CommandResult verify = RunCommand({"sgdisk", "-v", loop.path()});
+  EXPECT_NE(verify.out.find("No problems found"), std::string::npos) << verify.out;
+  nlohmann::json t = test::SfdiskJson(loop.path());
+  EXPECT_EQ(t["lastlba"], kBigSectors - 34) << t;
+  EXPECT_EQ(t["partitions"][0]["start"], 2048) << t;
+  EXPECT_EQ(t["partitions"][1]["start"], 20480) << t;
+  // The filesystem, at its new place, is clean.
+  const std::string moved = dir.File("p1.img");
+  {
+    std::ofstream out(moved, std::ios::binary);
+    const std::string bytes = Sectors(image, 2048, 8192);
+    out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+  }
+  CommandResult fsck = RunCommand({"e2fsck", "-fn", moved});
+  EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+  EXPECT_EQ(Sectors(image, kSmallSectors - 33, 33), std::string(33 * 512, '\0'));
+}
+
 TEST(GrownGptTest, DamagedBackupStaysRefused) {
   PARTALIGN_REQUIRE_DEVICES();
   GrownGpt disk;

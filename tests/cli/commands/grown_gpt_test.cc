@@ -104,6 +104,8 @@ TEST(GrownGptTest, PlanRelocatesTheBackupApplyMakesItAndRestoreUndoesIt) {
       "the usable area then ends at sector {}, not {}",
       kSmallSectors - 1, kBigSectors - 1, kBigSectors - 34, kSmallSectors - 34);
   EXPECT_NE(plan.out.find(step), std::string::npos) << plan.out;
+  // libfdisk's own warnings would only repeat the note: not printed.
+  EXPECT_EQ(plan.err.find("libfdisk"), std::string::npos) << plan.err;
   nlohmann::json doc = nlohmann::json::parse(test::ReadFile(plan_file));
   ASSERT_TRUE(doc.contains("relocate_backup_gpt")) << doc.dump(2);
   EXPECT_EQ(doc["relocate_backup_gpt"]["from_lba"], kSmallSectors - 1);

@@ -191,4 +191,10 @@ std::optional<BackupGptRelocation> BackupRelocationFor(const PartitionTable& tab
 /// from sector X to the end of the disk (sector Y) ...").
 std::string DescribeRelocation(const BackupGptRelocation& move);
 
+/// On a DOS table, the free space after the last partition once `plan` is applied, as a line of
+/// plan's text ("free after the last partition: sectors X-Y (N MiB) ..."): what a disk copied
+/// onto a bigger one gains, since a DOS table has no backup to move. nullopt for GPT (its usable
+/// area says it) and when less than one alignment grain is left.
+std::optional<std::string> DescribeFreeTail(const Plan& plan, const PartitionTable& table);
+
 }  // namespace partalign

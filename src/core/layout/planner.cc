@@ -1346,4 +1346,30 @@ std::string DescribeRelocation(const BackupGptRelocation& move) {
       move.from_lba, move.to_lba, move.new_last_usable_lba, move.old_last_usable_lba);
 }
 
+std::optional<std::string> DescribeFreeTail(const Plan& plan, const PartitionTable& table) {
+  if (table.label != LabelType::kDos || table.sector_size == 0 || table.disk_size_sectors == 0) {
+    return std::nullopt;
+  }
+  uint64_t end = 0;  // the last sector any partition covers after the plan
+  for (const Partition& p : table.partitions) {
+    uint64_t last = p.end_sector();
+    for (const PlanAction& a : plan.actions) {
+      if (a.partition == p.number && a.kind != ActionKind::kImpossible) {
+        last = std::max(a.new_end_sector, a.old_end_sector);
+      }
+    }
+    end = std::max(end, last);
+  }
+  const uint64_t disk_last = std::min(table.disk_size_sectors - 1, kMbrMaxSector);
+  if (table.partitions.empty() || end >= disk_last) return std::nullopt;
+  const uint64_t free = disk_last - end;
+  if (free * table.sector_size < std::max<uint64_t>(plan.alignment.grain_bytes, 1)) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "free after the last partition: sectors {}-{} ({}), in no partition (a DOS table has no "
+      "backup to move when a disk is copied onto a bigger one: its new space is here)",
+      end + 1, disk_last, FormatSize(free * table.sector_size));
+}
+
 }  // namespace partalign

@@ -205,6 +205,26 @@ TEST(GrownGptTest, TheRelocationGoesWithAMoveOfData) {
   EXPECT_EQ(Sectors(image, kSmallSectors - 33, 33), std::string(33 * 512, '\0'));
 }
 
+TEST(GrownGptTest, ADosCopyOntoABiggerDiskSaysWhereItsNewSpaceIs) {
+  PARTALIGN_REQUIRE_DEVICES();
+  test::TempDir dir;
+  const std::string image = dir.File("disk.img");
+  test::CreateSparseFile(image, kSmallBytes);
+  CommandResult made = RunCommand({"sfdisk", "-q", image},
+                                  "label: dos\nstart=2048,size=8192\nstart=20480,size=8192\n");
+  ASSERT_EQ(made.exit_code, 0) << made.err;
+  std::filesystem::resize_file(image, kBigBytes);
+  test::LoopDevice loop(image, 512);
+  const std::string mbr = Sectors(image, 0, 1);
+  CommandResult plan = RunPartalign({"plan", loop.path(), "-o", dir.File("plan.json")});
+  ASSERT_EQ(plan.exit_code, 0) << plan.out << plan.err;
+  EXPECT_NE(plan.out.find(fmt::format("free after the last partition: sectors 28672-{} (50 MiB)",
+                                      kBigSectors - 1)),
+            std::string::npos)
+      << plan.out;
+  EXPECT_EQ(Sectors(image, 0, 1), mbr);  // plan writes nothing
+}
+
 TEST(GrownGptTest, DamagedBackupStaysRefused) {
   PARTALIGN_REQUIRE_DEVICES();
   GrownGpt disk;

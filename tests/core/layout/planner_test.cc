@@ -139,6 +139,25 @@ TEST(PlannerTest, BackupGptOfACopyOntoABiggerDiskMovesToTheEnd) {
   EXPECT_FALSE(BackupRelocationFor(dos));
 }
 
+TEST(PlannerTest, DosCopiedOntoABiggerDiskSaysItsFreeTail) {
+  // Partitions up to sector 28671 of a disk of 131072 sectors (a 14 MiB copy on 64 MiB).
+  PartitionTable t = Dos({{2048, 8192, true}, {20480, 8192, true}}, 131072);
+  Result<std::vector<PlanAction>> actions = PlanPartitions(t, kMiBAlignment, {});
+  ASSERT_TRUE(actions) << actions.error().message;
+  Plan plan;
+  plan.alignment = kMiBAlignment;
+  plan.actions = *actions;
+  std::optional<std::string> line = DescribeFreeTail(plan, t);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->substr(0, 60), "free after the last partition: sectors 28672-131071 (50 MiB)");
+  // Full to less than a grain from the end: nothing to say; a GPT says it with its usable area.
+  Plan unchanged;
+  unchanged.alignment = kMiBAlignment;
+  EXPECT_FALSE(
+      DescribeFreeTail(unchanged, Dos({{2048, 8192, true}, {20480, 110000, true}}, 131072)));
+  EXPECT_FALSE(DescribeFreeTail(unchanged, Gpt({{2048, 8192, true}}, 131072)));
+}
+
 TEST(PlannerTest, AlignedTableNeedsNothing) {
   std::vector<PlanAction> a = Actions(Gpt({{2048, 204800, true}, {206848, 409600, true}}));
   for (const PlanAction& x : a) {

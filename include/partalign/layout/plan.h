@@ -114,6 +114,18 @@ struct PlanLayout {
   bool operator==(const PlanLayout&) const = default;
 };
 
+/// A GPT disk copied onto a bigger one (or grown): its backup GPT lies where the smaller disk
+/// ended. The table-only step that moves it to the disk's last sector and lets the usable area
+/// reach the new end (as parted's "Fix" and sgdisk -e do); the partitions keep their place.
+/// Sectors are logical sectors of the disk.
+struct BackupGptRelocation {
+  uint64_t from_lba = 0;  ///< where the backup header is now
+  uint64_t to_lba = 0;    ///< the disk's last sector
+  uint64_t old_last_usable_lba = 0;
+  uint64_t new_last_usable_lba = 0;  ///< the last sector before the backup entries at the end
+  bool operator==(const BackupGptRelocation&) const = default;
+};
+
 struct Plan {
   DiskIdentity disk;
   Topology topology;
@@ -125,6 +137,9 @@ struct Plan {
   /// `plan --layout`: the fresh table to create (optional key "layout" in the plan file;
   /// absent in plans for an existing table).
   std::optional<PlanLayout> layout;
+  /// The backup GPT to move to the end of the disk (optional key "relocate_backup_gpt"; absent
+  /// when the backup is where it belongs).
+  std::optional<BackupGptRelocation> relocate_backup_gpt;
   bool operator==(const Plan&) const = default;
 };
 

@@ -182,4 +182,19 @@ Result<Plan> MakeProvenPlan(PartitionTable* table, const DeviceInfo& device,
 /// "4 partitions: 1 unchanged, 1 table-only, 2 move data (1.5 GiB), 0 impossible".
 std::string PlanSummary(const Plan& plan);
 
+/// The backup GPT of `table` to move to the disk's last sector (a disk copied onto a bigger one,
+/// or grown): from where its header is to the last sector, the usable area grown to end just
+/// before the backup entries there. nullopt for other labels and for a backup already at the end.
+std::optional<BackupGptRelocation> BackupRelocationFor(const PartitionTable& table);
+
+/// One line for the plan's table-only step that moves the backup GPT ("relocate the backup GPT
+/// from sector X to the end of the disk (sector Y) ...").
+std::string DescribeRelocation(const BackupGptRelocation& move);
+
+/// On a DOS table, the free space after the last partition once `plan` is applied, as a line of
+/// plan's text ("free after the last partition: sectors X-Y (N MiB) ..."): what a disk copied
+/// onto a bigger one gains, since a DOS table has no backup to move. nullopt for GPT (its usable
+/// area says it) and when less than one alignment grain is left.
+std::optional<std::string> DescribeFreeTail(const Plan& plan, const PartitionTable& table);
+
 }  // namespace partalign

@@ -203,6 +203,7 @@ void PrintPlanActions(std::ostream& out, const Plan& plan) {
                   a.reason});
   }
   out << table.Render();
+  if (plan.relocate_backup_gpt) out << DescribeRelocation(*plan.relocate_backup_gpt) << '\n';
 }
 
 namespace {

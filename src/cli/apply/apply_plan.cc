@@ -313,7 +313,7 @@ std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInput
     computed = ComputeFreshTableTransition(in.path, in.sector_size(), *script);
   } else {
     std::vector<ScriptEdit> edits = TableOnlyEdits(in.plan());
-    if (edits.empty()) {
+    if (edits.empty() && !in.plan().relocate_backup_gpt) {
       *code = NothingToDo(io, in);
       return std::nullopt;
     }

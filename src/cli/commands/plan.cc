@@ -63,6 +63,8 @@ void PrintText(const Plan& plan, const PartitionTable& table, Streams io) {
   for (const PlanAction& a : plan.actions) {
     io.out << fmt::format("partition {}: {}: {}\n", a.partition, ToString(a.kind), a.reason);
   }
+  if (plan.relocate_backup_gpt) io.out << DescribeRelocation(*plan.relocate_backup_gpt) << '\n';
+  if (std::optional<std::string> tail = DescribeFreeTail(plan, table)) io.out << *tail << '\n';
   if (!plan.layout) io.out << PlanSummary(plan) << '\n';
   io.out << '\n';
   for (const std::string& line : DiskMap(plan, table)) io.out << line << '\n';

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/target/load_disk.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <CLI/CLI.hpp>
 
@@ -63,8 +65,20 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   disk.table = std::move(*table);
   // On a table the gate found damaged (one GPT copy, a hybrid MBR) libfdisk's warnings repeat
   // the gate's findings, which audit prints and plan/apply refuse with in one line.
+  // Nor on a GPT copied onto a bigger disk: the gate's note says where the backup is, and the
+  // plan's step moves it (libfdisk: "The backup GPT table is not on the end of the device",
+  // "GPT PMBR size mismatch ... will be corrected by write").
+  const bool grown =
+      std::any_of(disk.table.table.findings.begin(), disk.table.table.findings.end(),
+                  [](const TableFinding& f) { return f.code == "gpt-backup-misplaced"; });
   if (WorstSeverity(disk.table.table.findings) != TableSeverity::kReadOnly) {
-    for (const std::string& w : disk.table.warnings) PrintWarning(io.err, "libfdisk: " + w);
+    for (const std::string& w : disk.table.warnings) {
+      if (grown && (w.find("backup GPT table is not on the end") != std::string::npos ||
+                    w.find("PMBR size mismatch") != std::string::npos)) {
+        continue;
+      }
+      PrintWarning(io.err, "libfdisk: " + w);
+    }
   }
   return disk;
 }

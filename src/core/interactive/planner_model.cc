@@ -680,6 +680,7 @@ Result<Plan> PlannerModel::MakePlan() const {
     if (!actions) return actions.error();
     if (plan_actions_) AdoptPlansReasons(*plan_actions_, &*actions);
     plan.actions = std::move(*actions);
+    plan.relocate_backup_gpt = BackupRelocationFor(disk_.table);  // as plan makes it
     return plan;
   }
   return FreshPlan(/*check_data=*/true);

@@ -391,9 +391,12 @@ class Scanner {
     }
     const GptHeader& g = primary ? *primary : *backup;
     if (backup && backup->my_lba != last_lba) {
-      Add("gpt-backup-misplaced", TableSeverity::kReadOnly,
-          fmt::format("the backup GPT header is at sector {}, not at the end of the disk (sector "
-                      "{}): the disk was resized or copied (sgdisk -e moves it)",
+      // Sound otherwise, it is the state a copy onto a bigger disk leaves: plan offers to move
+      // it (a table-only step, BackupRelocationFor); a damaged copy stays read-only above.
+      Add("gpt-backup-misplaced", TableSeverity::kNote,
+          fmt::format("the backup GPT header is at sector {}, but the disk ends at sector {}: a "
+                      "copy of a smaller disk (or the disk grew); plan relocates the backup GPT "
+                      "to the end as a table-only step",
                       backup->my_lba, last_lba));
     }
     scan_.disk_id = g.disk_guid;

@@ -75,6 +75,32 @@ Result<PlanLayout> LayoutFromJson(const nlohmann::json& object, const DiskIdenti
   return layout;
 }
 
+Result<BackupGptRelocation> RelocationFromJson(const nlohmann::json& object, const Plan& plan) {
+  FieldReader r(object, "relocate_backup_gpt.");
+  BackupGptRelocation move;
+  move.from_lba = r.Uint("from_lba");
+  move.to_lba = r.Uint("to_lba");
+  move.old_last_usable_lba = r.Uint("old_last_usable_lba");
+  move.new_last_usable_lba = r.Uint("new_last_usable_lba");
+  if (r.error()) return MakeError(*r.error());
+  if (plan.label != LabelType::kGpt || plan.layout) {
+    return MakeError("relocate_backup_gpt: only for a plan on an existing GPT");
+  }
+  const uint64_t sectors = plan.disk.size_bytes / plan.disk.logical_sector_size;
+  if (sectors == 0 || move.to_lba != sectors - 1) {
+    return MakeError(fmt::format("relocate_backup_gpt.to_lba: not the last sector of the disk ({})",
+                                 sectors == 0 ? 0 : sectors - 1));
+  }
+  if (move.from_lba >= move.to_lba || move.old_last_usable_lba >= move.from_lba ||
+      move.new_last_usable_lba < move.old_last_usable_lba ||
+      move.new_last_usable_lba >= move.to_lba) {
+    return MakeError(
+        "relocate_backup_gpt: the sectors are not in the order old usable end, "
+        "backup now, new usable end, last sector");
+  }
+  return move;
+}
+
 // What each kind allows (include/partalign/layout/plan.h): `none` and `impossible` change
 // nothing, `move-data` moves the start and copies at most the larger of the old and new extent,
 // the others copy nothing. Sectors are inside the disk (checked before), so the byte counts
@@ -198,6 +224,12 @@ nlohmann::json PlanToJson(const Plan& plan) {
                      {"first_usable_lba", l.first_usable_lba},
                      {"last_usable_lba", l.last_usable_lba},
                      {"partitions", parts}};
+  }
+  if (const auto& r = plan.relocate_backup_gpt) {
+    doc["relocate_backup_gpt"] = {{"from_lba", r->from_lba},
+                                  {"to_lba", r->to_lba},
+                                  {"old_last_usable_lba", r->old_last_usable_lba},
+                                  {"new_last_usable_lba", r->new_last_usable_lba}};
   }
   return doc;
 }
@@ -342,6 +374,12 @@ Result<Plan> ReadPlanDocument(std::string_view text) {
     if (!parsed) return parsed.error();
     if (!plan.actions.empty()) return MakeError("layout: a plan has a layout or actions, not both");
     plan.layout = std::move(*parsed);
+  }
+  // "relocate_backup_gpt" is optional: only plans for a GPT whose backup is not at the end.
+  if (const nlohmann::json* move = root.Object("relocate_backup_gpt", /*required=*/false)) {
+    Result<BackupGptRelocation> parsed = RelocationFromJson(*move, plan);
+    if (!parsed) return parsed.error();
+    plan.relocate_backup_gpt = *parsed;
   }
   if (root.error()) return MakeError(*root.error());
   return plan;

@@ -1228,6 +1228,7 @@ Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
   if (!actions) return actions.error();
   Plan plan = EmptyPlan(table, device, alignment);
   plan.actions = std::move(*actions);
+  plan.relocate_backup_gpt = BackupRelocationFor(table);
   return plan;
 }
 
@@ -1313,6 +1314,62 @@ std::string PlanSummary(const Plan& plan) {
       "{} partition{}: {} unchanged, {} table-only, {} move data ({}), {} impossible",
       plan.actions.size(), plan.actions.size() == 1 ? "" : "s", none, table_only, move,
       FormatSize(bytes), impossible);
+}
+
+std::optional<BackupGptRelocation> BackupRelocationFor(const PartitionTable& table) {
+  // libfdisk lists a GPT's areas in this order: protective MBR, header, entries, backup
+  // entries, backup header (LayoutTransition relies on it too).
+  constexpr size_t kBackupEntries = 3, kBackupHeader = 4;
+  if (table.label != LabelType::kGpt || table.areas.size() != 5 || table.sector_size == 0 ||
+      table.disk_size_sectors == 0) {
+    return std::nullopt;
+  }
+  const uint64_t last = table.disk_size_sectors - 1;
+  const uint64_t from = table.areas[kBackupHeader].offset_bytes / table.sector_size;
+  if (from >= last) return std::nullopt;
+  const uint64_t entries =
+      AlignUp(table.areas[kBackupEntries].size_bytes, table.sector_size) / table.sector_size;
+  if (entries + 1 >= last) return std::nullopt;
+  BackupGptRelocation move;
+  move.from_lba = from;
+  move.to_lba = last;
+  move.old_last_usable_lba = table.last_usable_lba;
+  move.new_last_usable_lba = std::max(table.last_usable_lba, last - entries - 1);
+  return move;
+}
+
+std::string DescribeRelocation(const BackupGptRelocation& move) {
+  return fmt::format(
+      "table-only: relocate the backup GPT from sector {} to the end of the disk (sector {}); "
+      "the usable area then ends at sector {}, not {} (the disk is a copy of a smaller disk, or "
+      "grew); the partitions keep their place",
+      move.from_lba, move.to_lba, move.new_last_usable_lba, move.old_last_usable_lba);
+}
+
+std::optional<std::string> DescribeFreeTail(const Plan& plan, const PartitionTable& table) {
+  if (table.label != LabelType::kDos || table.sector_size == 0 || table.disk_size_sectors == 0) {
+    return std::nullopt;
+  }
+  uint64_t end = 0;  // the last sector any partition covers after the plan
+  for (const Partition& p : table.partitions) {
+    uint64_t last = p.end_sector();
+    for (const PlanAction& a : plan.actions) {
+      if (a.partition == p.number && a.kind != ActionKind::kImpossible) {
+        last = std::max(a.new_end_sector, a.old_end_sector);
+      }
+    }
+    end = std::max(end, last);
+  }
+  const uint64_t disk_last = std::min(table.disk_size_sectors - 1, kMbrMaxSector);
+  if (table.partitions.empty() || end >= disk_last) return std::nullopt;
+  const uint64_t free = disk_last - end;
+  if (free * table.sector_size < std::max<uint64_t>(plan.alignment.grain_bytes, 1)) {
+    return std::nullopt;
+  }
+  return fmt::format(
+      "free after the last partition: sectors {}-{} ({}), in no partition (a DOS table has no "
+      "backup to move when a disk is copied onto a bigger one: its new space is here)",
+      end + 1, disk_last, FormatSize(free * table.sector_size));
 }
 
 }  // namespace partalign

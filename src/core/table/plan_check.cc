@@ -607,6 +607,16 @@ RecomputedPlan RecomputePlan(const Plan& plan, const PartitionTable& table,
     out.refusals.push_back(*wrong);
     return out;
   }
+  // The backup GPT step: exactly the one the table needs (apply's libfdisk write makes it).
+  if (std::optional<BackupGptRelocation> needed = BackupRelocationFor(table);
+      plan.relocate_backup_gpt != needed) {
+    out.refusals.push_back(
+        needed ? fmt::format("relocate_backup_gpt: the plan {}, the table needs: {}",
+                             plan.relocate_backup_gpt ? "says another relocation" : "has none",
+                             DescribeRelocation(*needed))
+               : "relocate_backup_gpt: the backup GPT of the table is at the end of the disk "
+                 "already");
+  }
   if (plan.actions.size() != table.partitions.size()) {
     out.refusals.push_back(fmt::format(
         "actions: the plan has {} action{}, the table {} partition{} (plan makes one per "
@@ -716,11 +726,23 @@ std::vector<std::string> TableVersusPlan(const Plan& plan, const PartitionTable&
     out.push_back(
         fmt::format("disk identifier: {} before, {} after", before.disk_id, after.disk_id));
   }
-  if (before.label == LabelType::kGpt && (before.first_usable_lba != after.first_usable_lba ||
-                                          before.last_usable_lba != after.last_usable_lba)) {
-    out.push_back(fmt::format("usable sectors: {}-{} before, {}-{} after", before.first_usable_lba,
-                              before.last_usable_lba, after.first_usable_lba,
-                              after.last_usable_lba));
+  // The backup GPT relocated by this change (the first step that writes the table) lets the
+  // usable area grow to the new end; otherwise it stays as it was.
+  const bool relocates = plan.relocate_backup_gpt && BackupRelocationFor(before);
+  const uint64_t last_usable =
+      relocates ? plan.relocate_backup_gpt->new_last_usable_lba : before.last_usable_lba;
+  if (before.label == LabelType::kGpt &&
+      (before.first_usable_lba != after.first_usable_lba || last_usable != after.last_usable_lba)) {
+    out.push_back(fmt::format(
+        "usable sectors: {}-{} before, {}-{} after{}", before.first_usable_lba,
+        before.last_usable_lba, after.first_usable_lba, after.last_usable_lba,
+        relocates ? fmt::format(", plan {}-{}", before.first_usable_lba, last_usable) : ""));
+  }
+  if (plan.relocate_backup_gpt) {
+    if (std::optional<BackupGptRelocation> left = BackupRelocationFor(after)) {
+      out.push_back(fmt::format("backup GPT header: at sector {}, plan {}", left->from_lba,
+                                plan.relocate_backup_gpt->to_lba));
+    }
   }
   for (const PlanAction& a : plan.actions) {
     if (!before.Find(a.partition)) {

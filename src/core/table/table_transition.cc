@@ -256,9 +256,11 @@ Result<TableTransition> FreshLayoutTransition(
 void SortForWrite(TableTransition* transition) {
   std::vector<TableRange>& ranges = transition->ranges;
   if (transition->label == LabelType::kGpt) {
-    std::stable_sort(ranges.begin(), ranges.end(), [](const TableRange& a, const TableRange& b) {
-      return GptWriteRank(a.role) < GptWriteRank(b.role);
-    });
+    // What only the old table used (a backup GPT left mid-disk by a copy onto a bigger disk)
+    // last: nothing references it once the new table is complete.
+    auto rank = [](const TableRange& r) { return r.new_index ? GptWriteRank(r.role) : 5; };
+    std::stable_sort(ranges.begin(), ranges.end(),
+                     [&](const TableRange& a, const TableRange& b) { return rank(a) < rank(b); });
   } else {
     std::stable_sort(ranges.begin(), ranges.end(), [](const TableRange& a, const TableRange& b) {
       return DosWriteKey(a) < DosWriteKey(b);

@@ -13,6 +13,7 @@
 #include "io/table/fdisk_table.h"
 #include "io/table/table_writer.h"
 #include "io/util/unique_fd.h"
+#include "partalign/layout/planner.h"
 #include "partalign/topology/alignment.h"
 
 namespace partalign {
@@ -66,6 +67,15 @@ Status CheckScratchWrites(int fd, uint64_t size, const TableTransition& t) {
   return {};
 }
 
+// Whether any byte of `r` lies in a partition of `table`.
+bool InsidePartition(const PartitionTable& table, const TableRange& r) {
+  const uint64_t first = r.offset_bytes / table.sector_size;
+  const uint64_t last = (r.offset_bytes + r.length_bytes - 1) / table.sector_size;
+  return std::any_of(table.partitions.begin(), table.partitions.end(), [&](const Partition& p) {
+    return p.kind != PartitionKind::kExtended && first <= p.end_sector() && last >= p.start_sector;
+  });
+}
+
 // ComputeTableTransition, keeping the scratch copy (the new table) in `*keep` when given.
 Result<ComputedTransition> Compute(const std::string& path, uint64_t sector_size,
                                    const std::vector<ScriptEdit>& edits, UniqueFd* keep) {
@@ -85,7 +95,14 @@ Result<ComputedTransition> Compute(const std::string& path, uint64_t sector_size
   const WriteScriptOptions script_options{.sector_size = sector_size};
   Result<std::string> old_script = DumpSfdiskScript(path, script_options);
   if (!old_script) return old_script.error();
-  Result<std::string> new_script = DumpSfdiskScript(path, script_options, edits);
+  // A GPT copied onto a bigger disk: libfdisk puts the backup at the end when it writes; the
+  // usable area grows with it (BackupRelocationFor: the plan's "relocate_backup_gpt" step).
+  const std::optional<BackupGptRelocation> relocation = BackupRelocationFor(old_table);
+  std::vector<ScriptHeader> headers;
+  if (relocation) {
+    headers.push_back({"last-lba", std::to_string(relocation->new_last_usable_lba)});
+  }
+  Result<std::string> new_script = DumpSfdiskScript(path, script_options, edits, headers);
   if (!new_script) return new_script.error();
   out.old_script = std::move(*old_script);
   out.new_script = std::move(*new_script);
@@ -126,6 +143,10 @@ Result<ComputedTransition> Compute(const std::string& path, uint64_t sector_size
     if (!after) return after.error();
     r.old_bytes = std::move(*before);
     r.new_bytes = std::move(*after);
+    if (relocation && !r.new_index && !InsidePartition(out.new_table, r)) {
+      // The old backup GPT, left mid-disk: zeroed, so that no reader finds a stale copy.
+      r.new_bytes.assign(r.length_bytes, 0);
+    }
   }
   if (Status s = CheckScratchWrites(scratch->get(), size, *t); !s) return s.error();
   if (Status s = ValidateTransition(*t); !s) return s.error();

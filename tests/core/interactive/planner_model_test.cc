@@ -75,6 +75,26 @@ TEST(PlannerModelTest, EditsThatDoNotFitAreRefusedWithTheReason) {
   EXPECT_FALSE(m.Delete(FirstFree(m)));
 }
 
+TEST(PlannerModelTest, APlanOfAGptCopiedOntoABiggerDiskRelocatesItsBackup) {
+  // MisalignedDisk's table, as if copied from a disk of half the size: the backup GPT where
+  // that disk ended. The planner's plan carries the step plan makes (apply requires it).
+  PlannerDisk d = MisalignedDisk();
+  const uint64_t old_last = test::kPlannerDiskBytes / 512 / 2 - 1;
+  d.table.last_usable_lba = old_last - 33;
+  d.table.areas = {{"PMBR", 0, 512},
+                   {"GPT Header", 512, 512},
+                   {"GPT Entries", 1024, 16384},
+                   {"GPT Backup Entries", (old_last - 32) * 512, 16384},
+                   {"GPT Backup Header", old_last * 512, 512}};
+  PlannerModel m = Model(d);
+  Result<Plan> plan = m.MakePlan();
+  ASSERT_TRUE(plan) << plan.error().message;
+  ASSERT_TRUE(plan->relocate_backup_gpt);
+  EXPECT_EQ(plan->relocate_backup_gpt->from_lba, old_last);
+  EXPECT_EQ(plan->relocate_backup_gpt->to_lba, test::kPlannerDiskBytes / 512 - 1);
+  EXPECT_EQ(plan->relocate_backup_gpt, BackupRelocationFor(d.table));
+}
+
 TEST(PlannerModelTest, FreshLayoutBecomesAPlanApplyAccepts) {
   PlannerModel m = Model(EmptyDisk());
   ASSERT_TRUE(m.Add(FirstFree(m), "256M", ""));

@@ -2,6 +2,8 @@
 #include "partalign/layout/plan.h"
 
 #include <gtest/gtest.h>
+
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "partalign/util/units.h"
@@ -129,6 +131,53 @@ Plan LayoutExample() {
 
 TEST(PlanTest, PlansWithoutALayoutHaveNoLayoutKey) {
   EXPECT_FALSE(PlanToJson(Example()).contains("layout"));
+}
+
+// A GPT copied from a 4 GiB disk onto this 8 GiB one: the backup moves to the end.
+Plan RelocationExample() {
+  Plan plan = Example();
+  plan.relocate_backup_gpt =
+      BackupGptRelocation{(4ull << 21) - 1, (8ull << 21) - 1, (4ull << 21) - 34, (8ull << 21) - 34};
+  return plan;
+}
+
+TEST(PlanTest, BackupRelocationRoundTripsAndIsAbsentWhenNotNeeded) {
+  EXPECT_FALSE(PlanToJson(Example()).contains("relocate_backup_gpt"));
+  Plan plan = RelocationExample();
+  nlohmann::json j = PlanToJson(plan);
+  EXPECT_EQ(j["relocate_backup_gpt"]["to_lba"], (8ull << 21) - 1);
+  Result<Plan> back = PlanFromJson(j.dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, plan);
+}
+
+TEST(PlanTest, RejectsBrokenBackupRelocationsNamingTheKey) {
+  const std::string good = PlanToJson(RelocationExample()).dump();
+  auto edit = [&](auto change) {
+    nlohmann::json j = nlohmann::json::parse(good);
+    change(j["relocate_backup_gpt"]);
+    return PlanFromJson(j.dump());
+  };
+  struct Case {
+    std::function<void(nlohmann::json&)> change;
+    std::string expected;
+  };
+  const std::vector<Case> cases = {
+      {[](nlohmann::json& r) { r.erase("from_lba"); }, "relocate_backup_gpt.from_lba"},
+      {[](nlohmann::json& r) { r["to_lba"] = 12345; }, "not the last sector of the disk"},
+      {[](nlohmann::json& r) { r["from_lba"] = (8ull << 21) - 1; }, "not in the order"},
+      {[](nlohmann::json& r) { r["new_last_usable_lba"] = 100; }, "not in the order"},
+  };
+  for (const Case& c : cases) {
+    Result<Plan> r = edit(c.change);
+    ASSERT_FALSE(r) << c.expected;
+    EXPECT_NE(r.error().message.find(c.expected), std::string::npos) << r.error().message;
+  }
+  nlohmann::json dos = nlohmann::json::parse(good);
+  dos["label"] = "dos";
+  Result<Plan> r = PlanFromJson(dos.dump());
+  ASSERT_FALSE(r);
+  EXPECT_NE(r.error().message.find("only for a plan on an existing GPT"), std::string::npos);
 }
 
 TEST(PlanTest, LayoutRoundTripsExactly) {

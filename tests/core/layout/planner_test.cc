@@ -104,6 +104,60 @@ TEST(PlannerTest, EmptyPartitionMovesByATableEditOnly) {
   EXPECT_EQ(a[0].bytes_to_move, 0u);
 }
 
+// A GPT whose areas libfdisk reports (protective MBR, header, entries, backup entries, backup
+// header) with the backup header at sector `backup`.
+PartitionTable GptWithBackupAt(uint64_t disk, uint64_t backup) {
+  PartitionTable t = Gpt({{2048, 2048, false}}, disk);
+  t.last_usable_lba = backup - 33;
+  t.areas = {{"PMBR", 0, 512},
+             {"GPT Header", 512, 512},
+             {"GPT Entries", 1024, 16384},
+             {"GPT Backup Entries", (backup - 32) * 512, 16384},
+             {"GPT Backup Header", backup * 512, 512}};
+  return t;
+}
+
+TEST(PlannerTest, BackupGptOfACopyOntoABiggerDiskMovesToTheEnd) {
+  const uint64_t small = kDisk8GiB / 2, big = kDisk8GiB;
+  std::optional<BackupGptRelocation> move = BackupRelocationFor(GptWithBackupAt(big, small - 1));
+  ASSERT_TRUE(move);
+  EXPECT_EQ(move->from_lba, small - 1);
+  EXPECT_EQ(move->to_lba, big - 1);
+  EXPECT_EQ(move->old_last_usable_lba, small - 34);
+  EXPECT_EQ(move->new_last_usable_lba, big - 34);  // as sgdisk and parted make it
+  EXPECT_NE(DescribeRelocation(*move).find("relocate the backup GPT from sector"),
+            std::string::npos);
+  DeviceInfo d;
+  d.topology = DefaultTopology(512, big * 512);
+  Result<Plan> plan = MakePlan(GptWithBackupAt(big, small - 1), d, kMiBAlignment);
+  ASSERT_TRUE(plan) << plan.error().message;
+  EXPECT_EQ(plan->relocate_backup_gpt, move);
+  // At the end already, or not a GPT: nothing to move.
+  EXPECT_FALSE(BackupRelocationFor(GptWithBackupAt(big, big - 1)));
+  PartitionTable dos = GptWithBackupAt(big, small - 1);
+  dos.label = LabelType::kDos;
+  EXPECT_FALSE(BackupRelocationFor(dos));
+}
+
+TEST(PlannerTest, DosCopiedOntoABiggerDiskSaysItsFreeTail) {
+  // Partitions up to sector 28671 of a disk of 131072 sectors (a 14 MiB copy on 64 MiB).
+  PartitionTable t = Dos({{2048, 8192, true}, {20480, 8192, true}}, 131072);
+  Result<std::vector<PlanAction>> actions = PlanPartitions(t, kMiBAlignment, {});
+  ASSERT_TRUE(actions) << actions.error().message;
+  Plan plan;
+  plan.alignment = kMiBAlignment;
+  plan.actions = *actions;
+  std::optional<std::string> line = DescribeFreeTail(plan, t);
+  ASSERT_TRUE(line);
+  EXPECT_EQ(line->substr(0, 60), "free after the last partition: sectors 28672-131071 (50 MiB)");
+  // Full to less than a grain from the end: nothing to say; a GPT says it with its usable area.
+  Plan unchanged;
+  unchanged.alignment = kMiBAlignment;
+  EXPECT_FALSE(
+      DescribeFreeTail(unchanged, Dos({{2048, 8192, true}, {20480, 110000, true}}, 131072)));
+  EXPECT_FALSE(DescribeFreeTail(unchanged, Gpt({{2048, 8192, true}}, 131072)));
+}
+
 TEST(PlannerTest, AlignedTableNeedsNothing) {
   std::vector<PlanAction> a = Actions(Gpt({{2048, 204800, true}, {206848, 409600, true}}));
   for (const PlanAction& x : a) {

@@ -69,6 +69,12 @@ class OldToolDiskTest : public testing::Test {
   }
 
   std::string Node(uint32_t n) const { return loop_->PartitionPath(static_cast<int>(n)); }
+  // The planner on the disk, as the tmux tests start it: its state and backups in the test's
+  // directory.
+  std::string PlannerCommand() const {
+    return fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive --backup-dir '{}' '{}'",
+                       dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), loop_->path());
+  }
 
   // Every file of every filesystem, read back through the filesystem's own tools.
   void ExpectFilesIntact() const {
@@ -451,10 +457,7 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByTheShrinkTakenInThePlannerAndWritt
   Build(test::XpDiskOfIssue38());
   const std::string dev = loop_->path();
   const std::string swap_before = SwapIdentity(Node(7));
-  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
-                                  "--backup-dir '{}' '{}'",
-                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
-                      80, 24);
+  test::TmuxSession t(PlannerCommand(), 80, 24);
   ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
   t.Keys({"M"});
   ASSERT_TRUE(t.WaitFor("Make room?")) << t.Screen();
@@ -565,10 +568,7 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedInThePlannerUnderTmux) {
   PARTALIGN_REQUIRE_DEVICES();
   Build(test::XpDiskOfIssue38());
   const std::string dev = loop_->path();
-  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
-                                  "--backup-dir '{}' '{}'",
-                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
-                      80, 24);
+  test::TmuxSession t(PlannerCommand(), 80, 24);
   ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
   t.Keys({"?"});
   ASSERT_TRUE(t.WaitFor("way through: partition 7")) << t.Screen();
@@ -618,10 +618,7 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedInThePlannerByShrinkingItsSwapUnderT
   const std::string swap_before = SwapIdentity(Node(7));
   ASSERT_NE(swap_before.find("TYPE=swap"), std::string::npos) << swap_before;
   const std::string plan_file = dir_.File("planner.json");
-  test::TmuxSession t(fmt::format("PARTALIGN_STATE_DIR='{}' '{}' plan --interactive "
-                                  "--backup-dir '{}' '{}'",
-                                  dir_.File("state"), PARTALIGN_BINARY, dir_.File("backups"), dev),
-                      80, 24);
+  test::TmuxSession t(PlannerCommand(), 80, 24);
   ASSERT_TRUE(t.WaitFor("table on disk", 60)) << t.Screen();
   // A alone leaves partitions 1, 5 and 6 where they are (ALIGNED: NO): aligned starts do not
   // fit.

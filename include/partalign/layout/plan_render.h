@@ -5,6 +5,7 @@
 // itself (PlanToJson).
 #pragma once
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -68,6 +69,10 @@ struct PlanFileAdvice {
   std::string how;
   /// The plan file the advice names for `partalign apply`.
   std::string file = "plan.json";
+  /// --assume and --sector-size as the person gave them to the command that made the plan:
+  /// apply needs the same (ApplyCommand falls back to the plan's own values when both are empty).
+  std::string assume;
+  std::optional<std::string> sector_size;
 };
 
 /// The plan as a Markdown document (headline, summary, action table, disk map, and how to

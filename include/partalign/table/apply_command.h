@@ -21,7 +21,8 @@ struct ApplyTarget {
 
 /// "partalign apply --make-room --discard 3 plan.json": apply on `plan_path`, with --make-room
 /// when `plan` shrinks a partition (PlanShrinks), --discard N for each partition it gives up
-/// (PlanDiscards) and the options of `on` that are set.
+/// (PlanDiscards) and the options of `on` that are set. A plan made with an assumed topology
+/// gets `--assume` with its values when `on` names neither --assume nor --sector-size.
 std::string ApplyCommand(const std::string& plan_path, const Plan& plan,
                          const ApplyTarget& on = {});
 

@@ -24,7 +24,7 @@ PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
   if (content.no_scan) command += " --no-scan";
   if (content.make_room) command += " --make-room";
   command += " -o " + ShellQuote(output) + " " + ShellQuote(target.target);
-  return {command, "", output};
+  return {command, "", output, target.assume, target.sector_size};
 }
 
 std::vector<std::string> WayThroughLines(const Plan& plan, const PartitionTable& table,

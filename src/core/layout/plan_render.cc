@@ -308,7 +308,7 @@ std::string RenderPlanMarkdown(const Plan& plan, const PartitionTable& table,
       "Nothing has been written. {}, then apply it with `{}`: it checks that "
       "the disk and its table are still the ones planned for, backs up the table",
       advice.command.empty() ? advice.how : fmt::format("Save the plan with `{}`", advice.command),
-      ApplyCommand(advice.file, plan));
+      ApplyCommand(advice.file, plan, {"", advice.assume, advice.sector_size}));
   out += moves ? ", moves the data of the `move-data` partitions (journaled), then writes the "
                  "new table.\n"
                : ", then writes the new table.\n";

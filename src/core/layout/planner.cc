@@ -851,7 +851,9 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
       parts.push_back(fmt::format("{}: moved whole, {} to copy {}", UnknownDataText(p.contents),
                                   FormatSize(a.bytes_to_move), up ? "up" : "down"));
     } else {
-      parts.push_back(fmt::format("{} of {} to copy {}", FormatSize(a.bytes_to_move),
+      // "to move", not "to copy": apply copies only the blocks the filesystem's used map
+      // marks ("copies 36 MiB" of 97.66 MiB moved), which the plan does not read.
+      parts.push_back(fmt::format("{} of {} to move {}", FormatSize(a.bytes_to_move),
                                   p.contents.fs_type, up ? "up" : "down"));
     }
   } else {
@@ -1367,8 +1369,8 @@ std::optional<std::string> DescribeFreeTail(const Plan& plan, const PartitionTab
     return std::nullopt;
   }
   return fmt::format(
-      "free after the last partition: sectors {}-{} ({}), in no partition (a DOS table has no "
-      "backup to move when a disk is copied onto a bigger one: its new space is here)",
+      "free after the last partition: sectors {}-{} ({}), in no partition: room for a new "
+      "partition, or for the last one to grow",
       end + 1, disk_last, FormatSize(free * table.sector_size));
 }
 

@@ -15,6 +15,12 @@ std::string ApplyCommand(const std::string& plan_path, const Plan& plan, const A
   if (!on.target.empty()) command += " --target " + ShellQuote(on.target);
   if (!on.assume.empty()) command += " --assume " + ShellQuote(on.assume);
   if (on.sector_size) command += " --sector-size " + ShellQuote(*on.sector_size);
+  // A plan made with an assumed topology is applied with the same assumption, or apply refuses
+  // it ("the plan was made with an assumed topology"): when the caller does not know how it was
+  // given (the planner's `a`, a plan file read back), the plan's own values say it.
+  if (on.assume.empty() && !on.sector_size && plan.topology.origin == TopologyOrigin::kAssumed) {
+    command += " --assume " + ShellQuote(TopologySpecOf(plan.topology));
+  }
   return command + " " + ShellQuote(plan_path);
 }
 

@@ -4,7 +4,7 @@
 // ext4 with files in it, and data in the partition's last MiB. Aligning it to 2048 would give
 // up its last 1985 (GPT 2014) sectors: `plan` reads them, finds the data and says the partition
 // cannot be aligned, and why; the plan the old planner made (move it whole to 2048 up to the
-// end: "63 MiB of ext4 to copy up") is refused by apply, the image untouched. With zeros
+// end: "63 MiB of ext4 to move up") is refused by apply, the image untouched. With zeros
 // there, plan reads only those sectors, moves the partition, and apply keeps every byte
 // (the disk invariant), the filesystem clean with every file.
 #include <gtest/gtest.h>

@@ -81,6 +81,25 @@ TEST(PlanAdviceTest, MarkdownSaysTheCommandThatWritesThisPlan) {
   EXPECT_EQ(table["partitions"][0]["start"], 4096);  // 2 MiB: the --grain the advice kept
 }
 
+// Issue 40: a plan made with --assume is refused by an apply without it ("the plan was made
+// with an assumed topology"); the Markdown's apply carries the same --assume and runs as printed.
+TEST(PlanAdviceTest, MarkdownOfAnAssumedTopologyAppliesWithTheSameAssumption) {
+  test::TempDir dir;
+  const std::string image = LegacyImage(dir);
+  const std::string md =
+      Expect({"plan", "--assume", "usb-jmicron-0xffff", "--format", "markdown", image}).out;
+  const std::string save = AdviceIn(md, "Save the plan with `([^`]+)`");
+  EXPECT_EQ(save, fmt::format("partalign plan --assume usb-jmicron-0xffff -o plan.json {}", image));
+  const std::string apply = AdviceIn(md, "then apply it with `([^`]+)`");
+  EXPECT_EQ(apply, "partalign apply --assume usb-jmicron-0xffff plan.json");
+  ASSERT_EQ(RunAdvice(save, dir.path()).exit_code, 0);
+  // Without the assumption the same plan is refused: the check above is the one that matters.
+  CommandResult bare = RunAdvice("partalign apply plan.json --dry-run", dir.path());
+  EXPECT_NE(bare.exit_code, 0) << bare.out << bare.err;
+  ApplyHere(apply, dir);
+  EXPECT_EQ(test::SfdiskJson(image)["partitions"][0]["start"], 2048);
+}
+
 // On a blank disk the same advice carries --layout: it writes the layout, not an empty plan.
 TEST(PlanAdviceTest, MarkdownOfALayoutSaysTheLayoutToo) {
   test::TempDir dir;

@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include "partalign/table/plan_check.h"
+#include "partalign/util/shell_quote.h"
+
 namespace partalign {
 namespace {
 
@@ -37,6 +40,26 @@ TEST(ApplyCommandTest, TheDiskOptionsAndThePathAreQuotedForTheShell) {
   EXPECT_EQ(ApplyCommand("my plan.json", plan, {"/dev/sdb", "ssd", "4096"}),
             "partalign apply --discard 2 --target /dev/sdb --assume ssd --sector-size 4096 "
             "'my plan.json'");
+}
+
+// Issue 40: a plan made with --assume (or the planner's `a`) is refused by an apply without the
+// same assumption; the command printed for it must carry it.
+TEST(ApplyCommandTest, APlanMadeWithAnAssumedTopologyIsAppliedWithTheSameAssumption) {
+  Plan plan;
+  plan.actions = {Action(1)};
+  plan.topology.origin = TopologyOrigin::kAssumed;
+  plan.topology.logical_sector_size = 512;
+  plan.topology.physical_sector_size = 4096;
+  plan.topology.minimum_io_size = 4096;
+  plan.topology.optimal_io_size = 33553920;
+  EXPECT_EQ(ApplyCommand("plan.json", plan),
+            "partalign apply --assume " + ShellQuote(TopologySpecOf(plan.topology)) + " plan.json");
+  EXPECT_NE(TopologySpecOf(plan.topology).find("opt-io=33553920"), std::string::npos);
+  // The person's own words win over the plan's values.
+  EXPECT_EQ(ApplyCommand("plan.json", plan, {"", "usb-jmicron-0xffff", std::nullopt}),
+            "partalign apply --assume usb-jmicron-0xffff plan.json");
+  plan.topology.origin = TopologyOrigin::kKernel;
+  EXPECT_EQ(ApplyCommand("plan.json", plan), "partalign apply plan.json");
 }
 
 }  // namespace

@@ -190,9 +190,12 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
     // A logical partition with data that moves down writes over the sectors before it, where
     // its EBR is (right before it once libfdisk has rewritten the table): apply can only move
     // it before any table is written, while the table's own EBR still lies below the new start
-    // (apply_steps.h). So one such move per plan, and only above that EBR.
+    // (apply_steps.h). So one such move per plan, and only above that EBR. The first logical
+    // partition's EBR is the extended partition's first sector, which the plan puts below the
+    // new start (below): apply writes that table alone first, then moves the partition down
+    // onto the old one (issue 38: a plan in one round what took two before).
     const bool down_logical = it.logical && it.data && s < it.start;
-    if (down_logical && (st.down_logical || s <= it.ebr)) continue;
+    if (down_logical && (st.down_logical || (s <= it.ebr && !it.first_logical))) continue;
     // A pinned partition is where it must be: misaligned, but nothing the plan can fix.
     const bool aligned = it.pinned || cx.grid.IsAligned(s);
     std::vector<uint64_t> ends;
@@ -256,6 +259,11 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
         ext_starts.push_back(s - cx.ext_node);
       }
       for (uint64_t x : ext_starts) {
+        // Moving down over its own EBR: apply first writes a table with the extended partition
+        // at x and this partition still at its old place. That table must keep libfdisk's first
+        // LBA at 1 (the partition closer than it to x), or libfdisk puts the other EBRs that far
+        // before their partitions, into the data of this one.
+        if (down_logical && s <= it.ebr && it.start - x >= cx.dos_first_lba) continue;
         State with_ext = next;
         with_ext.decision.ext_start = x;
         // libfdisk drops its first LBA to 1 for the rest of the script when the extended

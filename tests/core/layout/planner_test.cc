@@ -546,6 +546,12 @@ PartitionTable Applied(PartitionTable t, const std::vector<PlanAction>& actions)
   return t;
 }
 
+bool ChangesTheTable(const std::vector<PlanAction>& actions) {
+  return std::any_of(actions.begin(), actions.end(), [](const PlanAction& a) {
+    return a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData;
+  });
+}
+
 TEST(PlannerTest, TheFirstLogicalPartitionMovesDownOverItsEbrInOnePlan) {
   // Seed 43 case 225 of the sweep, cut down: the first logical partition (data whose size is
   // unknown) one sector after the extended start 36864, the disk full after it. Aligning it
@@ -570,6 +576,31 @@ TEST(PlannerTest, TheFirstLogicalPartitionMovesDownOverItsEbrInOnePlan) {
         << again.partition << ": " << again.reason;
     EXPECT_EQ(again.new_start_sector, again.old_start_sector) << again.partition;
   }
+}
+
+TEST(PlannerTest, NoTableIsWrittenWithTheFirstLogicalPartitionInsideTheExtendedNode) {
+  // Seed 43 case 408 of the sweep, cut down: two primaries with data fill the disk up to the
+  // extended partition, whose first logical partition (data) starts 1 sector after it; nothing
+  // can move down or make room before it. Partition 6 could move up into the 1600 sectors free
+  // after it (partition 5 could not follow: aligned, it needs more), but a table that does so
+  // keeps partition 5 inside the extended partition's 2-sector node, which partx and BLKPG
+  // refuse: no table is written, and the reason says why.
+  const uint64_t disk = 145393 + 1600;
+  PartitionTable t = Dos({{63, 34216, true},
+                          {34279, 31517, true},
+                          {65796, disk - 65796, false, std::nullopt, PartitionKind::kExtended},
+                          {65797, 35039, true, std::nullopt, PartitionKind::kLogical},
+                          {100837, 44556, true, std::nullopt, PartitionKind::kLogical}},
+                         disk);
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 5u);
+  PartitionTable after = Applied(t, a);
+  if (ChangesTheTable(a)) {
+    EXPECT_GE(after.partitions[3].start_sector, after.partitions[2].start_sector + 2)
+        << a[2].reason;
+  }
+  EXPECT_EQ(a[4].kind, ActionKind::kImpossible) << a[4].reason;
+  EXPECT_NE(a[4].reason.find("Device or resource busy"), std::string::npos) << a[4].reason;
 }
 
 }  // namespace

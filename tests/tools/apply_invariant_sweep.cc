@@ -13,9 +13,12 @@
 //
 // Usage (as root; scripts/apply-invariant-sweep wraps it):
 //   partalign_apply_invariant_sweep [--cases N] [--seed S] [--case I] [--minutes M]
-//                                   [--kill-fraction F] [--dir DIR] [--keep] [--verbose]
+//                                   [--kill-fraction F] [--make-room-fraction F]
+//                                   [--dir DIR] [--keep] [--verbose]
 // --case I runs only case I of seed S (what a failure prints to reproduce it); --minutes M
-// runs cases until M minutes have passed (then --cases is only a ceiling).
+// runs cases until M minutes have passed (then --cases is only a ceiling). A quarter of the
+// cases (--make-room-fraction) plan and apply with --make-room: a partition's contents may be
+// shrunk by its own tool, and only its checker and files judge its bytes then.
 // PARTALIGN=path/to/partalign overrides the partalign built with it.
 // Exit status: 0 no violation, 1 a violation or an error, 77 skipped (not root).
 #include <signal.h>
@@ -32,6 +35,7 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -66,6 +70,8 @@ constexpr int kMaxRounds = 4;
 // The mover's kill points are counted per process across an apply's steps; a kill is drawn
 // uniformly below this (a point past the end lets apply finish: counted as "not killed").
 constexpr int kMaxKillPoint = 160;
+// Mixed into the seed for the draw of --make-room (a stream of its own).
+constexpr uint64_t kMakeRoomStream = 0x6d616b65726f6f6dull;  // "makeroom"
 
 volatile sig_atomic_t g_stop = 0;
 void OnSignal(int) { g_stop = 1; }
@@ -76,6 +82,7 @@ struct Options {
   std::optional<uint64_t> only_case;
   double minutes = 0;
   double kill_fraction = 0.25;
+  double make_room_fraction = 0.25;
   std::string dir;
   bool keep = false;
   bool verbose = false;
@@ -145,6 +152,8 @@ struct DiskSpec {
   bool kill = false;
   int kill_point = 0;
   bool rollback = false;
+  /// plan and apply with --make-room: a partition's contents may be shrunk to make room.
+  bool make_room = false;
   std::vector<PartSpec> parts;
   std::optional<std::pair<uint64_t, uint64_t>> extended;  // start, size (sectors)
   uint64_t sectors = 0;
@@ -163,6 +172,7 @@ std::string Describe(const DiskSpec& d) {
                                                         : " old-fdisk",
       d.full ? " full" : "", d.ss, d.on_image ? "image" : "loop",
       d.kill ? fmt::format(" kill@{}{}", d.kill_point, d.rollback ? "+rollback" : "") : "");
+  if (d.make_room) out += " make-room";
   for (const PartSpec& p : d.parts) {
     out += fmt::format(" | {}{}:{}@{}+{}", p.logical ? "L" : "", p.number, Name(p.kind), p.start,
                        p.size);
@@ -428,6 +438,18 @@ class Case {
     for (const PartSpec& p : d_.parts) {
       if (IsEmptyByConstruction(p.kind)) invariant.left_behind.push_back(p.number);
     }
+    // A partition whose contents a plan shrank (--make-room): its own tool rewrote them, so
+    // its bytes are not where they were (rules 1 and 3); what is kept there is for its checker
+    // and its files to prove (CheckContents). Rule 2 holds around it as everywhere. The same
+    // for a filesystem whose boot records an apply that shrank rewrote unlisted.
+    std::set<uint32_t> by_checker = shrunk_;
+    by_checker.insert(unlisted_records_.begin(), unlisted_records_.end());
+    for (uint32_t n : by_checker) {
+      if (std::find(invariant.left_behind.begin(), invariant.left_behind.end(), n) ==
+          invariant.left_behind.end()) {
+        invariant.left_behind.push_back(n);
+      }
+    }
     // The boot records the applies said they rewrite (NTFS, FAT and exFAT boot sectors).
     for (const std::string& dry : dry_runs_) test::AddDryRunRecords(invariant, dry);
     for (const std::string& v : test::DiskInvariantViolations(before_, target_, invariant)) {
@@ -476,6 +498,8 @@ class Case {
   int resumed() const { return resumed_; }
   int rolled_back() const { return rolled_back_; }
   int rounds() const { return rounds_; }
+  /// The partitions whose contents a plan shrank to make room.
+  size_t shrunk() const { return shrunk_.size(); }
   /// apply's one-line refusal, when it refused the case's plan before writing anything.
   const std::string& refused() const { return refused_; }
 
@@ -655,20 +679,41 @@ class Case {
     for (rounds_ = 0; rounds_ < kMaxRounds; ++rounds_) {
       std::vector<std::string> plan_args = {"plan", target_, "-o", plan};
       for (const std::string& a : SectorSizeArgs()) plan_args.push_back(a);
+      if (d_.make_room) plan_args.push_back("--make-room");
       CommandResult planned = Run(plan_args);
       if (planned.exit_code != 0) return {"plan failed: " + test::Describe(plan_args, planned)};
       nlohmann::json doc = nlohmann::json::parse(test::ReadFile(plan), nullptr, false);
-      bool work = false, moves = false;
+      bool work = false, moves = false, shrinks = false;
       for (const nlohmann::json& a : doc.value("actions", nlohmann::json::array())) {
         const std::string kind = a.value("kind", "");
         work |= kind == "table-only" || kind == "move-data";
         moves |= kind == "move-data";
+        if (a.contains("shrink")) {
+          shrinks = true;
+          shrunk_.insert(a.value("partition", 0u));
+        }
       }
       if (!work) return {};
+      if (shrinks) {
+        // apply's dry run of a plan that shrinks shows the shrink alone, not the moves after it
+        // nor the boot records (NTFS, FAT, exFAT boot sectors) they rewrite: a filesystem moved
+        // in such a round is judged by its checker and its files, as a shrunk one is.
+        for (const nlohmann::json& a : doc.value("actions", nlohmann::json::array())) {
+          const uint32_t n = a.value("partition", 0u);
+          for (const PartSpec& p : d_.parts) {
+            if (p.number == n && a.value("kind", "") == "move-data" &&
+                (p.kind == Kind::kNtfs || p.kind == Kind::kVfat || p.kind == Kind::kExfat)) {
+              unlisted_records_.insert(n);
+            }
+          }
+        }
+      }
       std::vector<std::string> apply_args = {"apply",         "--yes",
                                              "--backup-dir",  (base_ / "backups").string(),
                                              "--journal-dir", (base_ / "journals").string()};
       for (const std::string& a : SectorSizeArgs()) apply_args.push_back(a);
+      // apply takes --make-room for a plan that shrinks, and refuses it for one that does not.
+      if (shrinks) apply_args.push_back("--make-room");
       apply_args.push_back(plan);
       std::vector<std::string> dry_args = apply_args;
       dry_args.insert(dry_args.end() - 1, {"--dry-run", "--json"});
@@ -839,6 +884,9 @@ class Case {
   std::string refused_;
   bool wrote_ = false;                 ///< an apply wrote the table (or was killed while it did)
   std::vector<std::string> dry_runs_;  ///< each apply's --dry-run --json, for its boot records
+  std::set<uint32_t> shrunk_;          ///< partitions a plan shrank (--make-room)
+  /// Filesystems moved by an apply that shrank: boot records its dry run does not list.
+  std::set<uint32_t> unlisted_records_;
 };
 
 // Whether libfdisk makes the table `spec` describes (on a throw-away sparse image in `dir`).
@@ -887,6 +935,8 @@ Options ParseOptions(int argc, char** argv) {
       o.minutes = std::stod(value());
     } else if (a == "--kill-fraction") {
       o.kill_fraction = std::stod(value());
+    } else if (a == "--make-room-fraction") {
+      o.make_room_fraction = std::stod(value());
     } else if (a == "--dir") {
       o.dir = value();
     } else if (a == "--keep") {
@@ -927,7 +977,7 @@ int Main(int argc, char** argv) {
   std::map<std::string, int> kinds;
   int cases = 0, partitions = 0, killed = 0, resumed = 0, rolled_back = 0, failed = 0;
   int violations = 0, checker_errors = 0, other = 0, extra_rounds = 0, refused = 0;
-  int reader_problems = 0, old_tool = 0, full = 0;
+  int reader_problems = 0, old_tool = 0, full = 0, make_room = 0, shrunk = 0;
   const uint64_t first = o.only_case.value_or(0);
   const uint64_t last = o.only_case ? *o.only_case + 1 : o.cases;
   for (uint64_t index = first; index < last && !g_stop; ++index) {
@@ -939,7 +989,11 @@ int Main(int argc, char** argv) {
     for (int tries = 0; tries < 20 && !spec.old_layout && !Creatable(spec, o.dir); ++tries) {
       spec = DrawDisk(random, o.kill_fraction);
     }
+    // Whether the case plans with --make-room: from a generator of its own, so that the disk
+    // each seed and case draws stays the one it drew before the option existed.
+    spec.make_room = Random(CaseSeed(o.seed ^ kMakeRoomStream, index)).Chance(o.make_room_fraction);
     ++cases;
+    make_room += spec.make_room;
     old_tool += spec.old_layout.has_value();
     full += spec.full;
     for (const PartSpec& p : spec.parts) ++kinds[Name(p.kind)];
@@ -956,6 +1010,7 @@ int Main(int argc, char** argv) {
     resumed += c.resumed();
     rolled_back += c.rolled_back();
     extra_rounds += std::max(0, c.rounds() - 1);
+    shrunk += static_cast<int>(c.shrunk());
     if (!c.refused().empty()) {
       ++refused;
       if (o.verbose) fmt::print("case {}: apply refused: {}\n", index, c.refused());
@@ -993,11 +1048,13 @@ int Main(int argc, char** argv) {
     by_kind += fmt::format("{}{} {}", by_kind.empty() ? "" : ", ", name, n);
   fmt::print(
       "apply-invariant-sweep: {} cases (seed {}; {} laid out as XP or the old fdisk did, {} "
-      "full), {} partitions ({}), {} killed applies ({} resumed, {} rolled back), {} extra plan "
-      "rounds; {} failed cases: {} plans refused by apply, {} invariant violations, {} checker "
-      "errors, {} table reader problems, {} other; {:.1f} min\n",
-      cases, o.seed, old_tool, full, partitions, by_kind, killed, resumed, rolled_back,
-      extra_rounds, failed, refused, violations, checker_errors, reader_problems, other, minutes());
+      "full, {} with --make-room), {} partitions ({}), {} shrunk to make room, {} killed applies "
+      "({} resumed, {} rolled back), {} extra plan rounds; {} failed cases: {} plans refused by "
+      "apply, {} invariant violations, {} checker errors, {} table reader problems, {} other; "
+      "{:.1f} min\n",
+      cases, o.seed, old_tool, full, make_room, partitions, by_kind, shrunk, killed, resumed,
+      rolled_back, extra_rounds, failed, refused, violations, checker_errors, reader_problems,
+      other, minutes());
   return failed == 0 ? 0 : 1;
 }
 

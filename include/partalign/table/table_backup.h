@@ -244,6 +244,19 @@ struct ContentEvidence {
 ContentEvidence CompareContents(const std::vector<BackupPartition>& recorded,
                                 const std::vector<PartitionSeen>& now);
 
+/// What the sectors at [offset_bytes, offset_bytes + length_bytes) held before a table of
+/// partalign's own first used them, from `backups` (this disk's, any order): the range that
+/// holds now what a backup's write put there (`now_xxh64` equals its applied_xxh64, and that
+/// write made it a table sector: new_index), followed back through the writes before it to the
+/// one that found no table there (no old_index): its saved bytes. nullopt when the range holds
+/// anything else (a table another tool wrote, bytes no backup knows). How a DOS EBR that an
+/// interrupted apply left in a gap gets the gap's own bytes back when a later apply abandons it
+/// (docs/apply.md).
+std::optional<std::vector<uint8_t>> BytesBeforeOwnTables(const std::vector<TableBackup>& backups,
+                                                         uint64_t offset_bytes,
+                                                         uint64_t length_bytes,
+                                                         const std::string& now_xxh64);
+
 /// "sda-20261121T101500Z-xxh64-0123456789abcdef.partalign-backup" for a backup taken at
 /// `timestamp` ("20261121T101500Z") of `device_name` before the table `fingerprint`.
 std::string BackupFileName(std::string_view device_name, std::string_view timestamp,

@@ -152,6 +152,16 @@ struct ChainRange {
 std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransition*>& chain,
                                            const PartitionTable& first, const PartitionTable& last);
 
+/// The sectors the first table of a chain uses that the chain leaves in a gap: a range of the
+/// step that abandons it (its new table no longer uses it), inside an area of `first` (an EBR),
+/// outside the areas of `last` and outside every partition (the extended one excepted) of both.
+/// What such a sector held before its table used it is known only when a table of partalign's
+/// own put it there: an EBR an interrupted apply left in a gap (TransientGapRanges of an apply
+/// that did not finish). apply looks that up in the disk's backups (BytesBeforeOwnTables).
+std::vector<ChainRange> AbandonedTableRanges(const std::vector<const TableTransition*>& chain,
+                                             const PartitionTable& first,
+                                             const PartitionTable& last);
+
 /// The transition as JSON (apply --dry-run --json, docs/output.md): per range its step, area,
 /// offset, sectors, bytes, whether it changes, and the new bytes (base64) of changed ones.
 nlohmann::json TransitionJson(const TableTransition& transition);

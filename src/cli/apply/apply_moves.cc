@@ -491,6 +491,17 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     PrintError(io.err, s.error().message + "; nothing was written");
     return std::nullopt;
   }
+  // And one that an earlier apply put there and did not take back (it was interrupted).
+  std::vector<TableTransition*> transitions;
+  for (PreparedStep& s : steps) transitions.push_back(&s.computed.transition);
+  if (Status s =
+          RestoreAbandonedGaps(*r.device, *reader, r.write->backup_dir, transitions,
+                               steps.front().computed.old_table, steps.back().computed.new_table);
+      !s) {
+    PrintError(io.err, s.error().message + "; nothing was written");
+    return std::nullopt;
+  }
+  for (PreparedStep& s : steps) s.changed = ChangedRanges(s.computed.transition);
   if (!PrepareBootRecords(io, r, *reader, steps, code)) return std::nullopt;
   *code = ExitCode::kFailure;
   // What would make the mover refuse, before anything is asked or written: the journals'

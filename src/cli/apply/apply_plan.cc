@@ -301,7 +301,7 @@ ExitCode NothingToDo(Streams io, const ApplyInputs& in) {
 // computed on a scratch copy (docs/apply.md step 4) and checked; nullopt after printing why
 // (`*code`), or with nothing to write (`*code` kOk).
 std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInputs& in,
-                                                    ExitCode* code) {
+                                                    const std::string& backup_dir, ExitCode* code) {
   *code = ExitCode::kFailure;
   Result<ComputedTransition> computed = MakeError("no transition");
   if (in.loaded.fresh_layout) {
@@ -339,6 +339,18 @@ std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInput
                              in.path, r.offset_bytes + (it - r.old_bytes.begin()),
                              AreaName(computed->transition.label, r)));
       *code = ExitCode::kRefused;
+      return std::nullopt;
+    }
+  }
+  if (!in.loaded.fresh_layout) {
+    // An EBR an earlier, interrupted apply left in a gap gets the gap's bytes back when this
+    // table abandons it (RestoreAbandonedGaps).
+    Result<Target> disk = OpenTarget(in.path);
+    Status gaps = disk ? RestoreAbandonedGaps(in.device, *disk, backup_dir, {&computed->transition},
+                                              computed->old_table, computed->new_table)
+                       : Status(disk.error());
+    if (!gaps) {
+      PrintError(io.err, gaps.error().message + "; nothing was written");
       return std::nullopt;
     }
   }
@@ -520,7 +532,8 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
     return ApplyWithMoves(io, request);
   }
 
-  std::optional<ComputedTransition> computed = ComputeTableWrite(io, *in, &code);
+  std::optional<ComputedTransition> computed =
+      ComputeTableWrite(io, *in, c.write.backup_dir, &code);
   if (!computed) return code;
   ShowTableWrite(c, io, *in, *computed);
   if (c.json) return ExitCode::kOk;

@@ -21,6 +21,7 @@
 #include "io/move/mover.h"
 #include "io/table/blkpg.h"
 #include "io/util/smartcols_table.h"
+#include "io/util/xxhash_digest.h"
 #include "partalign/table/kernel_partitions.h"
 #include "partalign/table/plan_check.h"
 #include "partalign/util/shell_quote.h"
@@ -265,6 +266,28 @@ BackupDevice BackupDeviceOf(const DeviceInfo& device, const Target& target) {
   d.kernel_name = device.identity.kernel_name;
   d.backing_file = device.identity.backing_file;
   return d;
+}
+
+Status RestoreAbandonedGaps(const DeviceInfo& device, const Target& disk,
+                            const std::string& backup_dir,
+                            const std::vector<TableTransition*>& chain, const PartitionTable& first,
+                            const PartitionTable& last) {
+  const std::vector<const TableTransition*> steps(chain.begin(), chain.end());
+  const std::vector<ChainRange> abandoned = AbandonedTableRanges(steps, first, last);
+  if (abandoned.empty()) return {};
+  const std::vector<TableBackup> backups =
+      FindDiskBackups(backup_dir, BackupDeviceOf(device, disk));
+  if (backups.empty()) return {};
+  for (const ChainRange& c : abandoned) {
+    TableRange& range = chain[c.step]->ranges[c.range];
+    Result<std::vector<uint8_t>> now =
+        ReadExactly(disk.fd.get(), disk.path, range.offset_bytes, range.length_bytes);
+    if (!now) return now.error();
+    std::optional<std::vector<uint8_t>> before = BytesBeforeOwnTables(
+        backups, range.offset_bytes, range.length_bytes, Xxh64Hex(now->data(), now->size()));
+    if (before) range.new_bytes = std::move(*before);
+  }
+  return {};
 }
 
 TableBackup MakeBackup(const std::string& command, const DeviceInfo& device, const Target& target,

@@ -100,6 +100,17 @@ TableWriteHooks HooksFromEnvironment();
 /// The backup's record of the disk.
 BackupDevice BackupDeviceOf(const DeviceInfo& device, const Target& target);
 
+/// The sectors the table on the disk uses that `chain` (apply's steps, in order, from `first`
+/// to `last`) leaves in a gap (AbandonedTableRanges) and that hold exactly what an earlier apply
+/// of partalign wrote there (an EBR an interrupted apply left in a gap): the step that abandons
+/// each gets, as its new bytes, what the sector held before partalign's first table there
+/// (BytesBeforeOwnTables over the disk's backups in `backup_dir`), so that the gap ends as it
+/// began across applies (docs/apply.md). Others are left as they are. Reads only.
+Status RestoreAbandonedGaps(const DeviceInfo& device, const Target& disk,
+                            const std::string& backup_dir,
+                            const std::vector<TableTransition*>& chain, const PartitionTable& first,
+                            const PartitionTable& last);
+
 /// A backup of the ranges of `transition` (their old bytes) with everything else filled in,
 /// the context (the bytes around the ranges) read from `target`, outside the partitions of
 /// `tables` (the table before and after the write; null entries are skipped).

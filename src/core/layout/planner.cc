@@ -190,9 +190,12 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
     // A logical partition with data that moves down writes over the sectors before it, where
     // its EBR is (right before it once libfdisk has rewritten the table): apply can only move
     // it before any table is written, while the table's own EBR still lies below the new start
-    // (apply_steps.h). So one such move per plan, and only above that EBR.
+    // (apply_steps.h). So one such move per plan, and only above that EBR. The first logical
+    // partition's EBR is the extended partition's first sector, which the plan puts below the
+    // new start (below): apply writes that table alone first, then moves the partition down
+    // onto the old one (issue 38: a plan in one round what took two before).
     const bool down_logical = it.logical && it.data && s < it.start;
-    if (down_logical && (st.down_logical || s <= it.ebr)) continue;
+    if (down_logical && (st.down_logical || (s <= it.ebr && !it.first_logical))) continue;
     // A pinned partition is where it must be: misaligned, but nothing the plan can fix.
     const bool aligned = it.pinned || cx.grid.IsAligned(s);
     std::vector<uint64_t> ends;
@@ -256,6 +259,11 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
         ext_starts.push_back(s - cx.ext_node);
       }
       for (uint64_t x : ext_starts) {
+        // Moving down over its own EBR: apply first writes a table with the extended partition
+        // at x and this partition still at its old place. That table must keep libfdisk's first
+        // LBA at 1 (the partition closer than it to x), or libfdisk puts the other EBRs that far
+        // before their partitions, into the data of this one.
+        if (down_logical && s <= it.ebr && it.start - x >= cx.dos_first_lba) continue;
         State with_ext = next;
         with_ext.decision.ext_start = x;
         // libfdisk drops its first LBA to 1 for the rest of the script when the extended
@@ -887,18 +895,6 @@ bool ChangesTable(const std::vector<PlanAction>& actions) {
   });
 }
 
-size_t Impossible(const std::vector<PlanAction>& actions) {
-  return static_cast<size_t>(std::count_if(actions.begin(), actions.end(), [](const PlanAction& a) {
-    return a.kind == ActionKind::kImpossible;
-  }));
-}
-
-uint64_t BytesToMove(const std::vector<PlanAction>& actions) {
-  uint64_t bytes = 0;
-  for (const PlanAction& a : actions) bytes += a.bytes_to_move;
-  return bytes;
-}
-
 // Whether the first logical partition of the planned table starts closer to the extended
 // partition's start than the extended partition's node (ExtendedNodeSectors).
 bool FirstLogicalTooClose(const Context& cx, const std::vector<PlanAction>& actions) {
@@ -923,6 +919,41 @@ bool FirstLogicalTooClose(const Context& cx, const std::vector<PlanAction>& acti
     }
   }
   return false;
+}
+
+// The plan when no placement leaves the extended partition's node free (nothing can make
+// room before the first logical partition): no table is written, since every table libfdisk
+// writes for it would put the first logical partition inside that node, where partx and
+// BLKPG refuse it. Every change is dropped, saying why.
+std::vector<PlanAction> WithoutTableWrite(const Context& cx, std::vector<PlanAction> actions) {
+  const Partition* ext = nullptr;
+  const Partition* first = nullptr;
+  for (const Partition& p : cx.table.partitions) {
+    if (p.kind == PartitionKind::kExtended) ext = &p;
+    if (p.kind == PartitionKind::kLogical && (!first || p.number < first->number)) first = &p;
+  }
+  if (!ext || !first) return actions;
+  const std::string why = fmt::format(
+      "the table cannot be rewritten: logical partition {} starts {} after the extended "
+      "partition's start {}, inside the {} the kernel and partx give the extended partition's "
+      "node (a table written so is refused by BLKPG: partx -a says \"Device or resource "
+      "busy\"), and no placement makes room before it",
+      first->number, Sectors(first->start_sector - ext->start_sector), ext->start_sector,
+      Sectors(cx.ext_node));
+  for (PlanAction& a : actions) {
+    if (a.kind != ActionKind::kTableOnly && a.kind != ActionKind::kMoveData) continue;
+    const Partition* p = cx.table.Find(a.partition);
+    const bool aligned =
+        p && (p->kind == PartitionKind::kExtended || cx.grid.IsAligned(a.old_start_sector));
+    a.kind = aligned ? ActionKind::kNone : ActionKind::kImpossible;
+    a.new_start_sector = a.old_start_sector;
+    a.new_end_sector = a.old_end_sector;
+    a.bytes_to_move = 0;
+    a.empty = Emptiness::kNotClaimed;
+    a.reason = aligned ? "left as it is: " + why
+                       : fmt::format("start {} stays: {}", a.old_start_sector, why);
+  }
+  return actions;
 }
 
 }  // namespace
@@ -1044,14 +1075,11 @@ Result<std::vector<PlanAction>> PlanPartitions(const PartitionTable& table,
   Result<std::vector<PlanAction>> actions = SearchActions(*cx);
   if (!actions || !ChangesTable(*actions) || !FirstLogicalTooClose(*cx, *actions)) return actions;
   // The table is written anyway: written so that the kernel and partx can register the first
-  // logical partition (ExtendedNodeSectors), unless that costs alignment or data moves.
+  // logical partition (ExtendedNodeSectors), whatever that costs: every table apply writes
+  // must read back through every reader (issue 38).
   cx->allow_close_ebr = false;
-  Result<std::vector<PlanAction>> spaced = SearchActions(*cx);
-  if (spaced && Impossible(*spaced) <= Impossible(*actions) &&
-      BytesToMove(*spaced) <= BytesToMove(*actions)) {
-    return spaced;
-  }
-  return actions;
+  if (Result<std::vector<PlanAction>> spaced = SearchActions(*cx)) return spaced;
+  return WithoutTableWrite(*cx, std::move(*actions));
 }
 
 Result<std::vector<PlanAction>> DescribeExtents(

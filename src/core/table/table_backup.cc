@@ -604,4 +604,29 @@ std::string BackupFileName(std::string_view device_name, std::string_view timest
   return fmt::format("{}-{}-{}{}", name, timestamp, fp, kBackupSuffix);
 }
 
+std::optional<std::vector<uint8_t>> BytesBeforeOwnTables(const std::vector<TableBackup>& backups,
+                                                         uint64_t offset_bytes,
+                                                         uint64_t length_bytes,
+                                                         const std::string& now_xxh64) {
+  std::string want = now_xxh64;
+  std::set<std::string> seen;
+  while (!want.empty() && seen.insert(want).second) {
+    const BackupRange* found = nullptr;
+    for (const TableBackup& b : backups) {
+      for (const BackupRange& r : b.ranges) {
+        if (r.offset_bytes == offset_bytes && r.length_bytes == length_bytes && r.new_index &&
+            r.applied_xxh64 == want && r.xxh64 != want) {
+          found = &r;
+          break;
+        }
+      }
+      if (found) break;
+    }
+    if (!found) return std::nullopt;
+    if (!found->old_index) return found->bytes;
+    want = found->xxh64;
+  }
+  return std::nullopt;
+}
+
 }  // namespace partalign

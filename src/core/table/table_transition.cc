@@ -407,9 +407,14 @@ std::vector<std::string> TransitionConflicts(const TableTransition& t,
   return conflicts;
 }
 
-std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransition*>& chain,
-                                           const PartitionTable& first,
-                                           const PartitionTable& last) {
+namespace {
+
+// The ranges a step of `chain` abandons (its new table no longer uses them) that end in a gap:
+// outside the areas of `last` and every partition of `first` and `last`; those inside an area
+// of `first` when `in_first` is true, the others when it is false.
+std::vector<ChainRange> AbandonedGapRanges(const std::vector<const TableTransition*>& chain,
+                                           const PartitionTable& first, const PartitionTable& last,
+                                           bool in_first) {
   auto in_areas = [](const PartitionTable& t, uint64_t offset, uint64_t length) {
     return std::any_of(t.areas.begin(), t.areas.end(), [&](const TableArea& a) {
       return OverlapByLength(offset, length, a.offset_bytes, a.size_bytes);
@@ -428,7 +433,7 @@ std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransiti
     for (size_t i = 0; i < ranges.size(); ++i) {
       const TableRange& r = ranges[i];
       if (r.new_index || !r.old_index) continue;  // still used, or not a table sector before
-      if (in_areas(first, r.offset_bytes, r.length_bytes) ||
+      if (in_areas(first, r.offset_bytes, r.length_bytes) != in_first ||
           in_areas(last, r.offset_bytes, r.length_bytes) ||
           in_partition(first, r.offset_bytes, r.length_bytes) ||
           in_partition(last, r.offset_bytes, r.length_bytes)) {
@@ -438,6 +443,20 @@ std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransiti
     }
   }
   return out;
+}
+
+}  // namespace
+
+std::vector<ChainRange> TransientGapRanges(const std::vector<const TableTransition*>& chain,
+                                           const PartitionTable& first,
+                                           const PartitionTable& last) {
+  return AbandonedGapRanges(chain, first, last, /*in_first=*/false);
+}
+
+std::vector<ChainRange> AbandonedTableRanges(const std::vector<const TableTransition*>& chain,
+                                             const PartitionTable& first,
+                                             const PartitionTable& last) {
+  return AbandonedGapRanges(chain, first, last, /*in_first=*/true);
 }
 
 nlohmann::json TransitionJson(const TableTransition& t) {

@@ -157,4 +157,31 @@ Result<TableBackup> ReadBackupFile(const std::string& path) {
   return backup;
 }
 
+bool IsBackupOf(const TableBackup& backup, const BackupDevice& now) {
+  if (!BackupDeviceMismatches(backup.device, now).empty()) return false;
+  // A loop device is its backing file: another one, or none (the image itself), is not it.
+  if (!backup.device.backing_file.empty() && backup.device.backing_file != now.backing_file) {
+    return false;
+  }
+  const DiskIdentity& d = backup.device.disk;
+  return !d.serial.empty() || !d.wwn.empty() || !backup.device.backing_file.empty() ||
+         d.path == now.disk.path;
+}
+
+std::vector<TableBackup> FindDiskBackups(const std::string& dir, const BackupDevice& now) {
+  std::vector<TableBackup> out;
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    const std::string name = entry.path().filename().string();
+    if (!entry.is_regular_file(ec) || name.size() <= kBackupSuffix.size() ||
+        name.compare(name.size() - kBackupSuffix.size(), kBackupSuffix.size(), kBackupSuffix) !=
+            0) {
+      continue;
+    }
+    Result<TableBackup> backup = ReadBackupFile(entry.path().string());
+    if (backup && IsBackupOf(*backup, now)) out.push_back(std::move(*backup));
+  }
+  return out;
+}
+
 }  // namespace partalign

@@ -48,6 +48,16 @@ std::vector<std::string> HashContext(int fd, const std::string& path,
 std::vector<PartitionSeen> LookAtPartitions(int fd, const std::string& path,
                                             const std::vector<BackupPartition>& places);
 
+/// Whether `backup` was taken from the disk `now`: BackupDeviceMismatches empty, the same loop
+/// backing file where the backup names one, and the same path for a disk without serial, WWN
+/// or backing file (two disks of one size are told apart by their path alone).
+bool IsBackupOf(const TableBackup& backup, const BackupDevice& now);
+
+/// Every backup in `dir` (files ending in kBackupSuffix) taken from the disk `now` (IsBackupOf),
+/// read and checked (ReadBackupFile); files that cannot be read are skipped. None when `dir`
+/// does not exist.
+std::vector<TableBackup> FindDiskBackups(const std::string& dir, const BackupDevice& now);
+
 /// Reads a backup file and checks it: format, and every range's bytes against its xxh64.
 /// Errors name the file and what is wrong ("ranges[1]: xxh64 mismatch").
 Result<TableBackup> ReadBackupFile(const std::string& path);

@@ -74,18 +74,7 @@ std::vector<MarkedTableWrite> FindMarkedTableWrites(const BackupDevice& now) {
     }
     Result<TableBackup> backup = ReadBackupFile(backup_path);
     if (!backup) continue;
-    if (!BackupDeviceMismatches(backup->device, now).empty()) continue;
-    // Without a serial, a WWN or a loop device's backing file, two disks of one size are told
-    // apart by their path alone.
-    // A loop device is its backing file: another one, or none (the image itself), is not it.
-    if (!backup->device.backing_file.empty() && backup->device.backing_file != now.backing_file) {
-      continue;
-    }
-    const DiskIdentity& d = backup->device.disk;
-    if (d.serial.empty() && d.wwn.empty() && backup->device.backing_file.empty() &&
-        d.path != now.disk.path) {
-      continue;
-    }
+    if (!IsBackupOf(*backup, now)) continue;
     out.push_back({marker, backup_path, std::move(*backup)});
   }
   return out;

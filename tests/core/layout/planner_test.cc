@@ -5,6 +5,8 @@
 // comments from the layout and the rules in docs/audit-plan.md.
 #include "partalign/layout/planner.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "partalign/util/units.h"
@@ -524,6 +526,81 @@ TEST(PlannerTest, MakePlanBindsTheDiskAndTheTable) {
   // A table read with another sector size than the topology's is refused.
   d.topology = DefaultTopology(4096, kDisk8GiB * 512);
   EXPECT_FALSE(MakePlan(t, d, kMiBAlignment));
+}
+
+}  // namespace
+}  // namespace partalign
+
+namespace partalign {
+namespace {
+
+// `t` with the plan's actions carried out: each partition at its new place.
+PartitionTable Applied(PartitionTable t, const std::vector<PlanAction>& actions) {
+  for (Partition& p : t.partitions) {
+    for (const PlanAction& a : actions) {
+      if (a.partition != p.number) continue;
+      p.start_sector = a.new_start_sector;
+      p.size_sectors = a.new_end_sector - a.new_start_sector + 1;
+    }
+  }
+  return t;
+}
+
+bool ChangesTheTable(const std::vector<PlanAction>& actions) {
+  return std::any_of(actions.begin(), actions.end(), [](const PlanAction& a) {
+    return a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData;
+  });
+}
+
+TEST(PlannerTest, TheFirstLogicalPartitionMovesDownOverItsEbrInOnePlan) {
+  // Seed 43 case 225 of the sweep, cut down: the first logical partition (data whose size is
+  // unknown) one sector after the extended start 36864, the disk full after it. Aligning it
+  // means moving it down onto the head EBR: the extended start goes 2 sectors below the new
+  // start (apply writes that table alone first). The plan did it in two rounds (36863 and
+  // "impossible", then 36862 and the move); one plan must reach the layout, and a second plan
+  // on it find nothing to do.
+  const uint64_t disk = 120670;
+  PartitionTable t =
+      Dos({{3130, 32234, false},
+           {36864, disk - 36864, false, std::nullopt, PartitionKind::kExtended},
+           {36865, 21320, true, std::nullopt, PartitionKind::kLogical, "crypto_LUKS"},
+           {58186, disk - 58186, true, std::nullopt, PartitionKind::kLogical}},
+          disk);
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 4u);
+  EXPECT_EQ(a[2].kind, ActionKind::kMoveData) << a[2].reason;
+  EXPECT_EQ(a[2].new_start_sector, 36864u);
+  EXPECT_EQ(a[1].new_start_sector, 36862u) << a[1].reason;
+  for (const PlanAction& again : Actions(Applied(t, a))) {
+    EXPECT_TRUE(again.kind == ActionKind::kNone || again.kind == ActionKind::kImpossible)
+        << again.partition << ": " << again.reason;
+    EXPECT_EQ(again.new_start_sector, again.old_start_sector) << again.partition;
+  }
+}
+
+TEST(PlannerTest, NoTableIsWrittenWithTheFirstLogicalPartitionInsideTheExtendedNode) {
+  // Seed 43 case 408 of the sweep, cut down: two primaries with data fill the disk up to the
+  // extended partition, whose first logical partition (data) starts 1 sector after it; nothing
+  // can move down or make room before it. Partition 6 could move up into the 1600 sectors free
+  // after it (partition 5 could not follow: aligned, it needs more), but a table that does so
+  // keeps partition 5 inside the extended partition's 2-sector node, which partx and BLKPG
+  // refuse: no table is written, and the reason says why.
+  const uint64_t disk = 145393 + 1600;
+  PartitionTable t = Dos({{63, 34216, true},
+                          {34279, 31517, true},
+                          {65796, disk - 65796, false, std::nullopt, PartitionKind::kExtended},
+                          {65797, 35039, true, std::nullopt, PartitionKind::kLogical},
+                          {100837, 44556, true, std::nullopt, PartitionKind::kLogical}},
+                         disk);
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 5u);
+  PartitionTable after = Applied(t, a);
+  if (ChangesTheTable(a)) {
+    EXPECT_GE(after.partitions[3].start_sector, after.partitions[2].start_sector + 2)
+        << a[2].reason;
+  }
+  EXPECT_EQ(a[4].kind, ActionKind::kImpossible) << a[4].reason;
+  EXPECT_NE(a[4].reason.find("Device or resource busy"), std::string::npos) << a[4].reason;
 }
 
 }  // namespace

@@ -331,5 +331,50 @@ TEST(TableBackupTest, FileNameIsSafe) {
   EXPECT_EQ(BackupFileName("a/b", "T", "x"), "a_b-T-x.partalign-backup");
 }
 
+// A range of a backup as apply saves it: `before` (its bytes then, hashed as `old_hash`) and
+// the hash of what the write put there.
+BackupRange Saved(uint64_t sector, std::optional<uint32_t> old_index,
+                  std::optional<uint32_t> new_index, uint8_t before, std::string old_hash,
+                  std::string applied_hash) {
+  BackupRange r;
+  r.role = TableAreaRole::kEbr;
+  r.offset_bytes = sector * 512;
+  r.length_bytes = 512;
+  r.old_index = old_index;
+  r.new_index = new_index;
+  r.bytes.assign(512, before);
+  r.xxh64 = std::move(old_hash);
+  r.applied_xxh64 = std::move(applied_hash);
+  return r;
+}
+
+TEST(TableBackupTest, AnEbrAnApplyParkedInAGapGivesBackTheGapsBytes) {
+  // Seed 43 cases 200, 361 and 504 of the sweep: step 1 of an apply parks an EBR in the gap
+  // sector 29999 (it held bytes 0x5a, "gap"), step 2 rewrites it (another link: "ebr1" ->
+  // "ebr2"), and the apply stops there (killed; resumed or rolled back). A later apply that
+  // abandons the sector finds the gap's bytes through both backups, whichever EBR it holds.
+  std::vector<TableBackup> backups(3);
+  backups[0].ranges = {Saved(29999, std::nullopt, 1, 0x5a, "gap", "ebr1")};
+  backups[1].ranges = {Saved(29999, 1, 1, 0x01, "ebr1", "ebr2")};
+  // Another sector, and another disk's history of the same sector, change nothing.
+  backups[2].ranges = {Saved(30000, std::nullopt, 1, 0x33, "gap", "ebr1"),
+                       Saved(29999, std::nullopt, std::nullopt, 0x44, "other", "other2")};
+  for (const char* now : {"ebr1", "ebr2"}) {
+    std::optional<std::vector<uint8_t>> got = BytesBeforeOwnTables(backups, 29999 * 512, 512, now);
+    ASSERT_TRUE(got) << now;
+    EXPECT_EQ(*got, std::vector<uint8_t>(512, 0x5a)) << now;
+  }
+  // Bytes no backup wrote there (an EBR another tool wrote), or the gap's bytes already: none.
+  EXPECT_FALSE(BytesBeforeOwnTables(backups, 29999 * 512, 512, "xp-ebr"));
+  EXPECT_FALSE(BytesBeforeOwnTables(backups, 29999 * 512, 512, "gap"));
+  // A range of another length is another range.
+  EXPECT_FALSE(BytesBeforeOwnTables(backups, 29999 * 512, 4096, "ebr1"));
+  // A history that loops (a sector written back and forth) ends without an answer.
+  std::vector<TableBackup> loop(2);
+  loop[0].ranges = {Saved(29999, 1, 1, 0x01, "a", "b")};
+  loop[1].ranges = {Saved(29999, 1, 1, 0x02, "b", "a")};
+  EXPECT_FALSE(BytesBeforeOwnTables(loop, 29999 * 512, 512, "a"));
+}
+
 }  // namespace
 }  // namespace partalign

@@ -4,6 +4,8 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <utility>
+
 #include "partalign/util/base64.h"
 
 namespace partalign {
@@ -262,24 +264,31 @@ Partition Logical(uint32_t number, uint64_t start, uint64_t size) {
   return p;
 }
 
+// The first and last tables of a chain test: DOS, partition 5 at 20001 (its EBR the head, at
+// 20000), partition 6 (8000 sectors) at `p6_first` with its EBR at `ebr_first`, then at
+// `p6_last` with its EBR at `ebr_last`.
+std::pair<PartitionTable, PartitionTable> ChainEnds(uint64_t p6_first, uint64_t ebr_first,
+                                                    uint64_t p6_last, uint64_t ebr_last) {
+  PartitionTable first, last;
+  first.label = last.label = LabelType::kDos;
+  first.areas = DosAreas({20000, ebr_first});
+  last.areas = DosAreas({20000, ebr_last});
+  first.partitions = {Logical(5, 20001, 7000), Logical(6, p6_first, 8000)};
+  last.partitions = {Logical(5, 20001, 7000), Logical(6, p6_last, 8000)};
+  return {first, last};
+}
+
 TEST(TableTransitionTest, AnEbrParkedInAGapForAWhileIsFound) {
   // The chain a sweep case made (tests/tools/apply_invariant_sweep.cc, seed 1 case 2): step 1
   // rewrites the EBR chain and puts partition 6's EBR into the gap before it (30000 -> 28000,
   // libfdisk's grain before the partition); step 2 moves partition 6 up and its EBR with it
   // (to 30719). Sector 28000 held no table before or after, and no partition: a gap whose
   // bytes step 2 must give back. The EBRs at their first and last places are not listed.
-  PartitionTable first, last;
-  first.label = last.label = LabelType::kDos;
-  first.areas = DosAreas({20000, 30000});
-  last.areas = DosAreas({20000, 30719});
-  first.partitions = {Logical(5, 20001, 7000), Logical(6, 30001, 8000)};
-  last.partitions = {Logical(5, 20001, 7000), Logical(6, 30720, 8000)};
-  Result<TableTransition> step1 =
-      LayoutTransition(LabelType::kDos, 512, kDisk, DosAreas({20000, 30000}),
-                       DosAreas({20000, 28000}));
-  Result<TableTransition> step2 =
-      LayoutTransition(LabelType::kDos, 512, kDisk, DosAreas({20000, 28000}),
-                       DosAreas({20000, 30719}));
+  auto [first, last] = ChainEnds(30001, 30000, 30720, 30719);
+  Result<TableTransition> step1 = LayoutTransition(
+      LabelType::kDos, 512, kDisk, DosAreas({20000, 30000}), DosAreas({20000, 28000}));
+  Result<TableTransition> step2 = LayoutTransition(
+      LabelType::kDos, 512, kDisk, DosAreas({20000, 28000}), DosAreas({20000, 30719}));
   ASSERT_TRUE(step1 && step2);
   std::vector<ChainRange> found = TransientGapRanges({&*step1, &*step2}, first, last);
   ASSERT_EQ(found.size(), 1u);
@@ -288,6 +297,27 @@ TEST(TableTransitionTest, AnEbrParkedInAGapForAWhileIsFound) {
   // Inside a partition (before or after), the sector is not a gap: the move's data owns it.
   last.partitions[0].size_sectors = 9000;
   EXPECT_TRUE(TransientGapRanges({&*step1, &*step2}, first, last).empty());
+}
+
+TEST(TableTransitionTest, AnEbrAnEarlierApplyLeftInAGapIsFound) {
+  // Seed 43 case 200 of the sweep: an apply parked partition 6's EBR in the gap before it
+  // (30000 -> 29999) and was killed and rolled back before the step that takes it back ran.
+  // The next apply starts from a table that uses 29999 and moves partition 6 (its EBR to
+  // 30719): 29999 is in the first table's areas, not a transient sector of this chain, and
+  // ends in a gap - what it held before an apply parked the EBR there is for the backups to
+  // say (BytesBeforeOwnTables). The EBR at its first place that the last table keeps is not.
+  auto [first, last] = ChainEnds(30000, 29999, 30720, 30719);
+  Result<TableTransition> step = LayoutTransition(
+      LabelType::kDos, 512, kDisk, DosAreas({20000, 29999}), DosAreas({20000, 30719}));
+  ASSERT_TRUE(step);
+  std::vector<ChainRange> found = AbandonedTableRanges({&*step}, first, last);
+  ASSERT_EQ(found.size(), 1u);
+  EXPECT_EQ(found[0].step, 0u);
+  EXPECT_EQ(step->ranges[found[0].range].offset_bytes, 29999u * 512);
+  EXPECT_TRUE(TransientGapRanges({&*step}, first, last).empty());
+  // Inside the new place of a partition, the sector is not a gap: the move's data owns it.
+  last.partitions[1].start_sector = 29990;
+  EXPECT_TRUE(AbandonedTableRanges({&*step}, first, last).empty());
 }
 
 }  // namespace

@@ -297,9 +297,8 @@ ExitCode NothingToDo(Streams io, const ApplyInputs& in) {
   return ExitCode::kRefused;
 }
 
-// What a table-only plan writes, computed on a scratch copy// What a table-only plan writes,
-// computed on a scratch copy (docs/apply.md step 4) and checked; nullopt after printing why
-// (`*code`), or with nothing to write (`*code` kOk).
+// What a table-only plan writes, computed on a scratch copy (docs/apply.md step 4) and
+// checked; nullopt after printing why (`*code`), or with nothing to write (`*code` kOk).
 std::optional<ComputedTransition> ComputeTableWrite(Streams io, const ApplyInputs& in,
                                                     const std::string& backup_dir, ExitCode* code) {
   *code = ExitCode::kFailure;

@@ -264,7 +264,7 @@ TEST(MoveEngineTest, AnyOneDamagedJournalBlockStillResumesIntact) {
   const uint64_t blocks = sim.header().layout.file_bytes / kJournalBlockBytes;
   std::vector<uint8_t> noise(kJournalBlockBytes);
   for (size_t i = 0; i < noise.size(); ++i) noise[i] = static_cast<uint8_t>(i * 131 + 17);
-  uint64_t resumed = 0;
+  uint64_t resumed = 0, repaired = 0;
   for (uint64_t kill = 1; kill <= operations; ++kill) {
     const auto [disk_image, journal_image] = KilledAt(sim, kill);
     {
@@ -299,9 +299,14 @@ TEST(MoveEngineTest, AnyOneDamagedJournalBlockStillResumesIntact) {
           << "kill " << kill << ", block " << block << ": " << outcome->message;
       ASSERT_EQ(sim.Mismatch(status, disk.current()), "") << "kill " << kill << ", block " << block;
       ++resumed;
+      for (const std::string& note : outcome->notes) {
+        repaired += note.find("repaired from its repair trailer") != std::string::npos;
+      }
     }
   }
   EXPECT_GT(resumed, blocks * operations / 24);
+  // Some of them needed a saved copy that the damage hit, and got it back from its trailer.
+  EXPECT_GT(repaired, 0u);
 }
 
 // Beyond what the journal can repair (here a version 2 journal, which has no repair trailer,

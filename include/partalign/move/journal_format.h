@@ -35,11 +35,19 @@ inline constexpr std::string_view kJournalMagic = "PAJOURNL";
 /// The name apply gives every journal file ends so (docs/mover.md).
 inline constexpr std::string_view kJournalFileSuffix = ".partalign-journal";
 
-/// Version 2: the copy map (only the used chunks are copied) and the digest table filled by the
-/// copy pass (no pre-scan). Version 1 journals (every chunk, pre-scan) are still resumed, with
-/// version 1 state blocks and records (docs/mover.md §3).
-inline constexpr uint32_t kJournalVersion = 2;
+/// Version 3: every part the recovery needs survives one damaged 4 KiB block of the file - a
+/// second header, a mirror of the table data, copy map, digest table and state blocks, and in
+/// each ring slot a repair trailer (a copy of the record header, the XOR of the data's blocks
+/// and a checksum of each). Version 2: the copy map (only the used chunks are copied) and the
+/// digest table filled by the copy pass (no pre-scan). Versions 1 and 2 are still resumed, with
+/// their own state blocks and records (docs/mover.md §3).
+inline constexpr uint32_t kJournalVersion = 3;
+inline constexpr uint32_t kJournalVersionV2 = 2;
 inline constexpr uint32_t kJournalVersionV1 = 1;
+/// The versions this partalign reads.
+inline bool IsSupportedJournalVersion(uint32_t version) {
+  return version >= kJournalVersionV1 && version <= kJournalVersion;
+}
 /// Every region of the journal starts and ends on this boundary (O_DIRECT on the journal file).
 inline constexpr uint64_t kJournalBlockBytes = 4096;
 /// The header region: the preamble and the JSON text must fit.
@@ -94,11 +102,17 @@ struct JournalLayout {
   uint64_t slot_bytes = 0;  ///< record header + chunk
   uint64_t slot_count = 0;
   uint64_t file_bytes = 0;
+  /// Version 3 (0 before): the second copy of the header (right after the first), the distance
+  /// from each of the table data, copy map, digest table and state blocks to its mirror copy,
+  /// and the size of the repair trailer at the end of every ring slot (after chunk_bytes).
+  uint64_t header_copy_offset = 0;
+  uint64_t mirror_bytes = 0;
+  uint64_t repair_bytes = 0;
   bool operator==(const JournalLayout&) const = default;
 };
 
-JournalLayout ComputeJournalLayout(const MoveGeometry& move,
-                                   std::span<const TableUpdateInfo> table);
+JournalLayout ComputeJournalLayout(const MoveGeometry& move, std::span<const TableUpdateInfo> table,
+                                   uint32_t version = kJournalVersion);
 
 /// Where the old (or new) bytes of table update `index` are stored in the journal.
 uint64_t TableDataOffset(const JournalLayout& layout, std::span<const TableUpdateInfo> table,
@@ -234,6 +248,23 @@ std::optional<Digest128> ValidRecordDigest(std::span<const uint8_t> header_block
                                            const std::optional<Digest128>& expected,
                                            const JournalUuid& uuid, const Hasher& hasher,
                                            uint32_t version = kJournalVersion);
+/// Version 3: fills the repair trailer of a ring slot (layout.repair_bytes) for the record
+/// header `header_block` and the chunk's data `blocks` (its length rounded up to 4 KiB, as
+/// written): a copy of the header block, the XOR of the data's 4 KiB blocks, and the Hash64 of
+/// each of those blocks.
+void EncodeRecordRepair(std::span<const uint8_t> header_block, std::span<const uint8_t> blocks,
+                        std::span<uint8_t> trailer, const Hasher& hasher);
+/// ValidRecordDigest() of a slot read whole, `blocks` holding the data rounded up to 4 KiB;
+/// with a repair trailer (version 3, else empty), one damaged 4 KiB block - of the header or of
+/// the data - is repaired in place from it: the header from its copy, a data block (the one whose
+/// checksum differs) from the XOR of the others. A repair counts only when the whole chunk then
+/// hashes to the digest the header carries (and to `expected` when known).
+std::optional<Digest128> RepairedRecordDigest(std::span<uint8_t> header_block,
+                                              std::span<uint8_t> blocks, uint64_t length,
+                                              std::span<const uint8_t> trailer, uint64_t chunk,
+                                              const std::optional<Digest128>& expected,
+                                              const JournalUuid& uuid, const Hasher& hasher,
+                                              uint32_t version = kJournalVersion);
 /// ValidRecordDigest() with a known digest, as a yes/no.
 bool IsValidRecord(std::span<const uint8_t> header_block, std::span<const uint8_t> data,
                    uint64_t chunk, const Digest128& expected, const JournalUuid& uuid,

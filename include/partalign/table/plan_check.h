@@ -40,9 +40,12 @@ std::vector<std::string> PlanMismatches(const Plan& plan, const DeviceInfo& now,
 /// Which case a stale plan (PlanMismatches not empty) is, for the person reading the refusal.
 enum class StalePlanCase {
   kAnotherDisk,  ///< the serial, the WWN or the table's disk GUID / DOS identifier differ
-  kChanged,      ///< the same identifiers: the disk (its table, size) changed since the plan
-  kTopology,     ///< the same disk and table, seen with another topology (--assume)
-  kUnknown,      ///< nothing tells them apart (no serial, no table identifier in the plan)
+  /// the plan's table identifier differs from the disk's while its table fingerprint agrees: the
+  /// plan file was edited (the fingerprint covers the identifier; another disk has another one)
+  kEdited,
+  kChanged,   ///< the same identifiers: the disk (its table, size) changed since the plan
+  kTopology,  ///< the same disk and table, seen with another topology (--assume)
+  kUnknown,   ///< nothing tells them apart (no serial, no table identifier in the plan)
 };
 
 struct StalePlan {

@@ -294,6 +294,16 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
       return ExitCode::kOk;
     case MoveStatus::kStopped:
       PrintErrorOrToTerminal(io, outcome.message);
+      if (outcome.journal_damaged) {
+        // Resuming again, or rolling back, needs the same lost copy: no command of partalign
+        // finishes this move, and saying "resume" would send the user round in a circle.
+        PrintErrorOrToTerminal(
+            io, fmt::format("the move is unfinished and '{}' is part-way, and its journal '{}' "
+                            "lost the only copy of those bytes: 'partalign resume' and 'partalign "
+                            "resume --rollback' stop at the same chunk; nothing more was written",
+                            device_path, journal_path));
+        return ExitCode::kUnfinished;
+      }
       PrintErrorOrToTerminal(
           io, fmt::format("the move is unfinished and '{}' is part-way; run 'partalign "
                           "resume {}' to complete it, or 'partalign resume --rollback "

@@ -179,6 +179,11 @@ nlohmann::json HeaderJsonOf(const JournalHeader& h, const Hasher& hasher) {
                {"notes", h.used.notes}};
   j["layout"]["copy_map_offset"] = h.layout.copy_map_offset;
   j["layout"]["copy_map_bytes"] = h.layout.copy_map_bytes;
+  if (h.version >= kJournalVersion) {
+    j["layout"]["header_copy_offset"] = h.layout.header_copy_offset;
+    j["layout"]["mirror_bytes"] = h.layout.mirror_bytes;
+    j["layout"]["repair_bytes"] = h.layout.repair_bytes;
+  }
   if (!h.step.empty()) j["step"] = h.step;
   return j;
 }
@@ -192,10 +197,10 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
     }
     JournalHeader h;
     h.version = j.at("version").get<uint32_t>();
-    if (h.version != kJournalVersion && h.version != kJournalVersionV1) {
+    if (!IsSupportedJournalVersion(h.version)) {
       return MakeError(
           fmt::format("journal format version {} is not supported (this partalign "
-                      "reads versions {} and {})",
+                      "reads versions {} to {})",
                       h.version, kJournalVersionV1, kJournalVersion));
     }
     if (j.at("hash").get<std::string>() != hasher.name()) {
@@ -246,6 +251,11 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
     }
     h.layout.copy_map_offset = l.at("copy_map_offset").get<uint64_t>();
     h.layout.copy_map_bytes = l.at("copy_map_bytes").get<uint64_t>();
+    if (h.version >= kJournalVersion) {
+      h.layout.header_copy_offset = l.at("header_copy_offset").get<uint64_t>();
+      h.layout.mirror_bytes = l.at("mirror_bytes").get<uint64_t>();
+      h.layout.repair_bytes = l.at("repair_bytes").get<uint64_t>();
+    }
     const nlohmann::json& c = j.at("copy_map");
     h.copy_run_count = c.at("run_count").get<uint64_t>();
     h.copied_chunks = c.at("copied_chunks").get<uint64_t>();
@@ -314,10 +324,12 @@ std::optional<std::string> DeviceMismatch(const JournalDevice& recorded,
   return std::nullopt;
 }
 
-JournalLayout ComputeJournalLayout(const MoveGeometry& move,
-                                   std::span<const TableUpdateInfo> table) {
+JournalLayout ComputeJournalLayout(const MoveGeometry& move, std::span<const TableUpdateInfo> table,
+                                   uint32_t version) {
   JournalLayout layout;
-  layout.table_data_offset = kJournalHeaderBytes;
+  const bool redundant = version >= kJournalVersion;
+  if (redundant) layout.header_copy_offset = kJournalHeaderBytes;
+  layout.table_data_offset = (redundant ? 2 : 1) * kJournalHeaderBytes;
   for (const TableUpdateInfo& t : table) {
     layout.table_data_bytes += 2 * AlignUp(t.length_bytes, kJournalBlockBytes);
   }
@@ -327,7 +339,14 @@ JournalLayout ComputeJournalLayout(const MoveGeometry& move,
   layout.digest_table_bytes = AlignUp(ChunkCount(move) * kDigestBytes, kJournalBlockBytes);
   layout.state_offset = layout.digest_table_offset + layout.digest_table_bytes;
   layout.ring_offset = layout.state_offset + 2 * kJournalBlockBytes;
-  layout.slot_bytes = kJournalBlockBytes + move.chunk_bytes;
+  if (redundant) {
+    // The mirror: the same regions again, right after the first ones.
+    layout.mirror_bytes = layout.ring_offset - layout.table_data_offset;
+    layout.ring_offset += layout.mirror_bytes;
+    const uint64_t blocks = AlignUp(move.chunk_bytes, kJournalBlockBytes) / kJournalBlockBytes;
+    layout.repair_bytes = 2 * kJournalBlockBytes + AlignUp(blocks * 8, kJournalBlockBytes);
+  }
+  layout.slot_bytes = kJournalBlockBytes + move.chunk_bytes + layout.repair_bytes;
   const uint64_t batches = (ChunkCount(move) + move.chunks_per_batch - 1) / move.chunks_per_batch;
   layout.slot_count = std::min<uint64_t>(move.ring_batches, batches) * move.chunks_per_batch;
   layout.file_bytes = layout.ring_offset + layout.slot_count * layout.slot_bytes;
@@ -376,9 +395,9 @@ Result<JournalHeader> DecodeJournalHeader(std::span<const uint8_t> bytes, const 
     return MakeError("not a partalign move journal (bad magic)");
   }
   const uint32_t version = Get32(&bytes[8]);
-  if (version != kJournalVersion && version != kJournalVersionV1) {
+  if (!IsSupportedJournalVersion(version)) {
     return MakeError(fmt::format(
-        "journal format version {} is not supported (this partalign reads versions {} and {})",
+        "journal format version {} is not supported (this partalign reads versions {} to {})",
         version, kJournalVersionV1, kJournalVersion));
   }
   const uint64_t json_length = Get64(&bytes[16]);
@@ -443,7 +462,7 @@ void CompleteJournalHeader(JournalHeader& header, const Hasher& hasher) {
                                  : hasher.Hash64(std::span<const uint8_t>(
                                        runs.data(), header.copy_run_count * kCopyRunBytes));
   header.copied_chunks = ChunkCount(header.move);
-  header.layout = ComputeJournalLayout(header.move, header.table);
+  header.layout = ComputeJournalLayout(header.move, header.table, header.version);
 }
 
 std::vector<uint8_t> EncodeCopyMap(const CopySet& copy) {
@@ -482,7 +501,7 @@ Status AttachCopyMap(JournalHeader& header, std::span<const uint8_t> region, con
     return MakeError(fmt::format("the journal's copy map has {} chunks, its header says {}",
                                  ChunkCount(header.move), header.copied_chunks));
   }
-  if (ComputeJournalLayout(header.move, header.table) != header.layout) {
+  if (ComputeJournalLayout(header.move, header.table, header.version) != header.layout) {
     return MakeError("the journal layout does not match its move (corrupt header)");
   }
   return {};
@@ -603,6 +622,80 @@ std::optional<Digest128> ValidRecordDigest(std::span<const uint8_t> header_block
   if (expected && record->digest != *expected) return std::nullopt;
   // The header can be intact while the data behind it is torn: check the data itself.
   if (hasher.Hash128(data) != record->digest) return std::nullopt;
+  return record->digest;
+}
+
+void EncodeRecordRepair(std::span<const uint8_t> header_block, std::span<const uint8_t> blocks,
+                        std::span<uint8_t> trailer, const Hasher& hasher) {
+  std::fill(trailer.begin(), trailer.end(), 0);
+  std::memcpy(trailer.data(), header_block.data(), kJournalBlockBytes);
+  uint8_t* parity = trailer.data() + kJournalBlockBytes;
+  uint8_t* sums = trailer.data() + 2 * kJournalBlockBytes;
+  for (size_t b = 0; b * kJournalBlockBytes < blocks.size(); ++b) {
+    std::span<const uint8_t> block = blocks.subspan(b * kJournalBlockBytes, kJournalBlockBytes);
+    for (size_t i = 0; i < kJournalBlockBytes; ++i) parity[i] ^= block[i];
+    Put64(sums + 8 * b, hasher.Hash64(block));
+  }
+}
+
+std::optional<Digest128> RepairedRecordDigest(std::span<uint8_t> header_block,
+                                              std::span<uint8_t> blocks, uint64_t length,
+                                              std::span<const uint8_t> trailer, uint64_t chunk,
+                                              const std::optional<Digest128>& expected,
+                                              const JournalUuid& uuid, const Hasher& hasher,
+                                              uint32_t version) {
+  if (AlignUp(length, kJournalBlockBytes) > blocks.size()) return std::nullopt;
+  std::span<const uint8_t> data = blocks.first(length);
+  std::optional<Digest128> digest =
+      ValidRecordDigest(header_block, data, chunk, expected, uuid, hasher, version);
+  const size_t count = AlignUp(length, kJournalBlockBytes) / kJournalBlockBytes;
+  if (digest || trailer.size() < 2 * kJournalBlockBytes + count * 8) return digest;
+  // One damaged block of the header: its copy is in the trailer.
+  std::span<const uint8_t> header_copy = trailer.first(kJournalBlockBytes);
+  digest = ValidRecordDigest(header_copy, data, chunk, expected, uuid, hasher, version);
+  if (digest) {
+    std::memcpy(header_block.data(), header_copy.data(), kJournalBlockBytes);
+    return digest;
+  }
+  // One damaged block of the data: the one whose checksum differs, rebuilt from the parity and
+  // the other blocks, and accepted only when the whole chunk then has the header's digest.
+  std::span<const uint8_t> header = header_block;
+  std::optional<RecordHeader> record = DecodeRecordHeader(header, uuid, hasher, version);
+  if (!record) {
+    header = header_copy;
+    record = DecodeRecordHeader(header, uuid, hasher, version);
+  }
+  if (!record || record->chunk != chunk || record->length_bytes != length ||
+      (expected && record->digest != *expected)) {
+    return std::nullopt;
+  }
+  const uint8_t* sums = trailer.data() + 2 * kJournalBlockBytes;
+  size_t damaged = count;
+  for (size_t b = 0; b < count; ++b) {
+    if (hasher.Hash64(blocks.subspan(b * kJournalBlockBytes, kJournalBlockBytes)) !=
+        Get64(sums + 8 * b)) {
+      if (damaged != count) return std::nullopt;  // two blocks: beyond the parity
+      damaged = b;
+    }
+  }
+  if (damaged == count) return std::nullopt;
+  std::vector<uint8_t> rebuilt(trailer.begin() + kJournalBlockBytes,
+                               trailer.begin() + 2 * kJournalBlockBytes);
+  for (size_t b = 0; b < count; ++b) {
+    if (b == damaged) continue;
+    const uint8_t* block = blocks.data() + b * kJournalBlockBytes;
+    for (size_t i = 0; i < kJournalBlockBytes; ++i) rebuilt[i] ^= block[i];
+  }
+  std::vector<uint8_t> original(blocks.begin() + damaged * kJournalBlockBytes,
+                                blocks.begin() + (damaged + 1) * kJournalBlockBytes);
+  std::memcpy(blocks.data() + damaged * kJournalBlockBytes, rebuilt.data(), kJournalBlockBytes);
+  if (hasher.Hash128(data) != record->digest) {
+    std::memcpy(blocks.data() + damaged * kJournalBlockBytes, original.data(), kJournalBlockBytes);
+    return std::nullopt;
+  }
+  if (header.data() != header_block.data()) {
+    std::memcpy(header_block.data(), header.data(), kJournalBlockBytes);
+  }
   return record->digest;
 }
 

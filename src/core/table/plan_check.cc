@@ -234,6 +234,11 @@ StalePlan ClassifyStalePlan(const Plan& plan, const DeviceInfo& now, const Parti
   }
   const char* what = TableIdName(table.label);
   if (!plan.disk.table_id.empty() && !SameTableId(plan.disk.table_id, table.disk_id)) {
+    if (plan.table_fingerprint == table.fingerprint && plan.label == table.label) {
+      return {StalePlanCase::kEdited,
+              fmt::format("the plan says {} {}, the disk's table {}", what,
+                          Quoted(plan.disk.table_id), Quoted(table.disk_id))};
+    }
     return {StalePlanCase::kAnotherDisk,
             fmt::format("its table's {} is {}, the plan's {}", what, Quoted(table.disk_id),
                         Quoted(plan.disk.table_id))};
@@ -293,6 +298,13 @@ std::vector<std::string> StalePlanRefusal(const Plan& plan, const DeviceInfo& no
       next_plan = PlanPathFor(plan_path, disk_path);
       next = fmt::format("to align '{}', plan it (the plan stays right for its own disk): ",
                          disk_path);
+      break;
+    case StalePlanCase::kEdited:
+      lines.push_back(head + fmt::format("the plan file was edited: it does not match the table "
+                                         "identifier of this disk ({}), although its table "
+                                         "fingerprint does:",
+                                         stale.why));
+      next = "plan it again: ";
       break;
     case StalePlanCase::kChanged:
       lines.push_back(head + fmt::format("it is the plan's disk ({}), but it changed since the "

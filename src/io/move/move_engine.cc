@@ -120,6 +120,20 @@ class Engine {
   Result<bool> RunSegment(const Segment& segment, bool rollback, uint64_t begin, uint64_t end,
                           bool look_for_copies);
   Result<std::vector<bool>> ValidCopies(const Segment& segment, uint64_t begin, uint64_t end);
+  /// The journal spans of the ring slot of `step` held at `slot` (a slot_bytes buffer): the
+  /// record header and the data, and (version 3) the repair trailer.
+  void AddRecordSpans(uint8_t* slot, uint64_t step, uint64_t length,
+                      std::vector<IoSpan>& spans) const;
+  /// The digest of the saved copy read into `slot` when it is a valid one of `chunk`, repaired
+  /// in place from its trailer if one block is damaged (version 3); nullopt otherwise.
+  std::optional<Digest128> RecordDigest(uint8_t* slot, uint64_t chunk, uint64_t length);
+  /// Whether the ring slot read into `slot` shows that a saved copy of `chunk` was written
+  /// there (its record header, or bytes that are neither a record header nor zero: a damaged
+  /// one), as opposed to an empty slot or another chunk's record.
+  bool SlotWasWritten(const uint8_t* slot, uint64_t chunk) const;
+  /// The stop when the saved copy of `chunk` is damaged beyond repair while its source (at
+  /// byte `source`) was overwritten: the journal, not the disk, is what failed.
+  Error JournalDamaged(uint64_t chunk, uint64_t length, uint64_t source);
   Result<bool> BeginRollback();
   /// Reads back the source of the forward steps a rollback moved back (of every chunk when
   /// each digest is known) and compares.
@@ -156,6 +170,11 @@ class Engine {
   /// The forward pass stopped because the source could not be read (not a mismatch, not a
   /// write or journal error): the journal allows undoing what was moved.
   std::atomic<bool> source_unreadable_{false};
+  std::atomic<bool> journal_damaged_{false};
+  /// Saved copies read back damaged and repaired from their trailer (version 3).
+  std::atomic<uint64_t> repaired_copies_{0};
+  /// The note that says so, once, in `outcome`.
+  void NoteRepairs(MoveOutcome& outcome) const;
 };
 
 uint64_t Engine::StepBytes(const Segment& segment, uint64_t begin, uint64_t end) const {
@@ -282,12 +301,21 @@ bool Engine::HoldsRecord(uint64_t chunk) const {
 }
 
 Result<bool> Engine::DigestTableHasEntries() {
+  // Version 3: both copies (the copy pass writes them together), so that one damaged block of
+  // one copy is not taken for a copy pass that began.
   const JournalLayout& layout = journal_.header().layout;
-  AlignedBuffer buffer(layout.digest_table_bytes);
-  IoSpan span{buffer.data(), layout.digest_table_bytes, layout.digest_table_offset};
-  if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
-  return std::any_of(buffer.data(), buffer.data() + layout.digest_table_bytes,
-                     [](uint8_t b) { return b != 0; });
+  for (uint64_t at :
+       {layout.digest_table_offset, layout.digest_table_offset + layout.mirror_bytes}) {
+    if (at != layout.digest_table_offset && layout.mirror_bytes == 0) break;
+    AlignedBuffer buffer(layout.digest_table_bytes);
+    IoSpan span{buffer.data(), layout.digest_table_bytes, at};
+    if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
+    if (std::all_of(buffer.data(), buffer.data() + layout.digest_table_bytes,
+                    [](uint8_t b) { return b == 0; })) {
+      return false;
+    }
+  }
+  return true;
 }
 
 Result<std::optional<std::string>> Engine::CheckDiskState() {
@@ -480,15 +508,69 @@ Result<std::vector<bool>> Engine::ValidCopies(const Segment& segment, uint64_t b
   for (uint64_t step = begin; step < end; ++step) {
     const uint64_t chunk = ChunkAt(segment, step);
     const uint64_t length = ChunkExtentOf(move_, chunk).length_bytes;
-    IoSpan span{buffer.data(), kJournalBlockBytes + AlignUp(length, kJournalBlockBytes),
-                journal_.SlotOffset(step)};
-    if (Status read = journal_.io().Read({&span, 1}); !read) return read.error();
-    valid.push_back(ValidRecordDigest({buffer.data(), kJournalBlockBytes},
-                                      {buffer.data() + kJournalBlockBytes, length}, chunk,
-                                      KnownDigest(chunk), journal_.header().uuid, hasher_, version_)
-                        .has_value());
+    std::vector<IoSpan> spans;
+    AddRecordSpans(buffer.data(), step, length, spans);
+    if (Status read = journal_.io().Read(spans); !read) return read.error();
+    valid.push_back(RecordDigest(buffer.data(), chunk, length).has_value());
   }
   return valid;
+}
+
+bool Engine::SlotWasWritten(const uint8_t* slot, uint64_t chunk) const {
+  const JournalUuid& uuid = journal_.header().uuid;
+  const uint64_t repair = journal_.header().layout.repair_bytes;
+  std::vector<const uint8_t*> headers = {slot};
+  if (repair != 0) headers.push_back(slot + kJournalBlockBytes + move_.chunk_bytes);
+  bool written = false;
+  for (const uint8_t* h : headers) {
+    std::span<const uint8_t> block(h, kJournalBlockBytes);
+    std::optional<RecordHeader> record = DecodeRecordHeader(block, uuid, hasher_, version_);
+    if (record) {
+      written = written || record->chunk == chunk;
+    } else {
+      // Neither a record nor an empty slot: bytes no record write leaves behind.
+      written = written || std::any_of(block.begin(), block.end(), [](uint8_t b) { return b; });
+    }
+  }
+  return written;
+}
+
+Error Engine::JournalDamaged(uint64_t chunk, uint64_t length, uint64_t source) {
+  journal_damaged_ = true;
+  return MakeError(fmt::format(
+      "the journal is damaged: its saved copy of chunk {} fails its checksum, and the source of "
+      "that chunk (the {} bytes at byte {} of '{}') no longer holds what was copied - the move had "
+      "begun to overwrite it; stopped before writing it",
+      chunk, length, source, device_.name()));
+}
+
+void Engine::AddRecordSpans(uint8_t* slot, uint64_t step, uint64_t length,
+                            std::vector<IoSpan>& spans) const {
+  const uint64_t at = journal_.SlotOffset(step);
+  spans.push_back({slot, kJournalBlockBytes + AlignUp(length, kJournalBlockBytes), at});
+  const uint64_t repair = journal_.header().layout.repair_bytes;
+  if (repair == 0) return;
+  const uint64_t trailer = kJournalBlockBytes + move_.chunk_bytes;
+  spans.push_back({slot + trailer, repair, at + trailer});
+}
+
+std::optional<Digest128> Engine::RecordDigest(uint8_t* slot, uint64_t chunk, uint64_t length) {
+  const uint64_t repair = journal_.header().layout.repair_bytes;
+  if (repair != 0 &&
+      !ValidRecordDigest({slot, kJournalBlockBytes}, {slot + kJournalBlockBytes, length}, chunk,
+                         KnownDigest(chunk), journal_.header().uuid, hasher_, version_)) {
+    std::optional<Digest128> repaired =
+        RepairedRecordDigest({slot, kJournalBlockBytes},
+                             {slot + kJournalBlockBytes, AlignUp(length, kJournalBlockBytes)},
+                             length, {slot + kJournalBlockBytes + move_.chunk_bytes, repair}, chunk,
+                             KnownDigest(chunk), journal_.header().uuid, hasher_, version_);
+    if (repaired) ++repaired_copies_;
+    return repaired;
+  }
+  return RepairedRecordDigest({slot, kJournalBlockBytes},
+                              {slot + kJournalBlockBytes, AlignUp(length, kJournalBlockBytes)},
+                              length, {slot + kJournalBlockBytes + move_.chunk_bytes, repair},
+                              chunk, KnownDigest(chunk), journal_.header().uuid, hasher_, version_);
 }
 
 Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t begin, uint64_t end,
@@ -536,11 +618,6 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   auto length_of = [&](uint64_t step) {
     return ChunkExtentOf(move_, ChunkAt(segment, step)).length_bytes;
   };
-  auto record_span = [&](uint64_t item, uint64_t step) {
-    return IoSpan{header_at(item, step),
-                  kJournalBlockBytes + AlignUp(length_of(step), kJournalBlockBytes),
-                  journal_.SlotOffset(step)};
-  };
 
   // A batch's buffer is free once the batch is written; commits lag without holding memory.
   Pipeline pipeline(items, kMoveDepth, kWriteStage);
@@ -554,14 +631,15 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     std::fill(copied.begin(), copied.end(), false);
     if (look_for_copies && item < regions_) {
       std::vector<IoSpan> spans;
-      for (uint64_t step = first; step < last; ++step) spans.push_back(record_span(item, step));
+      for (uint64_t step = first; step < last; ++step) {
+        AddRecordSpans(header_at(item, step), step, length_of(step), spans);
+      }
       if (Status read = journal_.io().Read(spans); !read) return read;
       for (uint64_t step = first; step < last; ++step) {
         const uint64_t chunk = ChunkAt(segment, step);
-        const uint8_t* h = header_at(item, step);
+        // A damaged block of the copy is repaired here (version 3), in the batch's buffer.
         std::optional<Digest128> digest =
-            ValidRecordDigest({h, kJournalBlockBytes}, {h + kJournalBlockBytes, length_of(step)},
-                              chunk, KnownDigest(chunk), uuid, hasher_, version_);
+            RecordDigest(header_at(item, step), chunk, length_of(step));
         copied[step % cpb] = digest.has_value();
         if (digest) digests_[chunk] = *digest;
       }
@@ -586,20 +664,30 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
         // A saved copy whose data is damaged while its header is intact: the header still says
         // what the source held when the copy was taken, and the source, read instead, must
         // hold it (it may have been overwritten after the copy was made durable).
+        // (Version 3: either copy of the header.)
         std::optional<RecordHeader> record = DecodeRecordHeader(
             {header_at(item, step), kJournalBlockBytes}, uuid, hasher_, version_);
+        if (!record && journal_.header().layout.repair_bytes != 0) {
+          record = DecodeRecordHeader(
+              {header_at(item, step) + kJournalBlockBytes + move_.chunk_bytes, kJournalBlockBytes},
+              uuid, hasher_, version_);
+        }
         if (record && record->chunk == chunk && record->length_bytes == length_of(step)) {
           if (digest != record->digest) {
-            return MakeError(fmt::format(
-                "chunk {}: its saved copy in the journal is damaged and its source (the {} bytes "
-                "at byte {} of '{}') no longer holds what was copied; stopped before writing it",
-                chunk, length_of(step), DataOffset(segment, step, false), device_.name()));
+            return JournalDamaged(chunk, length_of(step), DataOffset(segment, step, false));
           }
         }
       }
       if (!known) {
         digests_[chunk] = digest;
       } else if (digest != *known) {
+        // The saved copy this step needed is there but unreadable: the journal was damaged
+        // after it was written, not the disk (which a torn copy, never flushed, cannot explain:
+        // no write that overwrites the source was issued before its flush).
+        if (look_for_copies && item < regions_ && NeedsSavedCopy(move_, segment, step) &&
+            SlotWasWritten(header_at(item, step), chunk)) {
+          return JournalDamaged(chunk, length_of(step), DataOffset(segment, step, false));
+        }
         return MakeError(fmt::format(
             "the {} bytes at byte {} of '{}' are not what was read before (chunk {}): the disk "
             "changed under the move; stopped before writing them",
@@ -639,9 +727,15 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
           high_chunk = std::max(high_chunk, chunk);
         }
         if (!NeedsSavedCopy(move_, segment, step)) continue;
+        uint8_t* h = header_at(covered, step);
         EncodeRecordHeader({chunk, length_of(step), digests_[chunk], rollback}, uuid, hasher_,
-                           {header_at(covered, step), kJournalBlockBytes}, version_);
-        spans.push_back(record_span(covered, step));
+                           {h, kJournalBlockBytes}, version_);
+        if (const uint64_t repair = journal_.header().layout.repair_bytes; repair != 0) {
+          EncodeRecordRepair({h, kJournalBlockBytes},
+                             {h + kJournalBlockBytes, AlignUp(length_of(step), kJournalBlockBytes)},
+                             {h + kJournalBlockBytes + move_.chunk_bytes, repair}, hasher_);
+        }
+        AddRecordSpans(h, step, length_of(step), spans);
         bytes += length_of(step);
       }
     }
@@ -650,8 +744,12 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       // durable (or not yet vouched for), so a torn block write loses nothing.
       const uint64_t from = AlignDown(low_chunk * 16, kJournalBlockBytes);
       const uint64_t to = AlignUp((high_chunk + 1) * 16, kJournalBlockBytes);
-      spans.push_back({digest_image_->data() + from, to - from,
-                       journal_.header().layout.digest_table_offset + from});
+      const JournalLayout& layout = journal_.header().layout;
+      spans.push_back({digest_image_->data() + from, to - from, layout.digest_table_offset + from});
+      if (layout.mirror_bytes != 0) {
+        spans.push_back({digest_image_->data() + from, to - from,
+                         layout.digest_table_offset + layout.mirror_bytes + from});
+      }
     }
     if (!spans.empty()) {
       if (Status w = journal_.io().Write(spans); !w) return w;
@@ -823,6 +921,14 @@ Result<std::optional<std::string>> Engine::Prove() {
   return CheckDiskState();
 }
 
+void Engine::NoteRepairs(MoveOutcome& outcome) const {
+  if (repaired_copies_ == 0) return;
+  outcome.notes.push_back(
+      fmt::format("the journal had {} damaged saved cop{}, each repaired from its repair trailer "
+                  "(docs/mover.md §3)",
+                  repaired_copies_.load(), repaired_copies_ == 1 ? "y" : "ies"));
+}
+
 Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
   Result<std::optional<std::string>> proven = Prove();
   if (!proven) return proven.error();
@@ -832,7 +938,9 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
     outcome.status = MoveStatus::kStopped;
     outcome.message = message;
     outcome.source_unreadable = source_unreadable_;
+    outcome.journal_damaged = journal_damaged_;
     outcome.stats = stats_;
+    NoteRepairs(outcome);
     return outcome;
   };
   auto failed = [&](const Error& error) { return stopped(error.message); };
@@ -870,6 +978,7 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
       case RecoveryAction::kDiscard:
         outcome.status = MoveStatus::kNothingWritten;
         outcome.stats = stats_;
+        NoteRepairs(outcome);
         return outcome;
       case RecoveryAction::kContinueForward: {
         const uint64_t from = journal_.state()->forward_done;
@@ -935,6 +1044,7 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
         outcome.status = step->action == RecoveryAction::kFinishCompleted ? MoveStatus::kCompleted
                                                                           : MoveStatus::kRolledBack;
         outcome.stats = stats_;
+        NoteRepairs(outcome);
         return outcome;
     }
   }

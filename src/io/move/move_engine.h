@@ -66,6 +66,9 @@ struct MoveOutcome {
   /// kStopped because the forward pass could not read the source: what was moved can be
   /// rolled back from the journal (StartMove does so at once).
   bool source_unreadable = false;
+  /// kStopped because a saved copy the journal needed is damaged beyond repair and the source
+  /// no longer holds that chunk: resuming again, or rolling back, stops at the same chunk.
+  bool journal_damaged = false;
   /// Things the user should know that are not errors.
   std::vector<std::string> notes;
   MoveStats stats;

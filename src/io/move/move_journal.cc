@@ -28,6 +28,31 @@ Status WriteRegion(BlockIo& io, uint64_t offset, std::span<const uint8_t> bytes)
   return io.Write({&span, 1});
 }
 
+// Version 3 keeps a mirror copy of the table data, the copy map, the digest table and the state
+// blocks `layout.mirror_bytes` after each (docs/mover.md §3): written with it, read when it
+// fails its check.
+Status WriteMirrored(BlockIo& io, const JournalLayout& layout, uint64_t offset,
+                     std::span<const uint8_t> bytes) {
+  if (Status w = WriteRegion(io, offset, bytes); !w) return w;
+  if (layout.mirror_bytes == 0) return {};
+  return WriteRegion(io, offset + layout.mirror_bytes, bytes);
+}
+
+// The region at `offset` for which `check` succeeds: the first copy, else (version 3) the
+// mirror's; the first copy's error when neither passes.
+template <typename T, typename Check>
+Result<T> ReadMirrored(BlockIo& io, const JournalLayout& layout, uint64_t offset, uint64_t length,
+                       Check check) {
+  Result<AlignedBuffer> first = ReadRegion(io, offset, length);
+  if (!first) return first.error();
+  Result<T> result = check(first->span());
+  if (result || layout.mirror_bytes == 0) return result;
+  Result<AlignedBuffer> mirror = ReadRegion(io, offset + layout.mirror_bytes, length);
+  if (!mirror) return result;
+  Result<T> mirrored = check(mirror->span());
+  return mirrored ? mirrored : result;
+}
+
 }  // namespace
 
 MoveJournal::MoveJournal(MoveJournal&& other) noexcept
@@ -50,20 +75,29 @@ Result<MoveJournal> MoveJournal::Initialize(BlockIo& io, const JournalHeader& he
   for (size_t i = 0; i < table.size(); ++i) {
     const uint64_t old_at = TableDataOffset(header.layout, header.table, i, false);
     const uint64_t new_at = TableDataOffset(header.layout, header.table, i, true);
-    if (Status w = WriteRegion(io, old_at, table[i].old_bytes); !w) return w.error();
-    if (Status w = WriteRegion(io, new_at, table[i].new_bytes); !w) return w.error();
+    const JournalLayout& l = header.layout;
+    if (Status w = WriteMirrored(io, l, old_at, table[i].old_bytes); !w) return w.error();
+    if (Status w = WriteMirrored(io, l, new_at, table[i].new_bytes); !w) return w.error();
   }
   if (header.layout.copy_map_bytes > 0) {
-    if (Status w = WriteRegion(io, header.layout.copy_map_offset, EncodeCopyMap(header.move.copy));
+    if (Status w = WriteMirrored(io, header.layout, header.layout.copy_map_offset,
+                                 EncodeCopyMap(header.move.copy));
         !w) {
       return w.error();
     }
   }
   // A journal file is new and zero, but a reused or simulated one may not be: no stale state.
   const std::vector<uint8_t> zero(2 * kJournalBlockBytes, 0);
-  if (Status w = WriteRegion(io, header.layout.state_offset, zero); !w) return w.error();
+  if (Status w = WriteMirrored(io, header.layout, header.layout.state_offset, zero); !w) {
+    return w.error();
+  }
   if (Status f = io.Flush(); !f) return f.error();
   if (Status w = WriteRegion(io, 0, *encoded); !w) return w.error();
+  if (header.layout.header_copy_offset != 0) {
+    if (Status w = WriteRegion(io, header.layout.header_copy_offset, *encoded); !w) {
+      return w.error();
+    }
+  }
   if (Status f = io.Flush(); !f) return f.error();
   return MoveJournal(io, header, hasher);
 }
@@ -76,24 +110,43 @@ Result<MoveJournal> MoveJournal::Load(BlockIo& io, const Hasher& hasher) {
   Result<AlignedBuffer> bytes = ReadRegion(io, 0, kJournalHeaderBytes);
   if (!bytes) return bytes.error();
   Result<JournalHeader> header = DecodeJournalHeader(bytes->span(), hasher);
+  if (!header && io.size_bytes() >= 2 * kJournalHeaderBytes) {
+    // Version 3: the second copy, right after the first (any other version's file holds its
+    // table data there, which is no header).
+    Result<AlignedBuffer> copy = ReadRegion(io, kJournalHeaderBytes, kJournalHeaderBytes);
+    if (!copy) return copy.error();
+    Result<JournalHeader> second = DecodeJournalHeader(copy->span(), hasher);
+    if (second && second->layout.header_copy_offset == kJournalHeaderBytes) header = second;
+  }
   if (!header) return MakeError(fmt::format("'{}': {}", io.name(), header.error().message));
   if (io.size_bytes() < header->layout.file_bytes) {
     return MakeError(fmt::format("the journal '{}' is truncated ({} of {} bytes)", io.name(),
                                  io.size_bytes(), header->layout.file_bytes));
   }
-  Result<AlignedBuffer> copy_map =
-      ReadRegion(io, header->layout.copy_map_offset, header->layout.copy_map_bytes);
-  if (!copy_map) return copy_map.error();
-  if (Status attached = AttachCopyMap(*header, copy_map->span(), hasher); !attached) {
-    return MakeError(fmt::format("'{}': {}", io.name(), attached.error().message));
+  const JournalLayout layout = header->layout;
+  Result<JournalHeader> attached =
+      ReadMirrored<JournalHeader>(io, layout, layout.copy_map_offset, layout.copy_map_bytes,
+                                  [&](std::span<const uint8_t> region) -> Result<JournalHeader> {
+                                    JournalHeader with_map = *header;
+                                    if (Status a = AttachCopyMap(with_map, region, hasher); !a)
+                                      return a.error();
+                                    return with_map;
+                                  });
+  if (!attached) return MakeError(fmt::format("'{}': {}", io.name(), attached.error().message));
+  MoveJournal journal(io, std::move(*attached), hasher);
+  // The valid state with the highest sequence number among both copies of both blocks.
+  for (uint64_t at : {layout.state_offset, layout.state_offset + layout.mirror_bytes}) {
+    if (at != layout.state_offset && layout.mirror_bytes == 0) break;
+    Result<AlignedBuffer> states = ReadRegion(io, at, 2 * kJournalBlockBytes);
+    if (!states) return states.error();
+    std::span<const uint8_t> all(states->data(), states->size());
+    std::optional<JournalState> state =
+        LatestState(all.first(kJournalBlockBytes), all.subspan(kJournalBlockBytes),
+                    journal.header_.uuid, hasher, journal.header_.version);
+    if (state && (!journal.state_ || state->sequence > journal.state_->sequence)) {
+      journal.state_ = state;
+    }
   }
-  Result<AlignedBuffer> states =
-      ReadRegion(io, header->layout.state_offset, 2 * kJournalBlockBytes);
-  if (!states) return states.error();
-  std::span<const uint8_t> all(states->data(), states->size());
-  MoveJournal journal(io, std::move(*header), hasher);
-  journal.state_ = LatestState(all.first(kJournalBlockBytes), all.subspan(kJournalBlockBytes),
-                               journal.header_.uuid, hasher, journal.header_.version);
   if (journal.state_ && journal.header_.version != kJournalVersionV1) {
     const JournalState& st = *journal.state_;
     if (st.digests_known > ChunkCount(journal.header_.move) || st.forward_done > st.digests_known) {
@@ -111,7 +164,7 @@ Status MoveJournal::WriteState(JournalState state) {
   const std::vector<uint8_t> block =
       EncodeStateBlock(state, header_.uuid, *hasher_, header_.version);
   const uint64_t at = header_.layout.state_offset + StateBlockOffset(state.sequence);
-  if (Status w = WriteRegion(*io_, at, block); !w) return w;
+  if (Status w = WriteMirrored(*io_, header_.layout, at, block); !w) return w;
   if (Status f = io_->Flush(); !f) return f;
   state_ = state;
   return {};
@@ -127,24 +180,26 @@ Status MoveJournal::WriteDigests(std::span<const Digest128> digests) {
 
 Result<std::vector<Digest128>> MoveJournal::ReadDigests() {
   if (!state_) return MakeError("the journal holds no digests yet (the move never started)");
-  Result<AlignedBuffer> bytes =
-      ReadRegion(*io_, header_.layout.digest_table_offset, header_.layout.digest_table_bytes);
-  if (!bytes) return bytes.error();
   const uint64_t count = ChunkCount(header_.move);
-  if (header_.version == kJournalVersionV1) {
-    return DecodeDigestTable(bytes->span(), count, state_->digest_table_checksum, *hasher_);
-  }
-  Result<std::vector<Digest128>> digests = ReadDigestEntries(bytes->span(), count);
-  if (!digests) return digests;
-  const Segment forward = ForwardSegment(header_.move);
-  uint64_t chain = 0;
-  for (uint64_t step = 0; step < state_->digests_known; ++step) {
-    chain = ChainDigest(chain, (*digests)[ChunkAt(forward, step)], *hasher_);
-  }
-  if (chain != state_->digest_table_checksum) {
-    return MakeError("the journal's digest table is corrupt (checksum mismatch)");
-  }
-  return digests;
+  const JournalState state = *state_;
+  return ReadMirrored<std::vector<Digest128>>(
+      *io_, header_.layout, header_.layout.digest_table_offset, header_.layout.digest_table_bytes,
+      [&](std::span<const uint8_t> bytes) -> Result<std::vector<Digest128>> {
+        if (header_.version == kJournalVersionV1) {
+          return DecodeDigestTable(bytes, count, state.digest_table_checksum, *hasher_);
+        }
+        Result<std::vector<Digest128>> digests = ReadDigestEntries(bytes, count);
+        if (!digests) return digests;
+        const Segment forward = ForwardSegment(header_.move);
+        uint64_t chain = 0;
+        for (uint64_t step = 0; step < state.digests_known; ++step) {
+          chain = ChainDigest(chain, (*digests)[ChunkAt(forward, step)], *hasher_);
+        }
+        if (chain != state.digest_table_checksum) {
+          return MakeError("the journal's digest table is corrupt (checksum mismatch)");
+        }
+        return digests;
+      });
 }
 
 uint64_t MoveJournal::KnownDigestSteps() const {
@@ -161,16 +216,19 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
     update.offset_bytes = info.offset_bytes;
     update.in_data = info.in_data;
     for (bool is_new : {false, true}) {
-      Result<AlignedBuffer> bytes = ReadRegion(
-          *io_, TableDataOffset(header_.layout, header_.table, i, is_new), info.length_bytes);
+      Result<std::vector<uint8_t>> bytes = ReadMirrored<std::vector<uint8_t>>(
+          *io_, header_.layout, TableDataOffset(header_.layout, header_.table, i, is_new),
+          info.length_bytes, [&](std::span<const uint8_t> region) -> Result<std::vector<uint8_t>> {
+            std::span<const uint8_t> data = region.first(info.length_bytes);
+            if (hasher_->Hash64(data) != (is_new ? info.new_checksum : info.old_checksum)) {
+              return MakeError(fmt::format(
+                  "the journal's copy of the {} table bytes at device byte {} is corrupt",
+                  is_new ? "new" : "old", info.offset_bytes));
+            }
+            return std::vector<uint8_t>(data.begin(), data.end());
+          });
       if (!bytes) return bytes.error();
-      std::span<const uint8_t> data(bytes->data(), info.length_bytes);
-      if (hasher_->Hash64(data) != (is_new ? info.new_checksum : info.old_checksum)) {
-        return MakeError(
-            fmt::format("the journal's copy of the {} table bytes at device byte {} is corrupt",
-                        is_new ? "new" : "old", info.offset_bytes));
-      }
-      (is_new ? update.new_bytes : update.old_bytes).assign(data.begin(), data.end());
+      (is_new ? update.new_bytes : update.old_bytes) = std::move(*bytes);
     }
     updates.push_back(std::move(update));
   }

@@ -362,8 +362,8 @@ TEST_F(ResumeFaultsTest, AJournalHeldByARunningPartalignIsNotCalledRemovable) {
   EXPECT_FALSE(std::filesystem::exists(journal));
 }
 
-// 5. A journal whose two state blocks were zeroed, while its digest table shows the copy had
-// begun: refused, never read as "not started".
+// 5. A journal whose state blocks (both copies) were zeroed, while its digest table shows the copy
+// had begun: refused, never read as "not started".
 TEST_F(ResumeFaultsTest, ZeroedStateBlocksAreRefusedNotRestarted) {
   const std::string journal = KilledApply("table:1");
   ASSERT_FALSE(journal.empty());
@@ -372,9 +372,14 @@ TEST_F(ResumeFaultsTest, ZeroedStateBlocksAreRefusedNotRestarted) {
   ASSERT_TRUE(summary->state.has_value());
   const uint64_t at = summary->header.layout.state_offset;
   ASSERT_GT(at, 0u);
-  test::RunOrThrow({"dd", "if=/dev/zero", "of=" + journal, "bs=4096",
-                    fmt::format("seek={}", at / 4096), "count=2", "conv=notrunc,fsync",
-                    "status=none"});
+  // Both copies (version 3 keeps a mirror of the state blocks: one zeroed copy is not a fault
+  // that stops a resume, MoveEngineTest.AnyOneDamagedJournalBlockStillResumesIntact).
+  ASSERT_GT(summary->header.layout.mirror_bytes, 0u);
+  for (uint64_t copy : {at, at + summary->header.layout.mirror_bytes}) {
+    test::RunOrThrow({"dd", "if=/dev/zero", "of=" + journal, "bs=4096",
+                      fmt::format("seek={}", copy / 4096), "count=2", "conv=notrunc,fsync",
+                      "status=none"});
+  }
   const std::string half = disk_->Snapshot("half.img");
   const CommandResult r = Partalign({"resume", journal, "--yes"});
   EXPECT_NE(r.exit_code, 0) << r.out << r.err;

@@ -89,17 +89,44 @@ TEST(JournalFormatTest, StepsThatMoveNoDataRoundTripWithoutDigestsOrRing) {
   EXPECT_EQ(std::string(move->begin(), move->end()).find("\"step\""), std::string::npos);
 }
 
+TEST(JournalFormatTest, Version2LayoutIsUnchanged) {
+  JournalHeader h = SampleHeader();
+  h.version = kJournalVersionV2;
+  CompleteJournalHeader(h, kHasher);
+  const JournalLayout& l = h.layout;
+  EXPECT_EQ(l.table_data_offset, kJournalHeaderBytes);
+  EXPECT_EQ(l.state_offset, l.digest_table_offset + 4096);
+  EXPECT_EQ(l.ring_offset, l.state_offset + 8192);
+  EXPECT_EQ(l.slot_bytes, 4096u + (4 << 20));
+  EXPECT_EQ(l.header_copy_offset + l.mirror_bytes + l.repair_bytes, 0u);
+  Result<std::vector<uint8_t>> bytes = EncodeJournalHeader(h, kHasher);
+  ASSERT_TRUE(bytes);
+  const std::string json(bytes->begin() + 64, bytes->end());
+  EXPECT_EQ(json.find("mirror_bytes"), std::string::npos);
+  Result<JournalHeader> decoded = DecodeWhole(*bytes, h);
+  ASSERT_TRUE(decoded) << decoded.error().message;
+  EXPECT_EQ(*decoded, h);
+}
+
 TEST(JournalFormatTest, LayoutRegionsAreAlignedAndDisjoint) {
   const JournalHeader h = SampleHeader();
   const JournalLayout& l = h.layout;
   const uint64_t offsets[] = {l.table_data_offset, l.digest_table_offset, l.state_offset,
-                              l.ring_offset,       l.slot_bytes,          l.file_bytes};
+                              l.ring_offset,       l.slot_bytes,          l.file_bytes,
+                              l.mirror_bytes,      l.repair_bytes};
   for (uint64_t o : offsets) EXPECT_EQ(o % kJournalBlockBytes, 0u);
-  EXPECT_EQ(l.table_data_offset, kJournalHeaderBytes);
+  // Version 3: the header twice, then the table data, copy map, digest table and state blocks,
+  // then all of them again (the mirror), then the ring.
+  EXPECT_EQ(l.header_copy_offset, kJournalHeaderBytes);
+  EXPECT_EQ(l.table_data_offset, 2 * kJournalHeaderBytes);
   EXPECT_EQ(l.table_data_bytes, 4096u + 4096u + 20480u + 20480u);
   EXPECT_EQ(l.digest_table_bytes, 4096u);  // 128 digests of 16 bytes, padded
+  EXPECT_EQ(l.mirror_bytes, l.state_offset + 8192 - l.table_data_offset);
+  EXPECT_EQ(l.ring_offset, l.table_data_offset + 2 * l.mirror_bytes);
+  // The repair trailer: the header's copy, the parity block, 1024 block checksums (8 KiB).
+  EXPECT_EQ(l.repair_bytes, 4096u + 4096u + 8192u);
   EXPECT_EQ(l.slot_count, 16u);
-  EXPECT_EQ(l.file_bytes, l.ring_offset + 16 * (4096 + (4 << 20)));
+  EXPECT_EQ(l.file_bytes, l.ring_offset + 16 * (4096 + (4 << 20) + 16384));
   EXPECT_EQ(TableDataOffset(l, h.table, 1, true), l.table_data_offset + 8192 + 20480);
   // Step i uses slot i mod 16 (4 batches of 4).
   EXPECT_EQ(SlotOffset(l, h.move, 0), l.ring_offset);
@@ -216,6 +243,65 @@ TEST(JournalFormatTest, RecordsAreValidOnlyWhole) {
   JournalUuid other = kUuid;
   other[15] ^= 1;
   EXPECT_FALSE(IsValidRecord(header, data, 42, digest, other, kHasher));
+}
+
+// Version 3: one damaged 4 KiB block anywhere in a ring slot - the record header, any block of
+// the data (the short last one included), any block of the trailer - still gives the saved copy
+// back whole; two damaged data blocks, or no trailer, do not (and nothing wrong is accepted).
+TEST(JournalFormatTest, ASavedCopyWithOneDamagedBlockIsRepaired) {
+  const uint64_t length = 3 * 4096 + 512;  // a short last block, padded to 4 KiB
+  const uint64_t padded = 4 * 4096;
+  const uint64_t trailer_bytes = 2 * 4096 + 4096;
+  std::vector<uint8_t> slot(4096 + padded + trailer_bytes, 0xee);
+  for (uint64_t i = 0; i < length; ++i) slot[4096 + i] = static_cast<uint8_t>(i * 13 + i / 4096);
+  const std::vector<uint8_t> data(slot.begin() + 4096, slot.begin() + 4096 + length);
+  const Digest128 digest = kHasher.Hash128(data);
+  std::span<uint8_t> all(slot);
+  EncodeRecordHeader({42, length, digest, false}, kUuid, kHasher, all.first(4096));
+  EncodeRecordRepair(all.first(4096), all.subspan(4096, padded), all.subspan(4096 + padded),
+                     kHasher);
+  const std::vector<uint8_t> good = slot;
+  auto repaired_with = [&](std::vector<uint8_t>& s, std::optional<Digest128> expected,
+                           uint64_t trailer) {
+    std::span<uint8_t> v(s);
+    return RepairedRecordDigest(v.first(4096), v.subspan(4096, padded), length,
+                                v.subspan(4096 + padded, trailer), 42, expected, kUuid, kHasher);
+  };
+  auto repaired = [&](std::vector<uint8_t>& s, std::optional<Digest128> expected) {
+    return repaired_with(s, expected, trailer_bytes);
+  };
+  for (uint64_t block = 0; block * 4096 < slot.size(); ++block) {
+    for (const std::optional<Digest128>& expected :
+         {std::optional<Digest128>(), std::optional(digest)}) {
+      std::vector<uint8_t> damaged = good;
+      for (uint64_t i = 0; i < 4096; ++i)
+        damaged[block * 4096 + i] = static_cast<uint8_t>(i * 31 + 7);
+      EXPECT_EQ(repaired(damaged, expected), digest) << "damaged block " << block;
+      EXPECT_TRUE(std::equal(data.begin(), data.end(), damaged.begin() + 4096))
+          << "damaged block " << block;
+      EXPECT_TRUE(std::equal(damaged.begin(), damaged.begin() + 4096, good.begin()))
+          << "the header is put back, damaged block " << block;
+    }
+  }
+  // Two damaged data blocks are beyond the parity.
+  std::vector<uint8_t> twice = good;
+  twice[4096 + 10] ^= 1;
+  twice[3 * 4096 + 10] ^= 1;
+  EXPECT_EQ(repaired(twice, std::nullopt), std::nullopt);
+  // Without a trailer (versions 1 and 2) a damaged copy is not valid.
+  std::vector<uint8_t> once = good;
+  once[2 * 4096 + 5] ^= 1;
+  EXPECT_EQ(repaired_with(once, std::nullopt, 0), std::nullopt);
+  EXPECT_EQ(repaired(once, std::nullopt), digest);
+  // Another chunk's trailer (an older ring cycle) repairs nothing, and another expected digest
+  // is never met.
+  std::vector<uint8_t> stale = good;
+  stale[4096 + 5] ^= 1;
+  EXPECT_EQ(repaired(stale, Digest128{1, 2}), std::nullopt);
+  std::span<uint8_t> v(stale);
+  EXPECT_EQ(RepairedRecordDigest(v.first(4096), v.subspan(4096, padded), length,
+                                 v.subspan(4096 + padded), 43, std::nullopt, kUuid, kHasher),
+            std::nullopt);
 }
 
 TEST(JournalFormatTest, DigestTableRoundTripsAndDetectsDamage) {

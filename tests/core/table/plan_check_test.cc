@@ -185,6 +185,36 @@ TEST(PlanCheckTest, TheRefusalSaysAnotherDiskOrTheSameDiskChanged) {
             "'log=512,phys=4096,min-io=4096,opt-io=33553920,align-offset=0' /dev/loop4");
 }
 
+// Issue 37: a plan whose disk.table_id was edited (its table fingerprint, which covers the
+// identifier, agrees with the disk) was called "another disk", with the advice to plan that
+// other disk. It is this disk's plan, edited: said so, and planned again under its own name.
+TEST(PlanCheckTest, AnEditedTableIdentifierIsAnEditedPlanNotAnotherDisk) {
+  World w = Matching();
+  w.device.identity.serial.clear();
+  w.plan.disk = IdentityOf(w.device);
+  w.plan.disk.table_id = "9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99";
+  w.device.identity.path = "/dev/loop4";
+  StalePlan edited = ClassifyStalePlan(w.plan, w.device, w.table);
+  EXPECT_EQ(edited.kind, StalePlanCase::kEdited);
+  std::vector<std::string> lines =
+      StalePlanRefusal(w.plan, w.device, w.table, PlanMismatches(w.plan, w.device, w.table),
+                       "/tmp/t/plan.json", "/dev/loop4");
+  ASSERT_EQ(lines.size(), 4u);
+  EXPECT_EQ(lines[0],
+            "refusing to apply '/tmp/t/plan.json' to '/dev/loop4': the plan file was edited: it "
+            "does not match the table identifier of this disk (the plan says disk GUID "
+            "'9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99', the disk's table "
+            "'3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11'), although its table fingerprint does:");
+  EXPECT_EQ(lines[1],
+            "  disk GUID: plan '9F0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B99', disk "
+            "'3A0B3E5C-7F37-4B43-8C2E-1D7A0F5E9B11'");
+  EXPECT_EQ(lines[2], "nothing was written");
+  EXPECT_EQ(lines[3], "plan it again: partalign plan --output /tmp/t/plan.json /dev/loop4");
+  // With another fingerprint as well, it is another disk (the twin above).
+  w.table.fingerprint = "xxh64:00000000000000cc";
+  EXPECT_EQ(ClassifyStalePlan(w.plan, w.device, w.table).kind, StalePlanCase::kAnotherDisk);
+}
+
 TEST(PlanCheckTest, AssumedTopologyNamesTheAssumeSpec) {
   World w = Matching();
   w.plan.topology.optimal_io_size = 33553920;

@@ -36,7 +36,8 @@ struct Scenario {
   bool table_in_vacated_source = false;
   /// Only these chunks are copied (a used map); empty: every chunk.
   std::vector<ChunkRun> copy = {};
-  /// The journal's format: version 1 journals (pre-scan, every chunk) must still recover.
+  /// The journal's format: version 1 journals (pre-scan, every chunk) and version 2 ones (no
+  /// mirror, no repair trailers) must still recover.
   uint32_t version = kJournalVersion;
   /// Updates in the middle of the device: the changes of a step that moves no data (a shrink).
   uint64_t patches = 0;
@@ -209,6 +210,14 @@ const Scenario kScenarios[] = {
      true,
      {},
      kJournalVersionV1},
+    // Version 2 journals (no mirror, no repair trailers) written before version 3.
+    {"version 2, up by one sector",
+     1 << 20,
+     Geometry(16 * kSector, 17 * kSector, 300 * kSector, 16384, 2, 2),
+     true,
+     false,
+     {{0, 3}, {5, 5}},
+     kJournalVersionV2},
     // Steps that move no data: a shrink's changes inside a partition, with the table or alone.
     {"no data, a shrink's changes and the table",
      1 << 20,

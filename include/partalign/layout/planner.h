@@ -158,6 +158,16 @@ Status CheckTableLayout(const PartitionTable& table);
 PartitionTable ApplyPlanToTable(const PartitionTable& table,
                                 const std::vector<PlanAction>& actions);
 
+/// Whether `actions` (a plan of `table` made with whatever its partitions were known to hold)
+/// are the plan of `table` whatever they hold: every partition but a DOS extended one starts
+/// and ends on `alignment` (its end + 1 on it) and every action leaves its partition where it
+/// is. Such a table costs nothing as it is, and every change costs something (the search's
+/// cost), while a partition's contents only decide which changes are allowed and what a move
+/// costs: no contents can give another plan, so plan need not read them (docs/audit-plan.md,
+/// "Empty is proven"). False whenever anything is off the alignment or the plan changes it.
+bool PlanIgnoresContents(const PartitionTable& table, const Alignment& alignment,
+                         const std::vector<PlanAction>& actions);
+
 /// How a plan's proofs are made: reading the disk (the CLI, src/cli/content/content_proof.h) or
 /// a model of it (tests). Each records what it finds in the table's partitions.
 struct PlanProofs {

@@ -59,6 +59,13 @@ std::string_view WakeAdvice(SleepingOs os);
 /// the report.
 std::string SleepingLine(const SleepingPartition& sleeping);
 
+/// Whether an area whose first bytes are `head` (kSwapSignatureHeadBytes, or all of a smaller
+/// area) can be one the scan looks into, as libblkid 2.38 names them: ext2/3/4 (the magic 0xEF53
+/// at byte 1080), ntfs ("NTFS    " at byte 3), or swap or swsuspend (a signature
+/// ReadSwapSignature knows). False means the scan finds nothing there whatever libblkid would
+/// call it: a command that did not ask libblkid need not ask it (docs/used-map.md).
+bool HeadMayHoldSleepingSystem(std::span<const uint8_t> head);
+
 /// The one line a write command refuses with (exit 3): what was found where, and what to do.
 /// `sleeping` is not empty.
 std::string SleepingRefusal(const std::string& path,

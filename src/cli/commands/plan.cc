@@ -180,15 +180,15 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     return ExitCode::kFailure;
   }
   const std::optional<LayoutSpec>& spec = *parsed;
-  Result<LoadedDisk> disk = LoadDisk(command.target, io);
+  // plan --json (and -o) of the disk's own table prints the plan alone: the partitions'
+  // contents are read only if they can change it (MakeProvenPlan).
+  const bool plan_alone = format == "json" && !spec && !command.content.make_room;
+  Result<LoadedDisk> disk = LoadDisk(command.target, io, !plan_alone);
   if (!disk) {
     PrintError(io.err, disk.error().message);
     return ExitCode::kFailure;
   }
   PartitionTable& table = disk->table.table;
-  // A hibernated system on the disk (docs/used-map.md): the plan is made, and says that apply
-  // will refuse it until the system has resumed and shut down.
-  const SleepScan sleeping = ScanForSleepingSystems(command.target.target, table);
   if (Status fits = CheckGrainFits(disk->device.topology, *grain); !fits) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, fits.error().message));
     return ExitCode::kFailure;
@@ -220,12 +220,16 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
     if (made) made_room = std::move(made->lines);
   } else {
     plan = MakeProvenPlan(io, command.target.target, &table, disk->device, alignment.alignment,
-                          command.content);
+                          command.content, {}, &disk->table.contents_probed);
   }
   if (!plan) {
     PrintError(io.err, fmt::format("'{}': {}", command.target.target, plan.error().message));
     return ExitCode::kFailure;
   }
+  // A hibernated system on the disk (docs/used-map.md): the plan is made, and says that apply
+  // will refuse it until the system has resumed and shut down.
+  const SleepScan sleeping =
+      ScanForSleepingSystems(command.target.target, table, disk->table.contents_probed);
   // The records outside the table that name a moved partition's place (docs/boot-records.md):
   // what apply will update with each move, or why it will refuse.
   std::vector<std::string> boot;

@@ -52,11 +52,13 @@ ExitCode RunProbe(const ProbeCommand& command, Streams io) {
   const std::optional<std::vector<UnfinishedMove>> unfinished =
       CheckUnfinishedMoves(io, command.target.target, false);
   const ExitCode done = unfinished ? ExitCode::kUnfinished : ExitCode::kOk;
-  // A hibernated system on the disk (docs/used-map.md): said here, refused by every write.
+  // A hibernated system on the disk (docs/used-map.md): said here, refused by every write. The
+  // scan asks libblkid only about the partitions whose head may hold what it looks for.
   SleepScan sleeping;
   if (Result<TableRead> table = ReadPartitionTable(
-          command.target.target, {.sector_size = options->assume.logical_sector_size})) {
-    sleeping = ScanForSleepingSystems(command.target.target, table->table);
+          command.target.target,
+          {.sector_size = options->assume.logical_sector_size, .probe_contents = false})) {
+    sleeping = ScanForSleepingSystems(command.target.target, table->table, /*typed=*/false);
   }
   if (command.target.json) {
     nlohmann::json doc = ProbeJson(*device, findings);

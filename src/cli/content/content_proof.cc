@@ -14,6 +14,7 @@
 #include "io/device/in_use.h"
 #include "io/device/target.h"
 #include "io/device/zero_scan.h"
+#include "io/table/fdisk_table.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -143,7 +144,7 @@ Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size)
 Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
                             const DeviceInfo& device, const Alignment& alignment,
                             const ContentOptions& content,
-                            const std::vector<PlannedShrink>& shrinks) {
+                            const std::vector<PlannedShrink>& shrinks, bool* contents_probed) {
   PlanOptions options;
   options.discard = content.discard;
   // A partition the running system uses keeps its place: apply writes around it, never moves
@@ -154,6 +155,16 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
     if (u.partition != 0) options.in_use.push_back(u.partition);
   }
   options.shrinks = shrinks;
+  if (contents_probed && !*contents_probed) {
+    // Every partition planned as holding data of unknown size: when even that plan keeps an
+    // aligned table as it is, no contents change it (PlanIgnoresContents), and none are read.
+    if (Result<Plan> plan = MakePlan(*table, device, alignment, options);
+        plan && PlanIgnoresContents(*table, alignment, plan->actions)) {
+      return plan;
+    }
+    if (Status s = ProbeTableContents(path, table); !s) return s.error();
+    *contents_probed = true;
+  }
   PlanProofs proofs;
   if (!content.no_scan) {
     proofs.partitions = [&](PartitionTable* t, const std::vector<uint32_t>& numbers) {

@@ -57,9 +57,15 @@ Status CheckNothingOnTheWholeDisk(const std::string& path, uint64_t sector_size)
 /// nothing is read, and no partition that may hold data gives up a sector), and the plan is
 /// made again with what was found (what is still unscanned then counts as data, and is moved
 /// whole). `table` keeps the proofs. `shrinks`: plan --make-room's (PlanOptions::shrinks).
+/// `*contents_probed` false: `table` was read without its partitions' contents (TableRead); a
+/// plan made without them that keeps an aligned table as it is holds whatever they hold
+/// (PlanIgnoresContents) and is the plan, nothing read; otherwise they are probed
+/// (ProbeTableContents, `*contents_probed` becomes true) and the plan made as above. nullptr:
+/// they were probed.
 Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable* table,
                             const DeviceInfo& device, const Alignment& alignment,
                             const ContentOptions& content,
-                            const std::vector<PlannedShrink>& shrinks = {});
+                            const std::vector<PlannedShrink>& shrinks = {},
+                            bool* contents_probed = nullptr);
 
 }  // namespace partalign

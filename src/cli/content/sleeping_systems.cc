@@ -6,7 +6,9 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "io/block/direct_reads.h"
 #include "io/boot/ntfs_file.h"
+#include "io/device/blkid_probe.h"
 #include "io/device/target.h"
 #include "io/used/ext_used_map.h"
 #include "partalign/used/swap_signature.h"
@@ -110,14 +112,50 @@ void ScanExt(const std::string& path, const ScannedArea& a, SleepScan* scan) {
   }
 }
 
+// The areas of `areas` that may hold a sleeping system, each with libblkid's TYPE: those
+// libblkid was asked about as they are; of the others, only those whose head may hold a
+// signature the scan looks for (HeadMayHoldSleepingSystem), read all at once, then asked about
+// one by one. A head that cannot be read that way is asked about too.
+std::vector<ScannedArea> TypedAreas(int fd, const std::string& path,
+                                    const std::vector<ScannedArea>& areas) {
+  std::vector<ByteRange> heads;
+  for (const ScannedArea& a : areas) {
+    if (!a.typed)
+      heads.push_back({a.offset_bytes, std::min(kSwapSignatureHeadBytes, a.length_bytes)});
+  }
+  if (heads.empty()) return areas;
+  Result<std::vector<AlignedBuffer>> read = ReadRanges(path, heads);
+  std::vector<ScannedArea> typed;
+  size_t i = 0;
+  for (const ScannedArea& a : areas) {
+    if (a.typed) {
+      typed.push_back(a);
+      continue;
+    }
+    const size_t k = i++;
+    if (read &&
+        !HeadMayHoldSleepingSystem(std::span<const uint8_t>((*read)[k].data(), heads[k].length))) {
+      continue;
+    }
+    ScannedArea known = a;
+    Result<PartitionContents> contents =
+        ProbePartitionContents(fd, path, a.offset_bytes, a.length_bytes);
+    // What libblkid cannot probe is looked into as a swap area, as a partition without a TYPE.
+    if (contents) known.fs_type = contents->fs_type;
+    known.typed = true;
+    typed.push_back(known);
+  }
+  return typed;
+}
+
 }  // namespace
 
-std::vector<ScannedArea> AreasOfTable(const PartitionTable& table) {
+std::vector<ScannedArea> AreasOfTable(const PartitionTable& table, bool typed) {
   std::vector<ScannedArea> areas;
   for (const Partition& p : table.partitions) {
     if (p.kind == PartitionKind::kExtended || p.size_sectors == 0) continue;
     areas.push_back({p.number, p.start_sector * table.sector_size,
-                     p.size_sectors * table.sector_size, p.contents.fs_type});
+                     p.size_sectors * table.sector_size, p.contents.fs_type, typed});
   }
   return areas;
 }
@@ -130,7 +168,7 @@ SleepScan ScanForSleepingSystems(const std::string& path, const std::vector<Scan
                                         path, disk.error().message));
     return scan;
   }
-  for (const ScannedArea& a : areas) {
+  for (const ScannedArea& a : TypedAreas(disk->fd.get(), path, areas)) {
     const std::string& type = a.fs_type;
     if (type == "swap" || type == "swsuspend" || type.empty()) {
       ScanSwapArea(disk->fd.get(), path, a, &scan);
@@ -143,8 +181,8 @@ SleepScan ScanForSleepingSystems(const std::string& path, const std::vector<Scan
   return scan;
 }
 
-SleepScan ScanForSleepingSystems(const std::string& path, const PartitionTable& table) {
-  return ScanForSleepingSystems(path, AreasOfTable(table));
+SleepScan ScanForSleepingSystems(const std::string& path, const PartitionTable& table, bool typed) {
+  return ScanForSleepingSystems(path, AreasOfTable(table, typed));
 }
 
 bool RefuseIfSleeping(Streams io, const std::string& path, const SleepScan& scan) {

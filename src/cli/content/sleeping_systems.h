@@ -23,6 +23,10 @@ struct ScannedArea {
   uint64_t offset_bytes = 0;
   uint64_t length_bytes = 0;
   std::string fs_type;  ///< libblkid's TYPE ("" when it found none)
+  /// Whether libblkid was asked for fs_type. False (a table read without its contents): the
+  /// scan reads the area's head and asks libblkid only when the head may hold one of the
+  /// signatures it looks for (HeadMayHoldSleepingSystem); otherwise nothing sleeps there.
+  bool typed = true;
 };
 
 struct SleepScan {
@@ -39,11 +43,13 @@ struct SleepScan {
 /// usual names and those its /etc/fstab names, their first 64 KiB each).
 SleepScan ScanForSleepingSystems(const std::string& path, const std::vector<ScannedArea>& areas);
 
-/// The areas of `table`'s partitions (an extended partition's container left out).
-std::vector<ScannedArea> AreasOfTable(const PartitionTable& table);
+/// The areas of `table`'s partitions (an extended partition's container left out); `typed`
+/// false when its contents were not probed (TableRead::contents_probed).
+std::vector<ScannedArea> AreasOfTable(const PartitionTable& table, bool typed = true);
 
-/// ScanForSleepingSystems over the partitions of `table`.
-SleepScan ScanForSleepingSystems(const std::string& path, const PartitionTable& table);
+/// ScanForSleepingSystems over the partitions of `table` (`typed`: as AreasOfTable).
+SleepScan ScanForSleepingSystems(const std::string& path, const PartitionTable& table,
+                                 bool typed = true);
 
 /// For a command that writes: prints the scan's warnings, and when the disk holds a sleeping
 /// system the one line of the refusal; true then (the caller exits 3, kRefused).

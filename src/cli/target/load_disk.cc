@@ -22,7 +22,7 @@ constexpr uint64_t kMaxGrainBytes = kGiB;
 
 }  // namespace
 
-Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
+Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io, bool probe_contents) {
   LoadedDisk disk;
   Result<ProbeOptions> probe = MakeProbeOptions(options);
   if (!probe) return probe.error();
@@ -58,6 +58,7 @@ Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io) {
   // Only when asked: a user sector size also resets libfdisk's I/O sizes (and so the first
   // LBA the planner keeps before DOS logical partitions).
   read.sector_size = disk.probe_options.assume.logical_sector_size;
+  read.probe_contents = probe_contents;
   Result<TableRead> table = ReadPartitionTable(options.target, read);
   if (!table && interrupted) return torn("the partition table is torn");
   if (!table) return table.error();

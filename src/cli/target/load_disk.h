@@ -27,9 +27,10 @@ struct LoadedDisk {
 };
 
 /// Probes `options.target` and reads its table with the logical sector size the topology
-/// has. Refuses a table written for another logical sector size (it would be misread).
-/// libfdisk's warnings go to `io.err`.
-Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io);
+/// has, with each partition's contents unless `probe_contents` is false (then later, when they
+/// matter: ProbeTableContents). Refuses a table written for another logical sector size (it
+/// would be misread). libfdisk's warnings go to `io.err`.
+Result<LoadedDisk> LoadDisk(const TargetOptions& options, Streams io, bool probe_contents = true);
 
 /// Registers --grain SIZE on `command`.
 void AddGrainOption(CLI::App* command, std::optional<std::string>* grain);

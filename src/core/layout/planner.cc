@@ -1262,6 +1262,28 @@ Result<Plan> MakePlan(const PartitionTable& table, const DeviceInfo& device,
   return plan;
 }
 
+bool PlanIgnoresContents(const PartitionTable& table, const Alignment& alignment,
+                         const std::vector<PlanAction>& actions) {
+  const uint64_t ss = table.sector_size;
+  if (actions.size() != table.partitions.size()) return false;
+  for (const Partition& p : table.partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    if (p.size_sectors == 0 || !alignment.IsAligned(p.start_sector * ss) ||
+        !alignment.IsAligned((p.end_sector() + 1) * ss)) {
+      return false;
+    }
+  }
+  for (const PlanAction& a : actions) {
+    const Partition* p = table.Find(a.partition);
+    if (p == nullptr || a.kind != ActionKind::kNone || a.new_start_sector != p->start_sector ||
+        a.new_end_sector != p->end_sector() || a.old_start_sector != p->start_sector ||
+        a.old_end_sector != p->end_sector() || a.bytes_to_move != 0 || a.shrink) {
+      return false;
+    }
+  }
+  return true;
+}
+
 Status CheckDiscard(const PartitionTable& table, const std::vector<uint32_t>& discard) {
   for (uint32_t number : discard) {
     const Partition* p = table.Find(number);

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "partalign/used/swap_signature.h"
 #include "partalign/util/byte_order.h"
 
 namespace partalign {
@@ -24,6 +25,22 @@ std::string Where(const SleepingPartition& s) {
 
 std::string_view ToString(SleepingOs os) {
   return os == SleepingOs::kWindows ? "windows" : "linux";
+}
+
+bool HeadMayHoldSleepingSystem(std::span<const uint8_t> head) {
+  // libblkid's ext2/3/4 probers: EXT_SB_MAGIC at 0x38 in the superblock at 1 KiB; its NTFS
+  // prober: the OEM ID at byte 3 of the boot sector.
+  constexpr size_t kExtMagicAt = 1024 + 0x38;
+  constexpr std::string_view kNtfsOemId = "NTFS    ";
+  if (head.size() >= kExtMagicAt + 2 && head[kExtMagicAt] == 0x53 &&
+      head[kExtMagicAt + 1] == 0xEF) {
+    return true;
+  }
+  if (head.size() >= 3 + kNtfsOemId.size() &&
+      std::equal(kNtfsOemId.begin(), kNtfsOemId.end(), head.begin() + 3)) {
+    return true;
+  }
+  return ReadSwapSignature(head).kind != SwapAreaKind::kNotSwap;
 }
 
 std::optional<std::string> ActiveHiberfilSignature(std::span<const uint8_t> head) {

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "io/device/zero_scan.h"
 
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -10,7 +11,10 @@
 
 #include <fmt/format.h>
 
+#include "io/block/block_io.h"
+#include "io/block/uring_batch.h"
 #include "io/device/target.h"
+#include "io/util/unique_fd.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -18,6 +22,14 @@ namespace {
 
 // Large reads: the scan is bound by the device, and a few MiB per call keep syscalls out of it.
 constexpr size_t kScanChunkBytes = 4 * kMiB;
+// A range at least this long (a proof of a whole partition or tail, not a probe's head) is read
+// with O_DIRECT, kChunksInFlight chunks at once: at the device's speed, and without filling the
+// page cache with what is read once.
+constexpr uint64_t kDirectScanMinBytes = 16 * kMiB;
+constexpr size_t kChunksInFlight = 4;
+// O_DIRECT offsets and lengths: the logical block of every disk partalign reads (4Kn disks
+// refuse 512-byte units: those reads fail, and the scan goes on buffered).
+constexpr uint64_t kDirectUnit = 512;
 // How often progress is reported.
 constexpr uint64_t kProgressEveryBytes = 64 * kMiB;
 
@@ -52,6 +64,42 @@ uint64_t NextHole(int fd, uint64_t at, uint64_t end) {
   return std::min<uint64_t>(static_cast<uint64_t>(hole), end);
 }
 
+// `fd` opened again read-only with O_DIRECT (through /proc/self/fd: the same file even if its
+// path changed), or an invalid fd where the device or file system refuses it (tmpfs).
+UniqueFd ReopenDirect(int fd) {
+  const std::string self = fmt::format("/proc/self/fd/{}", fd);
+  return UniqueFd(::open(self.c_str(), O_RDONLY | O_CLOEXEC | O_DIRECT));
+}
+
+// Reads up to kChunksInFlight chunks of [at, run_end) through `direct` at once, whole
+// kDirectUnit blocks only, and looks for the first byte that is not zero: its offset, or nullopt
+// with `*read` the bytes examined (0 when nothing could be read this way: the caller reads
+// buffered, which reports a real error as such).
+std::optional<uint64_t> ScanDirect(int direct, const std::string& path, uint64_t at,
+                                   uint64_t run_end, std::vector<AlignedBuffer>* chunks,
+                                   uint64_t* read) {
+  *read = 0;
+  std::vector<IoSpan> requests;
+  uint64_t next = at;
+  for (AlignedBuffer& chunk : *chunks) {
+    const uint64_t want =
+        std::min<uint64_t>(chunk.size(), (run_end - next) / kDirectUnit * kDirectUnit);
+    if (want == 0) break;
+    requests.push_back({chunk.data(), want, next});
+    next += want;
+  }
+  if (requests.empty() || !TransferAll(direct, TransferKind::kRead, requests, path)) {
+    return std::nullopt;
+  }
+  for (const IoSpan& r : requests) {
+    if (size_t i = FirstNonZero(r.data, static_cast<size_t>(r.length)); i < r.length) {
+      return r.offset + i;
+    }
+  }
+  *read = next - at;
+  return std::nullopt;
+}
+
 }  // namespace
 
 bool IsAllHoles(int fd, uint64_t offset, uint64_t length) {
@@ -66,6 +114,14 @@ Result<std::optional<uint64_t>> FindFirstNonZero(int fd, const std::string& path
   const uint64_t end = offset + length;
   if (end < offset) return MakeError(fmt::format("'{}': byte range past 2^64", path));
   std::vector<uint8_t> buffer(static_cast<size_t>(std::min<uint64_t>(kScanChunkBytes, length)));
+  UniqueFd direct;
+  std::vector<AlignedBuffer> chunks;
+  if (length >= kDirectScanMinBytes && offset % kDirectUnit == 0) {
+    direct = ReopenDirect(fd);
+    for (size_t i = 0; direct.valid() && i < kChunksInFlight; ++i) {
+      chunks.emplace_back(kScanChunkBytes);
+    }
+  }
   uint64_t at = offset;
   uint64_t reported = 0;
   while (at < end) {
@@ -73,6 +129,23 @@ Result<std::optional<uint64_t>> FindFirstNonZero(int fd, const std::string& path
     if (at >= end) break;
     const uint64_t run_end = NextHole(fd, at, end);
     while (at < run_end) {
+      if (direct.valid() && at % kDirectUnit == 0) {
+        uint64_t read = 0;
+        if (std::optional<uint64_t> found =
+                ScanDirect(direct.get(), path, at, run_end, &chunks, &read)) {
+          return std::optional<uint64_t>(*found - offset);
+        }
+        if (read == 0) {
+          direct.reset();  // refused or failed: the rest is read buffered
+        } else {
+          at += read;
+          if (progress && at - offset - reported >= kProgressEveryBytes) {
+            reported = at - offset;
+            progress(reported, length);
+          }
+          continue;
+        }
+      }
       const size_t want = static_cast<size_t>(std::min<uint64_t>(buffer.size(), run_end - at));
       Result<size_t> got = ReadAt(fd, buffer.data(), want, at, path);
       if (!got) return got.error();

@@ -151,6 +151,33 @@ Status ReadWithLibfdisk(const std::string& path, const ReadTableOptions& options
   return {};
 }
 
+// What libblkid finds in each partition of `table` on the open `fd` (the extended partition left
+// out), all of it hinted to the kernel first.
+Status ProbeContents(int fd, const std::string& path, PartitionTable* table) {
+  std::vector<std::pair<uint64_t, uint64_t>> ranges;
+  for (const Partition& p : table->partitions) {
+    std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table->sector_size);
+    std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table->sector_size);
+    if (p.kind != PartitionKind::kExtended && offset && length) {
+      ranges.emplace_back(*offset, *length);
+    }
+  }
+  HintPartitionProbes(fd, ranges);
+  for (Partition& p : table->partitions) {
+    if (p.kind == PartitionKind::kExtended) continue;
+    // Inside the disk (the scan checked every extent), so neither product wraps.
+    std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table->sector_size);
+    std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table->sector_size);
+    if (!offset || !length) {
+      return MakeError(fmt::format("'{}': partition {} lies beyond 2^64 bytes", path, p.number));
+    }
+    Result<PartitionContents> contents = ProbePartitionContents(fd, path, *offset, *length);
+    if (!contents) return contents.error();
+    p.contents = std::move(*contents);
+  }
+  return {};
+}
+
 }  // namespace
 
 Result<std::string> FingerprintAreas(int fd, const std::string& path,
@@ -216,30 +243,16 @@ Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOpt
   table.fingerprint = *fingerprint;
 
   if (options.probe_contents) {
-    std::vector<std::pair<uint64_t, uint64_t>> ranges;
-    for (const Partition& p : table.partitions) {
-      std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table.sector_size);
-      std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table.sector_size);
-      if (p.kind != PartitionKind::kExtended && offset && length) {
-        ranges.emplace_back(*offset, *length);
-      }
-    }
-    HintPartitionProbes(target->fd.get(), ranges);
-    for (Partition& p : table.partitions) {
-      if (p.kind == PartitionKind::kExtended) continue;
-      // Inside the disk (the scan checked every extent), so neither product wraps.
-      std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table.sector_size);
-      std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table.sector_size);
-      if (!offset || !length) {
-        return MakeError(fmt::format("'{}': partition {} lies beyond 2^64 bytes", path, p.number));
-      }
-      Result<PartitionContents> contents =
-          ProbePartitionContents(target->fd.get(), path, *offset, *length);
-      if (!contents) return contents.error();
-      p.contents = std::move(*contents);
-    }
+    if (Status s = ProbeContents(target->fd.get(), path, &table); !s) return s.error();
+    result.contents_probed = true;
   }
   return result;
+}
+
+Status ProbeTableContents(const std::string& path, PartitionTable* table) {
+  Result<Target> target = OpenTarget(path);
+  if (!target) return target.error();
+  return ProbeContents(target->fd.get(), path, table);
 }
 
 }  // namespace partalign

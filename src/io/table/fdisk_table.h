@@ -31,11 +31,21 @@ struct TableRead {
   /// What libfdisk said while reading ("The backup GPT table is corrupt, but the primary
   /// appears OK, so that will be used."), one message per entry.
   std::vector<std::string> warnings;
+  /// Whether each partition's contents were probed (ReadTableOptions::probe_contents, or
+  /// ProbeTableContents later). False: every partition's contents are the default, kUnscanned
+  /// without a TYPE, which says nothing of what it holds.
+  bool contents_probed = false;
 };
 
 /// Never writes. A target without a partition table gives label kNone and no partitions; its
 /// fingerprint covers the first MiB, where a table would be written.
 Result<TableRead> ReadPartitionTable(const std::string& path, const ReadTableOptions& options = {});
+
+/// What libblkid finds in each partition of `table` (read from `path`; the extended partition
+/// left out), as ReadPartitionTable with probe_contents does: for a command that reads the
+/// table first and the contents only when they matter (plan: docs/audit-plan.md, "Empty is
+/// proven").
+Status ProbeTableContents(const std::string& path, PartitionTable* table);
 
 /// The fingerprint of the bytes in `areas` of the open file `fd`, as ReadPartitionTable
 /// computes it (apply re-computes it to detect a stale plan).

@@ -157,6 +157,54 @@ TEST(HibernationRefusalTest, HibernatedSwapPartitionIsRefusedByEveryWriteAndSaid
   EXPECT_EQ(applied.exit_code, 0) << applied.out << applied.err;
 }
 
+// An aligned disk, which plan --json plans without probing its partitions (PlanIgnoresContents)
+// and probe reads without libblkid's TYPE: the scan reads every head and asks libblkid about
+// the swap and the ext4 (HeadMayHoldSleepingSystem), not about the partition holding a line of
+// text nor the empty one; each reader names the same sleeping partitions as audit, which probes
+// every partition.
+TEST(HibernationRefusalTest, AnAlignedDiskPlannedWithoutProbingSaysWhatSleepsOnIt) {
+  PARTALIGN_REQUIRE_DEVICES();
+  PartitionedLoop disk(
+      "label: gpt\n"
+      "start=2048, size=4096, name=\"swap\"\n"
+      "start=6144, size=16384, name=\"root\"\n"
+      "start=22528, size=2048, name=\"text\"\n"
+      "start=24576, size=2048, name=\"empty\"\n",
+      512);
+  HibernateSwap(disk.loop().PartitionPath(1), 4096, std::string("S1SUSPEND\0", 10));
+  RunOrThrow({"mkfs.ext4", "-q", "-F", disk.loop().PartitionPath(2)});
+  const std::string swap = disk.File("swapfile");
+  test::WriteFile(swap, std::string(256 * 1024, '\0'));
+  RunOrThrow({"mkswap", swap});
+  Patch(swap, 4086, std::string("S1SUSPEND\0", 10));
+  RunOrThrow({"debugfs", "-w", "-R", "write " + swap + " /swapfile", disk.loop().PartitionPath(2)});
+  Patch(disk.loop().PartitionPath(3), 0, "partalign: a line of text\n");
+
+  CommandResult plan = RunPartalign({"plan", disk.device(), "--json"});
+  ASSERT_EQ(plan.exit_code, 0) << plan.err;
+  const nlohmann::json doc = nlohmann::json::parse(plan.out);
+  for (const nlohmann::json& a : doc["actions"]) EXPECT_EQ(a["reason"], "aligned") << a;
+  EXPECT_EQ(plan.err, "");
+  auto sleeping = [](const nlohmann::json& j) {
+    std::vector<std::string> found;
+    for (const nlohmann::json& s : j.value("sleeping_systems", nlohmann::json::array())) {
+      found.push_back(std::to_string(s["partition"].get<int>()) + ": " +
+                      s["found"].get<std::string>());
+    }
+    return found;
+  };
+  const std::vector<std::string> expected = {
+      "1: a hibernation image (S1SUSPEND) in its swap area",
+      "2: a hibernation image (S1SUSPEND) in its swap file /swapfile"};
+  EXPECT_EQ(sleeping(doc), expected) << plan.out;
+  for (const char* reader : {"probe", "audit"}) {
+    CommandResult r = RunPartalign({reader, disk.device(), "--json"});
+    const nlohmann::json rj = nlohmann::json::parse(r.out, nullptr, false);
+    ASSERT_TRUE(rj.is_object()) << reader << ": " << r.out << r.err;
+    EXPECT_EQ(sleeping(rj), expected) << reader << ": " << r.out;
+  }
+}
+
 // Each signature, at the end of each page size Linux uses (4 KiB .. 64 KiB) and TuxOnIce's at
 // byte 0: apply --dry-run refuses, naming it.
 TEST(HibernationRefusalTest, EverySignatureAtEveryPageSizeIsRefused) {

@@ -199,15 +199,22 @@ TEST(PlannerEmptinessTest, ShrinkingDataOfUnknownSizeIsRefused) {
 namespace partalign {
 namespace {
 
+// A table of 512-byte sectors without partitions.
+PartitionTable EmptyTable(LabelType label, uint64_t disk_sectors, uint64_t first_usable,
+                          uint64_t last_usable) {
+  PartitionTable t;
+  t.label = label;
+  t.sector_size = 512;
+  t.disk_size_sectors = disk_sectors;
+  t.first_usable_lba = first_usable;
+  t.last_usable_lba = last_usable;
+  return t;
+}
+
 TEST(PlannerBootTest, ABiosBootPartitionStaysWhereItIs) {
   // GRUB's core.img in a BIOS boot partition at 34 (as gdisk made them), /boot after it off the
   // grain: only /boot moves; the BIOS boot partition is left with the reason.
-  PartitionTable t;
-  t.label = LabelType::kGpt;
-  t.sector_size = 512;
-  t.disk_size_sectors = kDiskSectors;
-  t.first_usable_lba = 34;
-  t.last_usable_lba = kDiskSectors - 34;
+  PartitionTable t = EmptyTable(LabelType::kGpt, kDiskSectors, 34, kDiskSectors - 34);
   Partition bios;
   bios.number = 1;
   bios.start_sector = 34;
@@ -230,5 +237,111 @@ TEST(PlannerBootTest, ABiosBootPartitionStaysWhereItIs) {
   EXPECT_EQ((*actions)[1].new_start_sector, 2048u);
 }
 
+// A GPT of `count` partitions of 63 MiB every 64 MiB (scripts/bench-plan's loop device), each
+// with `contents`.
+PartitionTable AlignedGpt(size_t count, const PartitionContents& contents) {
+  const uint64_t disk = (count + 2) * 131072;
+  PartitionTable t = EmptyTable(LabelType::kGpt, disk, 34, disk - 34);
+  for (size_t i = 1; i <= count; ++i) {
+    Partition p;
+    p.number = static_cast<uint32_t>(i);
+    p.start_sector = i * 131072;
+    p.size_sectors = 63 * 2048;
+    p.contents = contents;
+    t.partitions.push_back(p);
+  }
+  return t;
+}
+
+// What a partition may be known to hold: nothing read, proven empty, a filesystem smaller than
+// the partition with its tail read as zeros, metadata at its end, data found.
+std::vector<PartitionContents> EveryKindOfContents() {
+  std::vector<PartitionContents> all(5);
+  all[1].proof = ContentProof::kZeros;
+  all[2].proof = ContentProof::kSignature;
+  all[2].fs_type = "ext4";
+  all[2].fs_size_bytes = kMiB;
+  all[2].zeros_from_bytes = kMiB;
+  all[3].proof = ContentProof::kSignature;
+  all[3].fs_type = "linux_raid_member";
+  all[4].proof = ContentProof::kData;
+  all[4].data_offset_bytes = 512;
+  return all;
+}
+
+TEST(PlannerEmptinessTest, AnAlignedTableIsPlannedTheSameWhateverItsPartitionsHold) {
+  // Planned with nothing read (plan's first look at a disk), the aligned table changes nothing:
+  // then no contents, no discard and no first pass of a proof give another plan, so plan does
+  // not read them.
+  const PartitionTable unread = AlignedGpt(8, {});
+  Result<std::vector<PlanAction>> first = PlanPartitions(unread, kMiBGrain);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_TRUE(PlanIgnoresContents(unread, kMiBGrain, *first));
+  for (const PartitionContents& c : EveryKindOfContents()) {
+    PartitionTable t = AlignedGpt(8, c);
+    // One partition in three proven empty and the next one holding data, mixed.
+    t.partitions[2].contents.proof = ContentProof::kZeros;
+    t.partitions[5].contents.proof = ContentProof::kHoles;
+    for (bool optimistic : {false, true}) {
+      PlanOptions options;
+      options.unscanned_as_empty = optimistic;
+      options.discard = {4};
+      Result<std::vector<PlanAction>> again = PlanPartitions(t, kMiBGrain, options);
+      ASSERT_TRUE(again) << again.error().message;
+      EXPECT_EQ(*again, *first) << ToString(c.proof) << " " << c.fs_type;
+      EXPECT_TRUE(PartitionsWorthProving(t, *again, options).empty());
+      EXPECT_TRUE(TailsToProve(t, *again, options).empty());
+    }
+  }
+}
+
+TEST(PlannerEmptinessTest, ContentsMatterOnceAStartOrAnEndIsOffTheAlignment) {
+  const PartitionTable aligned = AlignedGpt(3, {});
+  // An end off the alignment: the partition grows into the free space after it (a change).
+  PartitionTable end = aligned;
+  end.partitions[1].size_sectors -= 7;
+  // A start off the alignment: the partition moves.
+  PartitionTable start = aligned;
+  start.partitions[1].start_sector += 63;
+  start.partitions[1].size_sectors -= 63;
+  for (const PartitionTable* t : {&end, &start}) {
+    Result<std::vector<PlanAction>> actions = PlanPartitions(*t, kMiBGrain);
+    ASSERT_TRUE(actions) << actions.error().message;
+    EXPECT_FALSE(PlanIgnoresContents(*t, kMiBGrain, *actions));
+  }
+  // Actions that are not the plan of the table (another table's) prove nothing either.
+  Result<std::vector<PlanAction>> moved = PlanPartitions(start, kMiBGrain);
+  ASSERT_TRUE(moved);
+  EXPECT_FALSE(PlanIgnoresContents(aligned, kMiBGrain, *moved));
+  // The unread partition that moves would be moved whole, and proven empty it would not: here
+  // the contents decide, so they must be read.
+  PartitionTable proven = start;
+  proven.partitions[1].contents.proof = ContentProof::kZeros;
+  Result<std::vector<PlanAction>> table_only = PlanPartitions(proven, kMiBGrain);
+  ASSERT_TRUE(table_only);
+  EXPECT_EQ((*moved)[1].kind, ActionKind::kMoveData);
+  EXPECT_EQ((*table_only)[1].kind, ActionKind::kTableOnly);
+}
+
+TEST(PlannerEmptinessTest, AnAlignedDosTableWithLogicalPartitionsIgnoresContentsToo) {
+  PartitionTable t = EmptyTable(LabelType::kDos, kDiskSectors, 2048, kDiskSectors - 1);
+  t.partitions = {
+      {.number = 1, .kind = PartitionKind::kPrimary, .start_sector = 2048, .size_sectors = 20480},
+      {.number = 2, .kind = PartitionKind::kExtended, .start_sector = 22528, .size_sectors = 81920},
+      {.number = 5, .kind = PartitionKind::kLogical, .start_sector = 24576, .size_sectors = 20480},
+      {.number = 6, .kind = PartitionKind::kLogical, .start_sector = 47104, .size_sectors = 20480}};
+  Result<std::vector<PlanAction>> first = PlanPartitions(t, kMiBGrain);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_TRUE(PlanIgnoresContents(t, kMiBGrain, *first));
+  for (const PartitionContents& c : EveryKindOfContents()) {
+    PartitionTable known = t;
+    for (Partition& p : known.partitions) {
+      if (p.kind != PartitionKind::kExtended) p.contents = c;
+    }
+    Result<std::vector<PlanAction>> again = PlanPartitions(known, kMiBGrain);
+    ASSERT_TRUE(again) << again.error().message;
+    EXPECT_EQ(*again, *first) << ToString(c.proof) << " " << c.fs_type;
+  }
+}
 }  // namespace
 }  // namespace partalign

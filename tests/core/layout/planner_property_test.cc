@@ -226,6 +226,71 @@ TEST(PlannerPropertyTest, RandomLayoutsGiveSafeAlignedStablePlans) {
   EXPECT_GT(table_only, 0);
 }
 
+TEST(PlannerPropertyTest, WhereTheUnreadPlanIgnoresContentsNoContentsChangeIt) {
+  // The tables random plans produce (many on the alignment, some not), read without their
+  // contents: where that plan ignores contents (PlanIgnoresContents, plan --json then reads no
+  // partition), every mix of contents, discards and the first pass of a proof gives the same
+  // actions.
+  int ignored = 0;
+  for (int seed = 0; seed < kLayouts / 4; ++seed) {
+    test::RandomLayout r(static_cast<uint64_t>(seed) + 2000000);
+    test::RandomLayoutOptions o;
+    o.label = r.Chance(0.5) ? LabelType::kGpt : LabelType::kDos;
+    o.sector_size = r.Chance(0.8) ? 512 : 4096;
+    o.dos_first_lba = kMiB / o.sector_size;
+    const PartitionTable t = r.Make(o);
+    Alignment a = RandomAlignment(r, o.sector_size);
+    if (a.offset_bytes != 0) a.offset_bytes %= a.grain_bytes;
+    Result<std::vector<PlanAction>> first = PlanPartitions(t, a);
+    ASSERT_TRUE(first) << "seed " << seed << ": " << first.error().message;
+    PartitionTable unread = ApplyPlanToTable(t, *first);
+    for (Partition& p : unread.partitions) p.contents = {};
+    Result<std::vector<PlanAction>> plan = PlanPartitions(unread, a);
+    ASSERT_TRUE(plan) << "seed " << seed << ": " << plan.error().message;
+    if (!PlanIgnoresContents(unread, a, *plan)) continue;
+    ++ignored;
+    for (int variant = 0; variant < 8; ++variant) {
+      PartitionTable known = unread;
+      PlanOptions options;
+      options.unscanned_as_empty = r.Chance(0.5);
+      for (Partition& p : known.partitions) {
+        if (p.kind == PartitionKind::kExtended) continue;
+        const uint64_t bytes = p.size_sectors * known.sector_size;
+        switch (r.Uniform(0, 5)) {
+          case 0:
+            break;  // unscanned
+          case 1:
+            p.contents.proof = ContentProof::kZeros;
+            break;
+          case 2:
+            p.contents.proof = ContentProof::kSignature;
+            p.contents.fs_type = "ext4";
+            p.contents.fs_size_bytes = bytes / 2 / known.sector_size * known.sector_size;
+            p.contents.zeros_from_bytes = p.contents.fs_size_bytes;
+            break;
+          case 3:
+            p.contents.proof = ContentProof::kSignature;
+            p.contents.fs_type = "linux_raid_member";
+            break;
+          case 4:
+            p.contents.proof = ContentProof::kData;
+            p.contents.data_offset_bytes = 0;
+            break;
+          default:
+            options.discard.push_back(p.number);
+        }
+      }
+      Result<std::vector<PlanAction>> again = PlanPartitions(known, a, options);
+      ASSERT_TRUE(again) << "seed " << seed << ": " << again.error().message;
+      ASSERT_EQ(*again, *plan) << "seed " << seed << " variant " << variant << "\n"
+                               << Describe(known, a, *again) << "unread:\n"
+                               << Describe(unread, a, *plan);
+    }
+  }
+  // A guard against a generator whose plans never ignore contents.
+  EXPECT_GT(ignored, kLayouts / 40);
+}
+
 TEST(PlannerPropertyTest, AuditAndPlanAgreeOnWhatIsAligned) {
   // For random topologies (the profiles' shapes and random ones), the audit's "aligned" is
   // exactly "on the alignment plan uses", and after the plan every partition the plan did not

@@ -3,8 +3,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 #include <vector>
+
+#include "partalign/used/swap_signature.h"
 
 namespace partalign {
 namespace {
@@ -72,5 +75,32 @@ TEST(HibernationTest, OneLineSaysWhatWasFoundAndWhatToDo) {
   EXPECT_EQ(ToString(SleepingOs::kLinux), "linux");
 }
 
+TEST(HibernationTest, OnlyAHeadWithAnExtNtfsOrSwapSignatureIsWorthAskingLibblkid) {
+  const std::vector<uint8_t> zeros(kSwapSignatureHeadBytes, 0);
+  EXPECT_FALSE(HeadMayHoldSleepingSystem(zeros));
+  EXPECT_FALSE(HeadMayHoldSleepingSystem({}));
+  std::vector<uint8_t> data = zeros;
+  const std::string text = "partalign bench data 4\n";
+  std::copy(text.begin(), text.end(), data.begin());
+  EXPECT_FALSE(HeadMayHoldSleepingSystem(data));
+  std::vector<uint8_t> ext = zeros;
+  ext[1080] = 0x53;
+  ext[1081] = 0xEF;
+  EXPECT_TRUE(HeadMayHoldSleepingSystem(ext));
+  ext.resize(1081);  // too short to hold the magic
+  EXPECT_FALSE(HeadMayHoldSleepingSystem(ext));
+  std::vector<uint8_t> ntfs = zeros;
+  const std::string oem = "\xeb\x52\x90NTFS    ";
+  std::copy(oem.begin(), oem.end(), ntfs.begin());
+  EXPECT_TRUE(HeadMayHoldSleepingSystem(ntfs));
+  // Swap and every hibernation signature, at every page size (ReadSwapSignature's).
+  for (uint64_t page : kSwapPageSizes) {
+    for (const std::string magic : {"SWAPSPACE2", "S1SUSPEND\0", "LINHIB0001"}) {
+      std::vector<uint8_t> swap = zeros;
+      std::copy(magic.begin(), magic.end(), swap.begin() + static_cast<long>(page - 10));
+      EXPECT_TRUE(HeadMayHoldSleepingSystem(swap)) << magic << " at page " << page;
+    }
+  }
+}
 }  // namespace
 }  // namespace partalign

@@ -64,6 +64,12 @@ Status RegisterJournal(const RegistryEntry& entry) {
 
 Status UnregisterJournal(const JournalUuid& uuid) {
   const std::string path = EntryPath(uuid);
+  // A registration killed between its write and its rename leaves its temporary file (the
+  // listing skips it): it goes with the entry, or the registry keeps litter forever.
+  const std::string temporary = path + ".tmp";
+  if (::unlink(temporary.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(errno, fmt::format("cannot remove '{}'", temporary));
+  }
   if (::unlink(path.c_str()) != 0) {
     if (errno == ENOENT) return {};
     return ErrnoError(errno, fmt::format("cannot remove '{}'", path));

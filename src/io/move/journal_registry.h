@@ -27,7 +27,8 @@ std::string DefaultJournalDir();
 /// Writes the entry atomically (temporary file, fsync, rename, fsync of the directory).
 Status RegisterJournal(const RegistryEntry& entry);
 
-/// Removes the entry of journal `uuid` (no error if there is none) durably.
+/// Removes the entry of journal `uuid` (no error if there is none) durably, with the temporary
+/// file of a registration killed before its rename.
 Status UnregisterJournal(const JournalUuid& uuid);
 
 struct RegisteredJournal {

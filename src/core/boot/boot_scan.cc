@@ -225,6 +225,25 @@ Status NtfsRecord(ScanContext& c, const BootPartition& p, uint64_t base, const N
       !s) {
     return s;
   }
+  // ntfsfix and chkdsk read the alternate boot sector in the partition's last sector. After a
+  // shrink (ntfsresize keeps whole clusters) the volume ends sectors before it, and the shrink
+  // leaves a copy in both places (io/resize/ntfs_shrink.cc): each copy follows the move, or
+  // ntfsfix finds the one it reads stale ("Checking the alternate boot sector... BAD").
+  const uint64_t bps = ntfs.bytes_per_sector;
+  const uint64_t partition_bytes = p.size_sectors * c.ss;
+  if (bps != 0 && partition_bytes >= 2 * bps) {
+    const uint64_t last = (partition_bytes / bps - 1) * bps;
+    if (last > *at) {
+      Result<std::vector<uint8_t>> b =
+          ReadBytes(c.disk, base + last, bps, fmt::format("{}'s last sector", r.what));
+      if (!b) return b.error();
+      std::optional<NtfsBootSector> copy = ParseNtfsBootSector(*b);
+      if (copy && copy->hidden_sectors == r.value &&
+          copy->number_of_sectors == ntfs.number_of_sectors) {
+        r.sector_offsets.push_back(last);
+      }
+    }
+  }
   HiddenSectorsFinding(c, p, std::move(r));
   return {};
 }

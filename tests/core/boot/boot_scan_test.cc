@@ -157,6 +157,43 @@ TEST(BootScanTest, EveryFilesystemRecordFollowsItsMove) {
   EXPECT_TRUE(audit->Edits().empty()) << Dump(*audit);
 }
 
+// Sweep seed 45, case 173: an NTFS shrunk by ntfsresize ends whole clusters before its
+// partition, with its backup boot sector after the volume and a copy in the partition's last
+// sector, where ntfsfix reads it. A move updated only the first: ntfsfix said "Checking the
+// alternate boot sector... BAD". Every copy follows the move.
+TEST(BootScanTest, AnNtfsShrunkBeforeItsLastSectorHasBothBackupsUpdated) {
+  SparseDisk disk(64 * kMiB);
+  BootDisk table;
+  table.label = LabelType::kDos;
+  table.disk_id = "0x0badcafe";
+  table.partitions = {Part(1, 63, 39863, "0x07")};
+  disk.Write(63 * 512, test::NtfsBootSectorBytes(63, 39856));
+  disk.Write((63 + 39856) * 512, test::NtfsBootSectorBytes(63, 39856));
+  disk.Write((63 + 39862) * 512, test::NtfsBootSectorBytes(63, 39856));
+  const std::vector<PartitionMove> moves = {{1, 63, 2048, 39863, 39863}};
+  Result<BootReport> r = FindBootRecords(disk, table, moves);
+  ASSERT_TRUE(r) << r.error().message;
+  const BootFinding* ntfs = FindKind(*r, BootRecordKind::kNtfsBootSector, 1);
+  ASSERT_NE(ntfs, nullptr) << Dump(*r);
+  EXPECT_EQ(ntfs->verdict, BootVerdict::kUpdate) << Dump(*r);
+  ASSERT_EQ(ntfs->edits.size(), 3u) << Dump(*r);
+  MoveAndApply(disk, table, moves, *r);
+  for (uint64_t at : {0, 39856, 39862}) {
+    EXPECT_EQ(ParseNtfsBootSector(ReadAt(disk, (2048 + at) * 512, 512))->hidden_sectors, 2048u)
+        << "sector " << at;
+  }
+  // A last sector that is not a copy of the boot sector is data: never written.
+  SparseDisk other(64 * kMiB);
+  other.Write(63 * 512, test::NtfsBootSectorBytes(63, 39856));
+  other.Write((63 + 39856) * 512, test::NtfsBootSectorBytes(63, 39856));
+  other.Write((63 + 39862) * 512, Bytes(512, 0x5a));
+  Result<BootReport> r2 = FindBootRecords(other, table, moves);
+  ASSERT_TRUE(r2) << r2.error().message;
+  const BootFinding* ntfs2 = FindKind(*r2, BootRecordKind::kNtfsBootSector, 1);
+  ASSERT_NE(ntfs2, nullptr);
+  EXPECT_EQ(ntfs2->edits.size(), 2u) << Dump(*r2);
+}
+
 TEST(BootScanTest, AuditFixesStaleRecordsInPlaceAndMovesReportThemOnly) {
   DosDisk d;
   // A clone by another tool: the partitions start elsewhere, the records still say the old

@@ -90,6 +90,12 @@ packages=(
   # scripts/apply-invariant-sweep fills partitions with exFAT and NTFS holding files the same way
   ntfs-3g exfatprogs exfat-fuse libhivex-bin
   qemu-system-x86 grub-pc-bin grub-common extlinux syslinux-common
+  # the realign at the next boot (tests/boot/at_boot_qemu.sh, docs/at-boot.md): a Debian kernel
+  # and its modules to boot in QEMU, mkinitramfs to build its initramfs with partalign's hook,
+  # and a static busybox as the test disk's whole root system
+  linux-image-amd64 initramfs-tools busybox-static
+  # shellcheck for the boot scripts (contrib/initramfs-tools, contrib/dracut)
+  shellcheck
   # the installer sweep's oracles (tests/tools/installer_sweep.cc, docs/explain.md): Calamares'
   # partition module and KPMcore with Qt to build partalign_calamares_layout against (calamares
   # only without its recommends, which would add udev: see mdadm below); Debian's libblockdev,

@@ -1,0 +1,124 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-3.0-or-later
+# The realign of the disk the system runs from, at the next boot (issue 39, docs/at-boot.md),
+# end to end: a raw disk whose root ext4 starts at sector 63 and whose ext4 /boot (partition 2)
+# holds the journal; the realign staged from the host with `partalign apply --at-next-boot`
+# while both are mounted; an initramfs built by mkinitramfs with contrib/initramfs-tools; a
+# Debian kernel booted in QEMU (TCG). Then:
+#   - the console shows the realign done and the system came up with every file intact
+#     (PARTALIGN-ROOT-OK, printed by the disk's own /sbin/init after sha256sum -c);
+#   - from the host: partition 1 starts at 2048, e2fsck -fn of both partitions is clean, every
+#     file is intact, partition 2 kept its place and files, the stage is gone;
+#   - a second boot with the same initramfs says "nothing staged", comes up, and changes
+#     nothing (the digest of the table and of partition 1's bytes).
+# With --boot-path-only (what can be checked without `apply --at-next-boot` and `at-boot`): the
+# staged configuration is written by hand; the boot must run the script, run partalign inside
+# the initramfs (every library there) and stop the boot when `partalign at-boot` fails.
+# Usage: tests/boot/at_boot_qemu.sh [--boot-path-only] [--keep]   (--keep: leave the work dir)
+# Needs root (exit 77 otherwise) and qemu-system-x86, linux-image-amd64, busybox-static,
+# initramfs-tools (exit 77 when missing; 1 under PARTALIGN_REQUIRE_DEVICE_TESTS=1).
+# PARTALIGN=path/to/partalign overrides build/partalign.
+set -euo pipefail
+AB_NAME=at_boot_qemu
+# shellcheck source=scripts/lib/at-boot-qemu.sh
+source "$(dirname "$0")/../../scripts/lib/at-boot-qemu.sh"
+
+boot_path_only=""
+keep=""
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --boot-path-only) boot_path_only=1; shift ;;
+    --keep) keep=1; shift ;;
+    -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
+    *) echo "at_boot_qemu: unknown option '$1'" >&2; exit 1 ;;
+  esac
+done
+
+skip() {
+  echo "at_boot_qemu: SKIPPED: $*"
+  [ "${PARTALIGN_REQUIRE_DEVICE_TESTS:-0}" = 1 ] && { echo "at_boot_qemu: FAILED (PARTALIGN_REQUIRE_DEVICE_TESTS=1)"; exit 1; }
+  exit 77
+}
+[ "$(id -u)" = 0 ] || skip "needs root (loop devices, mounts)"
+missing=$(ab_missing)
+[ -z "$missing" ] || skip "missing: $(echo "$missing" | paste -sd, -) (scripts/install-deps.sh)"
+
+# partalign-test.<pid>.*: scripts/cleanup-test-loops.sh undoes what a killed run left.
+work=$(mktemp -d "${TMPDIR:-/tmp}/partalign-test.$$.at-boot.XXXXXX")
+finish() {
+  local rc=$?
+  ab_cleanup
+  if [ -n "$keep" ] || [ "$rc" != 0 ]; then
+    echo "at_boot_qemu: work directory kept: $work"
+  else
+    rm -rf -- "$work"
+  fi
+}
+trap finish EXIT
+ab_init "$work"
+failures=0
+check() {  # DESCRIPTION COMMAND...
+  local what=$1
+  shift
+  if "$@"; then
+    echo "at_boot_qemu: ok: $what"
+  else
+    echo "at_boot_qemu: FAIL: $what"
+    failures=$((failures + 1))
+  fi
+}
+in_log() { grep -q -- "$2" "$1"; }
+not_in_log() { ! grep -q -- "$2" "$1"; }
+
+t0=$(date +%s)
+ab_say "kernel $ab_kver, partalign $("$ab_partalign" --version 2>&1 | head -1)"
+ab_make_disk
+disk=$work/disk.img
+cp --sparse=always "$work/pristine.img" "$disk"
+if [ -n "$boot_path_only" ]; then
+  printf 'PARTALIGN_JOURNAL_UUID=%s\nPARTALIGN_JOURNAL_FSTYPE=ext4\n' "$ab_boot_uuid" \
+    >"$work/state/next-boot.conf"
+else
+  ab_stage "$disk" || { ab_say "FAIL: staging the realign failed (above)"; exit 1; }
+  ab_say "staged: $(grep -c . "$work/stage.out") lines of output"
+  check "the staging wrote next-boot.conf naming partition 2's filesystem" \
+    grep -qx "PARTALIGN_JOURNAL_UUID=$ab_boot_uuid" "$work/state/next-boot.conf"
+  check "staging changed nothing on partition 1 yet" test "$(ab_part_start "$disk" 1)" = 63
+fi
+ab_make_initrd "$work/initrd.img"
+check "the initramfs holds partalign, the staged configuration and the boot script" \
+  bash -c "lsinitramfs '$work/initrd.img' | grep -qx 'usr/sbin/partalign' &&
+           lsinitramfs '$work/initrd.img' | grep -qx 'etc/partalign/next-boot.conf' &&
+           lsinitramfs '$work/initrd.img' | grep -qx 'scripts/local-premount/partalign'"
+ab_say "initramfs $(du -h "$work/initrd.img" | cut -f1) built in $(($(date +%s) - t0)) s since start"
+
+log1=$work/boot1.log
+ab_boot "$disk" "$work/initrd.img" "$log1" || true
+ab_say "first boot: ${ab_boot_seconds} s"
+check "the boot script ran partalign inside the initramfs" \
+  in_log "$log1" "partalign: running the realign staged for this boot (partalign"
+if [ -n "$boot_path_only" ]; then
+  check "a failing at-boot stops the boot with what to do" \
+    in_log "$log1" "partalign: the realign failed (exit"
+  check "the stopped boot never mounted the root" not_in_log "$log1" "PARTALIGN-ROOT-"
+  check "the disk is untouched" test "$(ab_part_start "$disk" 1)" = 63
+else
+  check "the realign said it is done" in_log "$log1" "partalign: at-boot done"
+  check "the system came up with every file intact" in_log "$log1" "PARTALIGN-ROOT-OK"
+  check "no panic" not_in_log "$log1" "do not mount it; boot this initramfs again"
+  check "the disk after the realign" ab_check_moved "$disk"
+  before=$(ab_disk_digest "$disk")
+  log2=$work/boot2.log
+  ab_boot "$disk" "$work/initrd.img" "$log2" || true
+  ab_say "second boot: ${ab_boot_seconds} s"
+  check "the second boot found nothing staged" in_log "$log2" "partalign: nothing staged"
+  check "the second boot came up with every file intact" in_log "$log2" "PARTALIGN-ROOT-OK"
+  check "the second boot changed neither the table nor partition 1" \
+    test "$(ab_disk_digest "$disk")" = "$before"
+fi
+ab_say "total $(($(date +%s) - t0)) s"
+if [ "$failures" != 0 ]; then
+  ab_say "FAILED: $failures check(s); the serial logs are in $work"
+  exit 1
+fi
+ab_say "PASSED"

@@ -205,8 +205,31 @@ HOOK
     chmod 755 "$conf/hooks/partalign-test-sanitizer"
   fi
   PARTALIGN_STATE_DIR=$ab_work/state PARTALIGN_BINARY=$ab_work/partalign-initramfs \
+    PARTALIGN_AT_BOOT_SH=$ab_src/contrib/at-boot/at-boot.sh \
     mkinitramfs -d "$conf" -o "$1" "$ab_kver" >"$ab_work/mkinitramfs.out" 2>&1 ||
     { cat "$ab_work/mkinitramfs.out"; return 1; }
+}
+
+# The same with dracut instead (Fedora, openSUSE, Arch): the module contrib/dracut/90partalign
+# in a copy of dracut's modules, dracut run from DRACUT_ROOT, a directory holding an unpacked
+# dracut-core (`apt-get download dracut-core && dpkg-deb -x dracut-core_*.deb DIR`: Debian's
+# dracut package conflicts with initramfs-tools, so it is not installed), without systemd in
+# the initrd: dracut's own shell init runs the pre-mount hooks.
+ab_make_initrd_dracut() {  # OUT DRACUT_ROOT
+  local base=$ab_work/dracut supp includes=()
+  rm -rf "$base"
+  mkdir -p "$base/conf.d"
+  cp -a "$2/usr/lib/dracut" "$base/lib"
+  cp -a "$ab_src/contrib/dracut/90partalign" "$base/lib/modules.d/"
+  objcopy --strip-debug "$ab_partalign" "$ab_work/partalign-initramfs"
+  supp=$(strings -a "$ab_partalign" | grep -o -m1 '/[^:]*/tests/sanitize/asan\.supp' || true)
+  [ -z "$supp" ] || includes=(--include "$ab_src/tests/sanitize/asan.supp" "$supp")
+  dracutbasedir=$base/lib PARTALIGN_STATE_DIR=$ab_work/state \
+    PARTALIGN_BINARY=$ab_work/partalign-initramfs PARTALIGN_AT_BOOT_SH=$ab_src/contrib/at-boot/at-boot.sh \
+    bash "$2/usr/bin/dracut" --conf /dev/null --confdir "$base/conf.d" --no-hostonly \
+    --kver "$ab_kver" -m "bash base rootfs-block udev-rules fs-lib partalign" \
+    --drivers "virtio_pci virtio_blk ext4" --no-compress --force "${includes[@]}" "$1" \
+    >"$ab_work/dracut.out" 2>&1 || { tail -30 "$ab_work/dracut.out"; return 1; }
 }
 
 # Starts QEMU on IMAGE in the background (pid in ab_qemu_pid), serial console to LOG.

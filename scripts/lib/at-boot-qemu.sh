@@ -11,6 +11,7 @@
 # root whose /sbin/init checks every file against a manifest made at build time and prints
 # PARTALIGN-ROOT-OK or PARTALIGN-ROOT-BAD, then powers off; random data files. Partition 2 = a
 # small ext4 "/boot" at 128 MiB (aligned, not moved by the plan): the journal partition.
+# Partition 3 = swap at 160 MiB, where ab_hibernate puts a hibernation image's signature.
 #
 # Variables the caller may set before ab_init: PARTALIGN (the binary, default build/partalign),
 # AB_NAME (the name in messages), AB_DATA_MIB (MiB of random files, default 24), AB_TIMEOUT
@@ -25,16 +26,18 @@ ab_sector=512
 ab_p1_start=63
 ab_p1_size=204800    # 100 MiB
 ab_p2_start=262144   # 128 MiB
-ab_p2_size=65536     # 32 MiB: the disk's last sector is the partition's
-ab_disk_sectors=$((ab_p2_start + ab_p2_size))
+ab_p2_size=65536     # 32 MiB
+ab_p3_start=327680   # 160 MiB: swap, 8 MiB (a hibernation image can be put in it)
+ab_p3_size=16384
+ab_disk_sectors=$((ab_p3_start + ab_p3_size))
 
 ab_say() { echo "$ab_name: $*"; }
 
 # What is missing to run at all, one per line (nothing when all is there).
 ab_missing() {
   local tool
-  for tool in qemu-system-x86_64 mkinitramfs mke2fs e2fsck sfdisk partx losetup sha256sum \
-      timeout; do
+  for tool in qemu-system-x86_64 mkinitramfs mke2fs mkswap e2fsck sfdisk partx losetup \
+      sha256sum timeout; do
     command -v "$tool" >/dev/null 2>&1 || echo "$tool (command)"
   done
   [ -f /usr/share/initramfs-tools/hook-functions ] || echo "initramfs-tools"
@@ -140,13 +143,26 @@ INIT
   rm -f "$img"
   truncate -s $((ab_disk_sectors * ab_sector)) "$img"
   # A DOS table as old tools made it: the first partition at sector 63.
-  printf 'label: dos\nstart=%s, size=%s, type=83, bootable\nstart=%s, size=%s, type=83\n' \
-    "$ab_p1_start" "$ab_p1_size" "$ab_p2_start" "$ab_p2_size" | sfdisk --quiet "$img"
+  printf 'label: dos\nstart=%s, size=%s, type=83, bootable\nstart=%s, size=%s, type=83\nstart=%s, size=%s, type=82\n' \
+    "$ab_p1_start" "$ab_p1_size" "$ab_p2_start" "$ab_p2_size" "$ab_p3_start" "$ab_p3_size" |
+    sfdisk --quiet "$img"
   mke2fs -q -F -t ext4 -L pa-root -U "$ab_root_uuid" -E offset=$((ab_p1_start * ab_sector)) \
     -d "$root" "$img" $((ab_p1_size / 2))k
   mke2fs -q -F -t ext4 -L pa-boot -U "$ab_boot_uuid" -E offset=$((ab_p2_start * ab_sector)) \
     -d "$boot" "$img" $((ab_p2_size / 2))k
-  rm -rf "$root" "$boot"
+  rm -f "$ab_work/swap"
+  truncate -s $((ab_p3_size * ab_sector)) "$ab_work/swap"
+  mkswap -q "$ab_work/swap"
+  dd if="$ab_work/swap" of="$img" bs=1M seek=$((ab_p3_start * ab_sector)) oflag=seek_bytes \
+    conv=notrunc,sparse status=none
+  rm -rf "$root" "$boot" "$ab_work/swap"
+}
+
+# Makes the swap partition of IMAGE hold a hibernation image, as far as blkid and the kernel
+# see: the swap signature (the last 10 bytes of its first 4 KiB page) becomes S1SUSPEND.
+ab_hibernate() {  # IMAGE
+  printf 'S1SUSPEND\0' | dd of="$1" bs=1 seek=$((ab_p3_start * ab_sector + 4096 - 10)) \
+    conv=notrunc status=none
 }
 
 # Stages the realign of IMAGE from the host, as a person would on the running system: root

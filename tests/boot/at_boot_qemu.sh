@@ -10,7 +10,10 @@
 #   - from the host: partition 1 starts at 2048, e2fsck -fn of both partitions is clean, every
 #     file is intact, partition 2 kept its place and files, the stage is gone;
 #   - a second boot with the same initramfs says "nothing staged", comes up, and changes
-#     nothing (the digest of the table and of partition 1's bytes).
+#     nothing (the digest of the table and of partition 1's bytes);
+#   - the staged disk whose swap (partition 3) holds a hibernation image by then (also with
+#     --boot-path-only): the boot says the realign waits, does not run it, and comes up with
+#     partition 1 where it was.
 # With --boot-path-only (what can be checked without `apply --at-next-boot` and `at-boot`): the
 # staged configuration is written by hand; the boot must run the script, run partalign inside
 # the initramfs (every library there) and stop the boot when `partalign at-boot` fails.
@@ -90,6 +93,7 @@ else
   check "the staging wrote next-boot.conf naming partition 2's filesystem" \
     grep -qx "PARTALIGN_JOURNAL_UUID=$ab_boot_uuid" "$work/state/next-boot.conf"
   check "staging changed nothing on partition 1 yet" test "$(ab_part_start "$disk" 1)" = 63
+  cp --sparse=always "$disk" "$work/staged.img"
 fi
 if [ -n "$dracut" ]; then
   # A failure stops the boot without a shell: QEMU ends instead of waiting at a prompt.
@@ -132,6 +136,19 @@ else
   check "the second boot changed neither the table nor partition 1" \
     test "$(ab_disk_digest "$disk")" = "$before"
 fi
+# The staged disk again (the pristine one in --boot-path-only), now with a hibernation image.
+hibernated=$work/staged.img
+[ -z "$boot_path_only" ] || cp --sparse=always "$work/pristine.img" "$hibernated"
+ab_hibernate "$hibernated"
+before=$(ab_disk_digest "$hibernated")
+log3=$work/boot-hibernated.log
+ab_boot "$hibernated" "$work/initrd.img" "$log3" || true
+ab_say "boot with a hibernation image: ${ab_boot_seconds} s"
+check "with a hibernation image the realign waits" in_log "$log3" "a hibernation image is on"
+check "with a hibernation image partalign does not run" \
+  not_in_log "$log3" "partalign: running the realign"
+check "with a hibernation image the system comes up" in_log "$log3" "PARTALIGN-ROOT-OK"
+check "with a hibernation image nothing moved" test "$(ab_disk_digest "$hibernated")" = "$before"
 ab_say "total $(($(date +%s) - t0)) s"
 if [ "$failures" != 0 ]; then
   ab_say "FAILED: $failures check(s); the serial logs are in $work"

@@ -141,9 +141,20 @@ TEST(DebPackageTest, DebianPackageIsLintianCleanInstallsRunsAndRemovesWithoutTra
        {"./usr/sbin/partalign", "./usr/share/man/man8/partalign.8.gz",
         "./usr/share/bash-completion/completions/partalign",
         "./usr/share/zsh/vendor-completions/_partalign", "./usr/share/doc/partalign/copyright",
-        "./usr/share/doc/partalign/changelog.gz"}) {
+        "./usr/share/doc/partalign/changelog.gz",
+        // the realign at the next boot (docs/at-boot.md)
+        "./usr/share/initramfs-tools/hooks/partalign",
+        "./usr/share/initramfs-tools/scripts/local-premount/partalign",
+        "./usr/share/partalign/at-boot.sh",
+        "./usr/lib/dracut/modules.d/90partalign/module-setup.sh",
+        "./usr/lib/dracut/modules.d/90partalign/partalign-at-boot.sh"}) {
     EXPECT_NE(std::find(paths.begin(), paths.end(), file), paths.end()) << file << listing.out;
   }
+  // The initramfs holds partalign while a realign is staged: a new package rebuilds it.
+  CommandResult triggers = test::RunCommand({"dpkg-deb", "-I", deb, "triggers"});
+  EXPECT_EQ(triggers.exit_code, 0) << triggers.err;
+  EXPECT_NE(triggers.out.find("activate-noawait update-initramfs\n"), std::string::npos)
+      << triggers.out;
   // The binary is stripped: no symbol table, no debug information.
   const std::string root = dir.File("root");
   ASSERT_EQ(test::RunCommand({"dpkg-deb", "-x", deb, root}).exit_code, 0);

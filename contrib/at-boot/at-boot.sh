@@ -110,4 +110,9 @@ partalign_at_boot() {
 	sync
 	umount "$pa_mnt" || pa_fail "cannot unmount the journal partition $pa_dev"
 	: >"$pa_run/done"
+	# The kernel was told the new table (BLKPG): let udev name the moved partitions again
+	# (/dev/disk/by-uuid/...) before the boot looks for the root filesystem by them.
+	if command -v udevadm >/dev/null 2>&1; then
+		udevadm settle --timeout=30 || true
+	fi
 }

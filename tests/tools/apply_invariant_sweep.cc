@@ -699,9 +699,9 @@ class Case {
       }
       if (!work) return {};
       if (shrinks) {
-        // apply's dry run of a plan that shrinks shows the shrink alone, not the moves after it
-        // nor the boot records (NTFS, FAT, exFAT boot sectors) they rewrite: a filesystem moved
-        // in such a round is judged by its checker and its files, as a shrunk one is.
+        // apply's dry run of a plan that shrinks shows the shrinks and the actions after them,
+        // not the boot records (NTFS, FAT, exFAT boot sectors) those moves rewrite: a filesystem
+        // moved in such a round is judged by its checker and its files, as a shrunk one is.
         for (const nlohmann::json& a : doc.value("actions", nlohmann::json::array())) {
           const uint32_t n = a.value("partition", 0u);
           for (const PartSpec& p : d_.parts) {

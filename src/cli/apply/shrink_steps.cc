@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "cli/apply/shrink_steps.h"
 
+#include <algorithm>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -9,6 +10,7 @@
 #include <fmt/ranges.h>
 #include <nlohmann/json.hpp>
 
+#include "cli/apply/apply_moves.h"
 #include "cli/apply/move_ui.h"
 #include "cli/room/make_room.h"
 #include "io/move/mover.h"
@@ -188,6 +190,27 @@ nlohmann::json ShrinkJson(const PreparedShrink& s) {
           {"ranges", ranges}};
 }
 
+// The rest of the plan, as planned on the table the shrinks make (PlanAfterShrinks: apply
+// computes its steps from that table once the shrinks are written).
+nlohmann::json RestOfPlanJson(const Plan& plan) {
+  return PlanToJson(PlanAfterShrinks(plan)).value("actions", nlohmann::json::array());
+}
+
+void ShowRestOfPlan(Streams io, const Plan& plan) {
+  const Plan rest = PlanAfterShrinks(plan);
+  const auto changes =
+      std::count_if(rest.actions.begin(), rest.actions.end(), [](const PlanAction& a) {
+        return a.kind == ActionKind::kTableOnly || a.kind == ActionKind::kMoveData;
+      });
+  io.out << fmt::format(
+      "Then the rest of the plan ({} partition(s) to move or change), as planned on the table "
+      "the shrink{} make{}; its steps, journals and boot records are computed from that table "
+      "once {} written:\n",
+      changes, PlanShrinks(plan).size() == 1 ? "" : "s", PlanShrinks(plan).size() == 1 ? "s" : "",
+      PlanShrinks(plan).size() == 1 ? "it is" : "they are");
+  PrintPlanActions(io.out, rest);
+}
+
 // The dry run's document: "shrink" the first shrink (as when a plan had one), "shrinks" each.
 nlohmann::json ShrinksJson(const ShrinkStepsRequest& r, const std::vector<PreparedShrink>& all) {
   nlohmann::json each = nlohmann::json::array();
@@ -198,7 +221,8 @@ nlohmann::json ShrinksJson(const ShrinkStepsRequest& r, const std::vector<Prepar
           {"device", r.path},
           {"dry_run", true},
           {"shrink", each.front()},
-          {"shrinks", each}};
+          {"shrinks", each},
+          {"then", RestOfPlanJson(*r.plan)}};
 }
 
 std::string StepName(size_t index, size_t count) {
@@ -264,6 +288,7 @@ ExitCode ApplyShrinks(Streams io, const ShrinkStepsRequest& r, bool* written) {
   scope.bytes = writes;
   if (ExitCode in_use = ExitCode::kOk; !ShowDiskUsers(io, r.path, scope, &in_use)) return in_use;
   if (r.write->dry_run) {
+    ShowRestOfPlan(io, *r.plan);
     io.out << "Dry run: nothing was written.\n";
     return ExitCode::kOk;
   }

@@ -33,8 +33,9 @@ struct ShrinkStepsRequest {
 
 /// Shows the plan's shrinks and, unless --dry-run, asks once, writes them in plan order and
 /// verifies the table each step wrote: kOk with `*written` true then. kOk with `*written` false
-/// for a dry run (the steps after the shrinks are computed from the table they write, so the
-/// dry run shows the shrinks only). Anything else after printing why.
+/// for a dry run, which shows the rest of the plan as planned on the table the shrinks make
+/// (its steps are computed from the table they write, so the dry run shows its actions, not
+/// its journaled steps). Anything else after printing why.
 ExitCode ApplyShrinks(Streams io, const ShrinkStepsRequest& request, bool* written);
 
 }  // namespace partalign

@@ -14,9 +14,11 @@
 // Usage (as root; scripts/apply-invariant-sweep wraps it):
 //   partalign_apply_invariant_sweep [--cases N] [--seed S] [--case I] [--minutes M]
 //                                   [--kill-fraction F] [--make-room-fraction F]
-//                                   [--dir DIR] [--keep] [--verbose]
+//                                   [--dir DIR] [--keep] [--verbose] [--max-rounds N]
 // --case I runs only case I of seed S (what a failure prints to reproduce it); --minutes M
-// runs cases until M minutes have passed (then --cases is only a ceiling). A quarter of the
+// runs cases until M minutes have passed (then --cases is only a ceiling); --max-rounds N: the
+// plans a case may make, each applied when it has work (default 4; 2: one plan + apply, and
+// the plan after it finds nothing to do). A quarter of the
 // cases (--make-room-fraction) plan and apply with --make-room: a partition's contents may be
 // shrunk by its own tool, and only its checker and files judge its bytes then.
 // PARTALIGN=path/to/partalign overrides the partalign built with it.
@@ -86,6 +88,8 @@ struct Options {
   std::string dir;
   bool keep = false;
   bool verbose = false;
+  /// The plans a case may make (each applied when it has work): the last must find nothing.
+  int max_rounds = kMaxRounds;
 };
 
 enum class Kind {
@@ -676,7 +680,7 @@ class Case {
   // so, and recovered as apply's messages tell a user to.
   std::vector<std::string> ApplyUntilDone() {
     const std::string plan = (base_ / "plan.json").string();
-    for (rounds_ = 0; rounds_ < kMaxRounds; ++rounds_) {
+    for (rounds_ = 0; rounds_ < options_.max_rounds; ++rounds_) {
       std::vector<std::string> plan_args = {"plan", target_, "-o", plan};
       for (const std::string& a : SectorSizeArgs()) plan_args.push_back(a);
       if (d_.make_room) plan_args.push_back("--make-room");
@@ -695,9 +699,9 @@ class Case {
       }
       if (!work) return {};
       if (shrinks) {
-        // apply's dry run of a plan that shrinks shows the shrink alone, not the moves after it
-        // nor the boot records (NTFS, FAT, exFAT boot sectors) they rewrite: a filesystem moved
-        // in such a round is judged by its checker and its files, as a shrunk one is.
+        // apply's dry run of a plan that shrinks shows the shrinks and the actions after them,
+        // not the boot records (NTFS, FAT, exFAT boot sectors) those moves rewrite: a filesystem
+        // moved in such a round is judged by its checker and its files, as a shrunk one is.
         for (const nlohmann::json& a : doc.value("actions", nlohmann::json::array())) {
           const uint32_t n = a.value("partition", 0u);
           for (const PartSpec& p : d_.parts) {
@@ -758,7 +762,8 @@ class Case {
       if (applied.exit_code != 0) return {"apply failed: " + test::Describe(apply_args, applied)};
       wrote_ = true;
     }
-    return {fmt::format("the plan still has work after {} rounds of plan and apply", kMaxRounds)};
+    return {fmt::format("the plan still has work after {} rounds of plan and apply",
+                        options_.max_rounds)};
   }
 
   // Each filesystem's checker, and every file read back; the other kinds' own checks.
@@ -943,6 +948,8 @@ Options ParseOptions(int argc, char** argv) {
       o.keep = true;
     } else if (a == "--verbose") {
       o.verbose = true;
+    } else if (a == "--max-rounds") {
+      o.max_rounds = std::stoi(value());
     } else {
       throw std::runtime_error("unknown option '" + a + "'");
     }

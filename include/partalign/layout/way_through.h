@@ -84,6 +84,29 @@ const WayThrough* BestShrink(const WaysThrough& ways);
 /// The shrink of `way` (a kShrink* way of a partition of `table`) as PlanOptions take it.
 PlannedShrink ShrinkOf(const WayThrough& way, const PartitionTable& table);
 
+/// plan --make-room's search (issue 38): the shrink BestShrink takes, then, on the plan with it,
+/// the next one BestShrink takes of another partition, and so on until every partition aligns
+/// or no shrink aligns more: one plan that sees the room its own shrinks make, so that a plan
+/// made after it is applied finds nothing more to do.
+struct RoomTaken {
+  /// The shrinks taken, in the order taken (each way's `aligned` counts from the plan with the
+  /// ones before it); empty when none aligns more.
+  std::vector<WayThrough> shrinks;
+  /// The search on the plan with every shrink taken (the first search when none was).
+  WaysThrough last;
+};
+RoomTaken TakeRoom(const PartitionTable& table, const Alignment& alignment,
+                   const PlanOptions& options, const std::vector<PlanAction>& actions,
+                   const std::vector<ShrinkOffer>& offers);
+
+/// The shrinks of `taken` as PlanOptions take them, in order.
+std::vector<PlannedShrink> ShrinksOf(const RoomTaken& taken, const PartitionTable& table);
+
+/// What TakeRoom took, as MakeRoomLines(ways, offers) says one shrink: a line per shrink, then
+/// the partitions that stay impossible; or, when none was taken, why.
+std::vector<std::string> MakeRoomLines(const RoomTaken& taken,
+                                       const std::vector<ShrinkOffer>& offers);
+
 /// What taking the room search's way says (plan --make-room, the planner's M): "make room:
 /// partition 7 (swap, 321.58 MiB) gives 2 MiB at its end, shrunk by mkswap before any move (its
 /// contents use 0 B, it keeps at least 1 MiB): the least invasive way that aligns partitions

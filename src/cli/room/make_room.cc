@@ -47,12 +47,11 @@ Result<MadeRoom> MakeRoomPlan(Streams io, const std::string& path, PartitionTabl
   if (!offers) return offers.error();
   PlanOptions options;
   options.discard = content.discard;
-  const WaysThrough ways = FindWaysThrough(*table, alignment, options, out.plan.actions, *offers);
-  out.lines = MakeRoomLines(ways, *offers);
-  const WayThrough* best = BestShrink(ways);
-  if (best == nullptr) return out;
+  const RoomTaken taken = TakeRoom(*table, alignment, options, out.plan.actions, *offers);
+  out.lines = MakeRoomLines(taken, *offers);
+  if (taken.shrinks.empty()) return out;
   Result<Plan> shrunk =
-      MakeProvenPlan(io, path, table, device, alignment, content, {ShrinkOf(*best, *table)});
+      MakeProvenPlan(io, path, table, device, alignment, content, ShrinksOf(taken, *table));
   if (!shrunk) return shrunk.error();
   out.plan = std::move(*shrunk);
   return out;

@@ -38,8 +38,8 @@ struct MadeRoom {
 };
 
 /// plan --make-room: the proven plan (MakeProvenPlan); when it leaves partitions impossible,
-/// the room search over every partition's limit (ReadShrinkOffers, FindWaysThrough) and the
-/// plan again with the least invasive shrink that aligns more (BestShrink), if any.
+/// the room search over every partition's limit (ReadShrinkOffers, TakeRoom) and the plan
+/// again with the shrinks it took, each the least invasive that aligns more, if any.
 Result<MadeRoom> MakeRoomPlan(Streams io, const std::string& path, PartitionTable* table,
                               const DeviceInfo& device, const Alignment& alignment,
                               const ContentOptions& content);

@@ -94,7 +94,8 @@ int ToolRank(const std::optional<ShrinkTool>& tool) {
 }
 
 // Partition `p` shrunk at its end by the fewest whole MiB that align the most of `ways`'s
-// impossible partitions, never below the offer's minimum; nullopt when no shrink aligns more.
+// impossible partitions, or to a whole number of MiB where that aligns more, never below the
+// offer's minimum; nullopt when no shrink aligns more.
 std::optional<WayThrough> FewestMiBWay(const PartitionTable& table, const Alignment& alignment,
                                        const PlanOptions& options, const WaysThrough& ways,
                                        const Partition& p, const ShrinkOffer& offer) {
@@ -108,16 +109,28 @@ std::optional<WayThrough> FewestMiBWay(const PartitionTable& table, const Alignm
   const uint64_t most =
       (ways.missing_sectors + mib - 1) / mib + (grain_mib + 1) * (table.partitions.size() + 1) + 1;
   const uint64_t limit = std::min((p.size_sectors - min_sectors) / mib, most);
+  // Smaller by 1, 2, ... whole MiB, the fewest that align the most; then, when a size of whole
+  // MiB aligns more still, the largest such. A partition moved to an aligned start takes as
+  // many grains either way, but only a size of whole MiB reaches its limit's: a swap area of
+  // 4.12 MiB that keeps 1 MiB can end at 1 MiB, never at 1.12 MiB by whole MiB less, which
+  // takes 2 MiB once aligned.
   std::optional<std::vector<uint32_t>> best;
-  uint64_t best_mib = 0;
-  for (uint64_t k = 1; k <= limit; ++k) {
+  uint64_t best_size = 0;
+  auto try_size = [&](uint64_t size) {
     PlanOptions with = options;
-    with.shrinks.push_back({p.number, *offer.tool, p.size_sectors - k * mib});
+    with.shrinks.push_back({p.number, *offer.tool, size});
     std::optional<std::vector<uint32_t>> left = ImpossibleWith(table, alignment, with);
-    if (!left || left->size() >= (best ? best->size() : ways.impossible.size())) continue;
+    if (!left || left->size() >= (best ? best->size() : ways.impossible.size())) return;
     best = std::move(left);
-    best_mib = k;
-    if (best->empty()) break;
+    best_size = size;
+  };
+  for (uint64_t k = 1; k <= limit && !(best && best->empty()); ++k) {
+    try_size(p.size_sectors - k * mib);
+  }
+  for (uint64_t k = 0; k <= limit && p.size_sectors / mib >= k + 1 && !(best && best->empty());
+       ++k) {
+    const uint64_t whole = (p.size_sectors / mib - k) * mib;
+    if (whole < p.size_sectors && whole >= min_sectors) try_size(whole);
   }
   if (!best) return std::nullopt;
   WayThrough way;
@@ -126,7 +139,7 @@ std::optional<WayThrough> FewestMiBWay(const PartitionTable& table, const Alignm
   way.partition = p.number;
   way.contents = p.contents.fs_type;
   way.partition_bytes = p.size_sectors * ss;
-  way.shrink_bytes = best_mib * mib * ss;
+  way.shrink_bytes = (p.size_sectors - best_size) * ss;
   way.tool = offer.tool;
   for (uint32_t n : ways.impossible) {
     (Contains(*best, n) ? way.still_impossible : way.aligned).push_back(n);
@@ -180,7 +193,9 @@ WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignm
   for (const ShrinkOffer& offer : offers) {
     const Partition* p = table.Find(offer.partition);
     if (p == nullptr || p->kind == PartitionKind::kExtended ||
-        Contains(options.discard, p->number)) {
+        Contains(options.discard, p->number) ||
+        std::any_of(options.shrinks.begin(), options.shrinks.end(),
+                    [&](const PlannedShrink& s) { return s.partition == p->number; })) {
       continue;
     }
     if (!offer.tool) {
@@ -220,6 +235,64 @@ PlannedShrink ShrinkOf(const WayThrough& way, const PartitionTable& table) {
   return s;
 }
 
+RoomTaken TakeRoom(const PartitionTable& table, const Alignment& alignment,
+                   const PlanOptions& options, const std::vector<PlanAction>& actions,
+                   const std::vector<ShrinkOffer>& offers) {
+  RoomTaken taken;
+  PlanOptions with = options;
+  taken.last = FindWaysThrough(table, alignment, with, actions, offers);
+  while (const WayThrough* best = BestShrink(taken.last)) {
+    PlanOptions next = with;
+    next.shrinks.push_back(ShrinkOf(*best, table));
+    Result<std::vector<PlanAction>> planned = PlanPartitions(table, alignment, next);
+    if (!planned) break;  // FindWaysThrough planned it already: not reached
+    taken.shrinks.push_back(*best);
+    with = std::move(next);
+    taken.last = FindWaysThrough(table, alignment, with, *planned, offers);
+    if (taken.last.impossible.empty()) break;
+  }
+  return taken;
+}
+
+std::vector<PlannedShrink> ShrinksOf(const RoomTaken& taken, const PartitionTable& table) {
+  std::vector<PlannedShrink> out;
+  for (const WayThrough& w : taken.shrinks) out.push_back(ShrinkOf(w, table));
+  return out;
+}
+
+namespace {
+
+std::string ShrinkTakenLine(const WayThrough& way, const std::vector<ShrinkOffer>& offers,
+                            bool first) {
+  const auto offer = std::find_if(offers.begin(), offers.end(), [&](const ShrinkOffer& o) {
+    return o.partition == way.partition;
+  });
+  return fmt::format(
+      "make room: partition {} ({}, {}) gives {} at its end{}, shrunk by {} before any move "
+      "(its contents use {}, it keeps at least {}): the least invasive way that {}aligns {}",
+      way.partition, way.contents, FormatSize(way.partition_bytes), FormatSize(way.shrink_bytes),
+      first ? "" : " too", ToString(way.tool.value_or(ShrinkTool::kMkswap)),
+      FormatSize(offer == offers.end() ? 0 : offer->used_bytes),
+      FormatSize(offer == offers.end() ? 0 : offer->min_bytes), first ? "" : "then ",
+      List(way.aligned));
+}
+
+}  // namespace
+
+std::vector<std::string> MakeRoomLines(const RoomTaken& taken,
+                                       const std::vector<ShrinkOffer>& offers) {
+  if (taken.shrinks.empty()) return MakeRoomLines(taken.last, offers);
+  std::vector<std::string> lines;
+  for (size_t i = 0; i < taken.shrinks.size(); ++i) {
+    lines.push_back(ShrinkTakenLine(taken.shrinks[i], offers, i == 0));
+  }
+  if (!taken.last.impossible.empty()) {
+    lines.push_back(
+        fmt::format("make room: {} still cannot be aligned", List(taken.last.impossible)));
+  }
+  return lines;
+}
+
 std::vector<std::string> MakeRoomLines(const WaysThrough& ways,
                                        const std::vector<ShrinkOffer>& offers) {
   std::vector<std::string> lines;
@@ -233,16 +306,7 @@ std::vector<std::string> MakeRoomLines(const WaysThrough& ways,
     }
     return lines;
   }
-  const auto offer = std::find_if(offers.begin(), offers.end(), [&](const ShrinkOffer& o) {
-    return o.partition == best->partition;
-  });
-  lines.push_back(fmt::format(
-      "make room: partition {} ({}, {}) gives {} at its end, shrunk by {} before any move "
-      "(its contents use {}, it keeps at least {}): the least invasive way that aligns {}",
-      best->partition, best->contents, FormatSize(best->partition_bytes),
-      FormatSize(best->shrink_bytes), ToString(best->tool.value_or(ShrinkTool::kMkswap)),
-      FormatSize(offer == offers.end() ? 0 : offer->used_bytes),
-      FormatSize(offer == offers.end() ? 0 : offer->min_bytes), List(best->aligned)));
+  lines.push_back(ShrinkTakenLine(*best, offers, true));
   if (!best->still_impossible.empty()) {
     lines.push_back(
         fmt::format("make room: {} still cannot be aligned", List(best->still_impossible)));

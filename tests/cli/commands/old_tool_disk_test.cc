@@ -15,6 +15,7 @@
 
 #include <filesystem>
 #include <map>
+#include <regex>
 
 #include <fmt/format.h>
 
@@ -430,6 +431,33 @@ TEST_F(OldToolDiskTest, TheXpDiskIsRealignedByShrinkingItsSwap) {
   EXPECT_NE(dry_run.out.find("Make room first (--make-room): partition 7 (swap) gives 2 MiB"),
             std::string::npos)
       << dry_run.out;
+  // Then the whole plan: every partition it moves, where the plan file puts it, after the shrink.
+  const size_t then = dry_run.out.find("Then the rest of the plan (");
+  ASSERT_NE(then, std::string::npos) << dry_run.out;
+  EXPECT_LT(then, dry_run.out.find("Dry run: nothing was written."));
+  size_t moves = 0;
+  for (const nlohmann::json& a : doc["actions"]) {
+    if (a["kind"] != "move-data") continue;
+    ++moves;
+    const std::regex row(
+        fmt::format("\n *{} +{} +[0-9]+ +{} +{} +move-data ", a["partition"].get<int>(),
+                    a["old_start_sector"].get<uint64_t>(), a["new_start_sector"].get<uint64_t>(),
+                    a["new_end_sector"].get<uint64_t>()));
+    EXPECT_TRUE(std::regex_search(dry_run.out.substr(then), row)) << a << dry_run.out;
+  }
+  EXPECT_GT(moves, 0u);
+  std::vector<std::string> dry_json = apply_args;
+  dry_json.insert(dry_json.end(), {"--make-room", "--dry-run", "--json", plan_file});
+  CommandResult dry_doc = RunPartalign(dry_json, "", Env());
+  ASSERT_EQ(dry_doc.exit_code, 0) << dry_doc.out << dry_doc.err;
+  const nlohmann::json shown = nlohmann::json::parse(dry_doc.out);
+  ASSERT_EQ(shown["then"].size(), doc["actions"].size()) << shown;
+  for (size_t i = 0; i < doc["actions"].size(); ++i) {
+    EXPECT_EQ(shown["then"][i]["new_start_sector"], doc["actions"][i]["new_start_sector"]);
+    // A shrunk partition that does not move is done by its shrink ("none" after it).
+    if (doc["actions"][i].contains("shrink")) continue;
+    EXPECT_EQ(shown["then"][i]["kind"], doc["actions"][i]["kind"]) << shown["then"][i];
+  }
   EXPECT_EQ(test::CmpFiles(image_, before_), "");
 
   ApplyWithTheSwapShrunk(plan_file, swap_before);

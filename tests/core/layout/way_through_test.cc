@@ -243,5 +243,117 @@ TEST(WayThroughTest, APlanFileWithTheShrinkDescribesTheSameActions) {
   EXPECT_TRUE(TailsToProve(t, planned, with).empty());
 }
 
+// Seed 45, case 359 of the apply sweep: a GPT disk filled to its last usable sector, whose swap
+// (4.12 MiB, keeps 1 MiB) and an ext4 (20.73 MiB, keeps 18.92 MiB) can give room; xfs, btrfs,
+// exFAT and raw data cannot. plan --make-room took the swap shrunk by 3 whole MiB (to 1.12 MiB,
+// which still takes 2 MiB once aligned) and nothing else: partitions 1, 9, 10 and 11 stayed
+// impossible, and each plan + apply after it found more room (5 rounds in all).
+PartitionTable Case359() {
+  PartitionTable t;
+  t.fingerprint = "xxh64:0000000000000359";
+  t.label = LabelType::kGpt;
+  t.sector_size = 512;
+  t.disk_size_sectors = 451488;  // 220.45 MiB; the GPT's backup takes the last 33 sectors
+  t.last_usable_lba = t.disk_size_sectors - 34;
+  t.first_usable_lba = 34;
+  struct Spec {
+    uint64_t start, size;
+    const char* fs;
+    std::optional<uint64_t> fs_bytes, data_at;
+  };
+  const std::vector<Spec> specs = {
+      {34, 51144, "", std::nullopt, 2010756},      {51178, 38560, "btrfs", std::nullopt, {}},
+      {89738, 26287, "ext4", 26287 * 512ull, {}},  {116025, 61918, "", std::nullopt, 11963937},
+      {177943, 47074, "", std::nullopt, 1048576},  {225017, 26168, "", std::nullopt, 13397504},
+      {251185, 8432, "swap", 8432 * 512ull, {}},   {259617, 12616, "exfat", std::nullopt, {}},
+      {272233, 78365, "xfs", 78360 * 512ull, {}},  {350598, 42448, "ext4", 42448 * 512ull, {}},
+      {393046, 58408, "", std::nullopt, 13674298},
+  };
+  uint32_t number = 0;
+  for (const Spec& s : specs) {
+    Partition p;
+    p.number = ++number;
+    p.start_sector = s.start;
+    p.size_sectors = s.size;
+    p.type_code = "0FC63DAF-8483-4772-8E79-3D69D8477DE4";
+    p.contents.fs_type = s.fs;
+    p.contents.fs_size_bytes = s.fs_bytes;
+    p.contents.proof = s.fs[0] != '\0' ? ContentProof::kSignature : ContentProof::kData;
+    p.contents.data_offset_bytes = s.data_at;
+    t.partitions.push_back(p);
+  }
+  return t;
+}
+
+// What ReadShrinkLimit said of it: the used bytes and 16 MiB for the tool.
+std::vector<ShrinkOffer> Case359Offers(const PartitionTable& t) {
+  std::vector<ShrinkOffer> offers;
+  for (const Partition& p : t.partitions) {
+    const ShrinkWay way = ShrinkWayFor(p.contents.fs_type);
+    const uint64_t used = p.contents.fs_type == "swap" ? 64 * kKiB : 3061760;
+    const uint64_t min = p.contents.fs_type == "swap" ? kMiB : used + 16 * kMiB;
+    offers.push_back({p.number, way.tool, way.reason, min, used});
+  }
+  return offers;
+}
+
+TEST(WayThroughTest, TheSwapShrinksToAWholeMiBWhenThatAlignsMore) {
+  const PartitionTable t = Case359();
+  WaysThrough ways = FindWaysThrough(t, kMiBAlignment, {}, Plan(t), Case359Offers(t));
+  EXPECT_EQ(ways.impossible, (std::vector<uint32_t>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11}));
+  const WayThrough* best = BestShrink(ways);
+  ASSERT_NE(best, nullptr);
+  EXPECT_EQ(best->partition, 7u);
+  // 1.12 MiB takes 2 MiB once aligned, 1 MiB takes 1: all of what the swap can give.
+  EXPECT_EQ(ShrinkOf(*best, t).size_sectors, 2048u);
+  EXPECT_EQ(best->still_impossible, (std::vector<uint32_t>{1, 11}));
+}
+
+TEST(WayThroughTest, MakeRoomTakesEveryShrinkItNeedsInOnePlan) {
+  const PartitionTable t = Case359();
+  const std::vector<ShrinkOffer> offers = Case359Offers(t);
+  const RoomTaken taken = TakeRoom(t, kMiBAlignment, {}, Plan(t), offers);
+  ASSERT_EQ(taken.shrinks.size(), 2u);
+  EXPECT_EQ(taken.shrinks[0].partition, 7u);
+  EXPECT_EQ(taken.shrinks[1].partition, 10u);
+  EXPECT_EQ(taken.shrinks[1].aligned, (std::vector<uint32_t>{1, 11}));
+  EXPECT_TRUE(taken.last.impossible.empty());
+  const std::vector<PlannedShrink> shrinks = ShrinksOf(taken, t);
+  ASSERT_EQ(shrinks.size(), 2u);
+  // The ext4 keeps at least its minimum.
+  EXPECT_GE(shrinks[1].size_sectors * 512, offers[9].min_bytes);
+  PlanOptions with;
+  with.shrinks = shrinks;
+  const std::vector<PlanAction> actions = Plan(t, with);
+  EXPECT_EQ(ImpossibleCount(actions), 0u);
+
+  // Applied, the table has every partition where the plan put it: a second plan finds nothing
+  // to move, and --make-room nothing to make room for.
+  PartitionTable after = t;
+  for (size_t i = 0; i < actions.size(); ++i) {
+    after.partitions[i].start_sector = actions[i].new_start_sector;
+    after.partitions[i].size_sectors = actions[i].new_end_sector - actions[i].new_start_sector + 1;
+    EXPECT_EQ(actions[i].new_start_sector % 2048, 0u) << actions[i].partition;
+  }
+  after.partitions[6].contents.fs_size_bytes = shrinks[0].size_sectors * 512;
+  after.partitions[9].contents.fs_size_bytes = shrinks[1].size_sectors * 512;
+  const std::vector<PlanAction> again = Plan(after);
+  for (const PlanAction& a : again) {
+    EXPECT_EQ(a.kind, ActionKind::kNone) << a.partition << ": " << a.reason;
+  }
+  EXPECT_TRUE(TakeRoom(after, kMiBAlignment, {}, again, offers).shrinks.empty());
+
+  const std::vector<std::string> lines = MakeRoomLines(taken, offers);
+  ASSERT_EQ(lines.size(), 2u);
+  EXPECT_EQ(lines[0],
+            "make room: partition 7 (swap, 4.12 MiB) gives 3.12 MiB at its end, shrunk by mkswap "
+            "before any move (its contents use 64 KiB, it keeps at least 1 MiB): the least "
+            "invasive way that aligns partitions 2, 3, 4, 5, 6, 7, 8, 9 and 10");
+  EXPECT_EQ(lines[1],
+            "make room: partition 10 (ext4, 20.73 MiB) gives 1.73 MiB at its end too, shrunk by "
+            "resize2fs before any move (its contents use 2.92 MiB, it keeps at least 18.92 MiB): "
+            "the least invasive way that then aligns partitions 1 and 11");
+}
+
 }  // namespace
 }  // namespace partalign

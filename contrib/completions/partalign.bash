@@ -17,7 +17,7 @@ _partalign() {
   done
   local opts="" valued=""
   case "$sub" in
-    partalign) opts="-h --help -V --version probe explain audit plan apply restore resume snapshot verify translate report bench move demo" ;;
+    partalign) opts="-h --help -V --version probe explain audit plan apply restore resume at-boot snapshot verify translate report bench move demo" ;;
     probe)
       opts="-h --help --assume --sector-size -J --json --list-profiles"
       valued="--assume --sector-size"
@@ -31,12 +31,12 @@ _partalign() {
       valued="--format -o --output --assume --sector-size --grain"
       ;;
     plan)
-      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --discard --no-scan --make-room --interactive --label --backup-dir"
+      opts="-h --help --assume --sector-size -J --json --grain -o --output --format --layout --discard --no-scan --make-room --at-next-boot --interactive --label --backup-dir"
       valued="--assume --sector-size --grain -o --output --format --layout --discard --label --backup-dir"
       ;;
     apply)
-      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --make-room --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report"
-      valued="--target --assume --sector-size --backup-dir --journal-dir --discard --bench-seconds --bench-report"
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --make-room --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report --at-next-boot --journal-partition --cancel-next-boot"
+      valued="--target --assume --sector-size --backup-dir --journal-dir --discard --bench-seconds --bench-report --journal-partition"
       ;;
     restore)
       opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir --check"
@@ -45,6 +45,9 @@ _partalign() {
     resume)
       opts="-h --help --rollback --forget --device -y --yes --progress"
       valued="--device"
+      ;;
+    at-boot)
+      opts="-h --help"
       ;;
     snapshot)
       opts="-h --help --assume --sector-size -J --json -o --output"

@@ -39,6 +39,7 @@ int RunApp(int argc, const char* const* argv, std::ostream& out, std::ostream& e
   AddApplyCommand(app, runners);
   AddRestoreCommand(app, runners);
   AddResumeCommand(app, runners);
+  AddAtBootCommand(app, runners);
   AddSnapshotCommand(app, runners);
   AddVerifyCommand(app, runners);
   AddTranslateCommand(app, runners);

@@ -32,6 +32,7 @@ void AddExplainCommand(CLI::App& app, CommandRunners& runners);
 void AddBenchCommand(CLI::App& app, CommandRunners& runners);
 void AddMoveCommand(CLI::App& app, CommandRunners& runners);
 void AddResumeCommand(CLI::App& app, CommandRunners& runners);
+void AddAtBootCommand(CLI::App& app, CommandRunners& runners);
 void AddSnapshotCommand(CLI::App& app, CommandRunners& runners);
 void AddVerifyCommand(CLI::App& app, CommandRunners& runners);
 void AddTranslateCommand(CLI::App& app, CommandRunners& runners);

@@ -140,6 +140,10 @@ struct Plan {
   /// The backup GPT to move to the end of the disk (optional key "relocate_backup_gpt"; absent
   /// when the backup is where it belongs).
   std::optional<BackupGptRelocation> relocate_backup_gpt;
+  /// `plan --at-next-boot`: the partitions the running system uses were planned like the
+  /// others, to be moved by `apply --at-next-boot` before anything mounts them (optional key
+  /// "at_next_boot" in the plan file, true; absent otherwise).
+  bool at_next_boot = false;
   bool operator==(const Plan&) const = default;
 };
 

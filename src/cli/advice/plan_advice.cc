@@ -23,6 +23,7 @@ PlanFileAdvice PlanFileAdviceFor(const TargetOptions& target,
   for (uint32_t n : content.discard) command += fmt::format(" --discard {}", n);
   if (content.no_scan) command += " --no-scan";
   if (content.make_room) command += " --make-room";
+  if (content.at_next_boot) command += " --at-next-boot";
   command += " -o " + ShellQuote(output) + " " + ShellQuote(target.target);
   return {command, "", output, target.assume, target.sector_size};
 }

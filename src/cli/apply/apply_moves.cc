@@ -512,9 +512,11 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     const std::string journal =
         check_dir == dir ? s.journal : check_dir + "/" + fs::path(s.journal).filename().string();
     std::string note;
-    if (Status allowed = CheckMoveAllowed(*reader, journal, StepWrites(s, sector_size), &note);
+    if (Status allowed = CheckMoveAllowed(*reader, journal, StepWrites(s, sector_size), &note,
+                                          r.write->at_next_boot);
         !allowed) {
       PrintError(io.err, allowed.error().message + "; nothing was written");
+      if (!r.write->at_next_boot) SayNextBootWay(io, r.path, ApplyScope(steps, sector_size));
       *code = allowed.error().errno_value == kUnfinishedMoveErrno ? ExitCode::kUnfinished
                                                                   : ExitCode::kRefused;
       return std::nullopt;
@@ -667,11 +669,11 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     }
   }
   if (ExitCode in_use = ExitCode::kOk;
-      !ShowDiskUsers(io, r.path, ApplyScope(steps, sector_size), &in_use)) {
+      !ShowDiskUsers(io, r.path, ApplyScope(steps, sector_size), &in_use, r.write->at_next_boot)) {
     return in_use;
   }
   if (r.write->dry_run) {
-    io.out << "Dry run: nothing was written.\n";
+    SayDryRunDone(io, *r.write);
     return ExitCode::kOk;
   }
   if (!Confirm(io,

@@ -542,9 +542,10 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
     PrintError(io.err, usable.error().message + "; nothing was written");
     return ExitCode::kRefused;
   }
-  if (!ShowDiskUsers(io, in->path, ScopeOf(*in, *computed), &code)) return code;
+  if (!ShowDiskUsers(io, in->path, ScopeOf(*in, *computed), &code, c.write.at_next_boot))
+    return code;
   if (c.write.dry_run) {
-    io.out << "Dry run: nothing was written.\n";
+    SayDryRunDone(io, c.write);
     return ExitCode::kOk;
   }
   if (!Confirm(io, fmt::format("Apply these changes to '{}'?", in->path), c.write.yes)) {

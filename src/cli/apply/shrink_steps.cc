@@ -279,17 +279,22 @@ ExitCode ApplyShrinks(Streams io, const ShrinkStepsRequest& r, bool* written) {
                                     : std::string(kShrinkScratchDir) + "/" +
                                           fs::path(all.front().journal).filename().string();
     std::string note;
-    if (Status allowed = CheckMoveAllowed(*reader, journal, writes, &note); !allowed) {
+    if (Status allowed = CheckMoveAllowed(*reader, journal, writes, &note, r.write->at_next_boot);
+        !allowed) {
       PrintError(io.err, NothingWritten(allowed.error().message));
+      if (!r.write->at_next_boot)
+        SayNextBootWay(io, r.path, {.whole_disk = false, .bytes = writes});
       return ExitCode::kRefused;
     }
     if (!note.empty()) PrintWarning(io.err, note);
   }
   scope.bytes = writes;
-  if (ExitCode in_use = ExitCode::kOk; !ShowDiskUsers(io, r.path, scope, &in_use)) return in_use;
+  if (ExitCode in_use = ExitCode::kOk;
+      !ShowDiskUsers(io, r.path, scope, &in_use, r.write->at_next_boot))
+    return in_use;
   if (r.write->dry_run) {
     ShowRestOfPlan(io, *r.plan);
-    io.out << "Dry run: nothing was written.\n";
+    SayDryRunDone(io, *r.write);
     return ExitCode::kOk;
   }
   if (!Confirm(io,

@@ -185,7 +185,8 @@ WriteScope TableWriteScope(const PartitionTable& before, const PartitionTable& a
   return scope;
 }
 
-bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code) {
+bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code,
+                   bool at_next_boot) {
   Result<std::vector<DiskUser>> users = FindDiskUsers(path);
   if (!users) {
     PrintError(io.err, users.error().message + "; nothing was written");
@@ -193,12 +194,17 @@ bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope,
     return false;
   }
   bool refused = false;
+  bool partition_user = false;
   for (const DiskUser& u : *users) {
-    if (Blocks(u, scope)) {
+    if (at_next_boot && u.partition != 0 && Blocks(u, scope)) {
+      io.out << "In use now, changed at the next boot before anything mounts it: " << Describe(u)
+             << "\n";
+    } else if (Blocks(u, scope)) {
       PrintError(
           io.err,
           Describe(u) + (scope.whole_disk || u.partition == 0 ? "" : ", and the plan changes it"));
       refused = true;
+      partition_user = partition_user || u.partition != 0;
     } else {
       io.out << "In use, left alone: " << Describe(u)
              << " (the plan neither moves it nor writes its bytes; its kernel partition stays)\n";
@@ -208,9 +214,28 @@ bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope,
     PrintError(
         io.err,
         fmt::format("refusing to write to '{}' while it is in use; nothing was written", path));
+    if (!at_next_boot && partition_user) SayNextBootWay(io, path, scope);
     *code = ExitCode::kRefused;
   }
   return !refused;
+}
+
+void SayNextBootWay(Streams io, const std::string& path, const WriteScope& scope) {
+  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+  if (!users) return;
+  for (const DiskUser& u : *users) {
+    if (u.partition != 0 && Blocks(u, scope)) {
+      io.err << "partalign: a partition the running system needs (its root, /boot) cannot be "
+                "released while it runs: 'partalign apply --at-next-boot' stages this plan and "
+                "moves it at the next boot, before anything mounts it (docs/at-boot.md)\n";
+      return;
+    }
+  }
+}
+
+void SayDryRunDone(Streams io, const TableWriteOptions& write) {
+  io.out << (write.at_next_boot ? "Every check passed; nothing was written now.\n"
+                                : "Dry run: nothing was written.\n");
 }
 
 std::optional<Target> AcquireForWrite(Streams io, const std::string& path, ExitCode* code,

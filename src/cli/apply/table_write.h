@@ -30,6 +30,10 @@ struct TableWriteOptions {
   bool yes = false;
   bool dry_run = false;
   std::string backup_dir = DefaultBackupDir();
+  /// apply --at-next-boot: every check of a dry run, with the partitions the write changes
+  /// allowed to be in use now (the running system's: they are changed at the next boot, before
+  /// anything mounts them; docs/at-boot.md).
+  bool at_next_boot = false;
 };
 
 /// The time now, UTC, as strftime(3) `format` puts it.
@@ -57,11 +61,22 @@ bool Confirm(Streams io, const std::string& question, bool yes);
 WriteScope TableWriteScope(const PartitionTable& before, const PartitionTable& after,
                            const std::vector<TableRange>& ranges);
 
+/// After a refusal because partitions in `scope` are in use: when one of them is (a mount, an
+/// active swap, not a user of the whole disk), says on io.err that `apply --at-next-boot` moves
+/// it before anything mounts it. Nothing otherwise.
+void SayNextBootWay(Streams io, const std::string& path, const WriteScope& scope);
+
 /// Before the confirmation (and in the dry run): who uses the disk, and whether the write may
 /// go ahead. Users outside `scope` are listed on `io.out` as staying ("In use, left alone:
 /// partition 1 ('/dev/sda1') is mounted on '/'"); a user inside it is an error and false
-/// (`*code` = kRefused; nothing was written).
-bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code);
+/// (`*code` = kRefused; nothing was written). With `at_next_boot` (TableWriteOptions), a user
+/// of a partition inside it is listed as waiting for the next boot instead.
+bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code,
+                   bool at_next_boot = false);
+
+/// The end of a dry run: "Dry run: nothing was written.", or for --at-next-boot that every
+/// check passed and nothing is written now.
+void SayDryRunDone(Streams io, const TableWriteOptions& write);
 
 /// The disk, checked and held for writing: nobody uses it or its partitions (each user is
 /// printed), then opened with O_EXCL and flock'ed. nullopt after printing the refusal

@@ -1,22 +1,63 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // partalign apply PLAN: the options; the steps themselves are src/cli/apply/apply_plan.h, which
 // the interactive planner's `w` runs too.
+#include <cstdint>
 #include <memory>
+#include <optional>
 
 #include <CLI/CLI.hpp>
 
 #include "cli/apply/apply_plan.h"
+#include "cli/at_boot/stage_plan.h"
 #include "cli/commands.h"
 
 namespace partalign {
 
+namespace {
+
+// --at-next-boot, --journal-partition and --cancel-next-boot (docs/at-boot.md).
+struct NextBootOptions {
+  bool stage = false;
+  bool cancel = false;
+  std::optional<uint32_t> journal_partition;
+};
+
+ExitCode RunApply(Streams io, const ApplyRequest& request, const NextBootOptions& next_boot) {
+  if (next_boot.cancel) {
+    if (!request.plan_path.empty() || next_boot.stage) {
+      PrintError(io.err, "apply --cancel-next-boot takes no PLAN and no --at-next-boot");
+      return ExitCode::kFailure;
+    }
+    return CancelNextBoot(io, request.write.yes);
+  }
+  if (request.plan_path.empty()) {
+    PrintError(io.err, "apply: PLAN is required (or --cancel-next-boot)");
+    return ExitCode::kFailure;
+  }
+  if (next_boot.journal_partition && !next_boot.stage) {
+    PrintError(io.err, "apply: --journal-partition needs --at-next-boot");
+    return ExitCode::kFailure;
+  }
+  if (!next_boot.stage) return ApplyPlan(io, request);
+  if (request.write.dry_run || request.json || request.bench.enabled) {
+    PrintError(io.err,
+               "apply --at-next-boot checks everything a dry run does; it takes no "
+               "--dry-run, --json or --bench");
+    return ExitCode::kFailure;
+  }
+  return StageForNextBoot(io, request, next_boot.journal_partition);
+}
+
+}  // namespace
+
 void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ApplyRequest>();
+  auto next_boot = std::make_shared<NextBootOptions>();
   CLI::App* sub = app.add_subcommand(
       "apply",
       "execute a plan: journaled data moves and table changes through libfdisk, with backups "
       "(see partalign(8))");
-  sub->add_option("PLAN", command->plan_path, "plan file (partalign plan --output)")->required();
+  sub->add_option("PLAN", command->plan_path, "plan file (partalign plan --output)");
   AddTableWriteOptions(sub, &command->write);
   sub->add_flag("-J,--json", command->json,
                 "print the changes and every range to be written as JSON");
@@ -40,7 +81,18 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
                 "move a partition holding GRUB's core.img as a file (blocklists) all the same; "
                 "GRUB must be reinstalled afterwards (the command is printed)");
   AddApplyBenchOptions(sub, &command->bench);
-  runners[sub] = [command](Streams io) { return ApplyPlan(io, *command); };
+  sub->add_flag("--at-next-boot", next_boot->stage,
+                "stage the plan for the next boot: the initramfs applies it before the root "
+                "filesystem is mounted, so partitions the running system uses may move "
+                "(docs/at-boot.md)");
+  sub->add_option("--journal-partition", next_boot->journal_partition,
+                  "with --at-next-boot: the partition of the same disk, left alone by the plan "
+                  "and mounted now, that holds the staged plan and its journal (default: the "
+                  "ESP or /boot)")
+      ->check(CLI::PositiveNumber);
+  sub->add_flag("--cancel-next-boot", next_boot->cancel,
+                "take back the plan staged for the next boot");
+  runners[sub] = [command, next_boot](Streams io) { return RunApply(io, *command, *next_boot); };
 }
 
 }  // namespace partalign

@@ -125,10 +125,15 @@ Result<std::vector<std::string>> InUseLines(const Plan& plan, const std::string&
   }
   std::vector<std::string> lines;
   for (const DiskUser& u : *users) {
-    lines.push_back(Describe(u) + (Blocks(u, scope)
-                                       ? ": the plan changes it; apply refuses until it is released"
-                                       : ": stays in use; the plan neither moves it nor writes "
-                                         "its bytes, and apply leaves it alone"));
+    const bool changed = Blocks(u, scope);
+    lines.push_back(
+        Describe(u) +
+        (!changed ? ": stays in use; the plan neither moves it nor writes its bytes, and apply "
+                    "leaves it alone"
+         : plan.at_next_boot && u.partition != 0
+             ? ": the plan changes it at the next boot, before anything mounts it ('apply "
+               "--at-next-boot' stages it)"
+             : ": the plan changes it; apply refuses until it is released"));
   }
   return lines;
 }
@@ -142,9 +147,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (command.interactive) {
     if (command.layout || !command.output.empty() || command.target.json ||
-        command.format != "text" || command.content.make_room) {
+        command.format != "text" || command.content.make_room || command.content.at_next_boot) {
       PrintError(io.err,
-                 "plan --interactive takes no --layout, -o, --format, --json or --make-room");
+                 "plan --interactive takes no --layout, -o, --format, --json, --make-room or "
+                 "--at-next-boot");
       return ExitCode::kFailure;
     }
     if (!command.content.discard.empty() && (!::isatty(STDIN_FILENO) || !::isatty(STDOUT_FILENO))) {
@@ -206,6 +212,10 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   }
   if (spec && command.content.make_room) {
     PrintError(io.err, "plan --layout makes a fresh table: --make-room does not apply");
+    return ExitCode::kFailure;
+  }
+  if (spec && command.content.at_next_boot) {
+    PrintError(io.err, "plan --layout makes a fresh table: --at-next-boot does not apply");
     return ExitCode::kFailure;
   }
   // --make-room: the least invasive shrink that aligns more (cli/room/make_room.h).
@@ -376,6 +386,10 @@ void AddPlanCommand(CLI::App& app, CommandRunners& runners) {
                 "when aligned starts do not fit, shrink one partition's contents at its end by "
                 "the few MiB needed (the least invasive: a swap area, then a filesystem by its "
                 "own tool); apply asks for --make-room again");
+  sub->add_flag("--at-next-boot", command->content.at_next_boot,
+                "plan the partitions the running system uses (its root, /boot) like the others, "
+                "to be moved at the next boot before anything mounts them: apply --at-next-boot "
+                "stages the plan (docs/at-boot.md)");
   sub->add_flag("--interactive", command->interactive,
                 "the full-screen planner (keys: ? in it); needs a terminal");
   sub->add_option("--label", command->label,

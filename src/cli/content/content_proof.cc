@@ -148,11 +148,14 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
   PlanOptions options;
   options.discard = content.discard;
   // A partition the running system uses keeps its place: apply writes around it, never moves
-  // it (docs/audit-plan.md, "In use").
-  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
-  if (!users) return users.error();
-  for (const DiskUser& u : *users) {
-    if (u.partition != 0) options.in_use.push_back(u.partition);
+  // it (docs/audit-plan.md, "In use"); unless the plan is for the next boot, which moves it
+  // before anything mounts it (docs/at-boot.md).
+  if (!content.at_next_boot) {
+    Result<std::vector<DiskUser>> users = FindDiskUsers(path);
+    if (!users) return users.error();
+    for (const DiskUser& u : *users) {
+      if (u.partition != 0) options.in_use.push_back(u.partition);
+    }
   }
   options.shrinks = shrinks;
   if (contents_probed && !*contents_probed) {
@@ -160,6 +163,7 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
     // aligned table as it is, no contents change it (PlanIgnoresContents), and none are read.
     if (Result<Plan> plan = MakePlan(*table, device, alignment, options);
         plan && PlanIgnoresContents(*table, alignment, plan->actions)) {
+      plan->at_next_boot = content.at_next_boot;
       return plan;
     }
     if (Status s = ProbeTableContents(path, table); !s) return s.error();
@@ -174,7 +178,9 @@ Result<Plan> MakeProvenPlan(Streams io, const std::string& path, PartitionTable*
       return ProveTailsZero(io, path, t, tails);
     };
   }
-  return partalign::MakeProvenPlan(table, device, alignment, options, proofs);
+  Result<Plan> plan = partalign::MakeProvenPlan(table, device, alignment, options, proofs);
+  if (plan) plan->at_next_boot = content.at_next_boot;
+  return plan;
 }
 
 }  // namespace partalign

@@ -27,6 +27,10 @@ struct ContentOptions {
   /// plan --make-room: the person lets a partition's contents be shrunk to make room
   /// (cli/room/make_room.h); registered by plan itself, named in the advice that repeats it.
   bool make_room = false;
+  /// plan --at-next-boot: the partitions the running system uses are planned like the others,
+  /// to be moved at the next boot (apply --at-next-boot, docs/at-boot.md); the plan says so
+  /// (Plan::at_next_boot).
+  bool at_next_boot = false;
 };
 
 /// Registers --discard and --no-scan on `command`.

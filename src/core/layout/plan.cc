@@ -231,6 +231,7 @@ nlohmann::json PlanToJson(const Plan& plan) {
                                   {"old_last_usable_lba", r->old_last_usable_lba},
                                   {"new_last_usable_lba", r->new_last_usable_lba}};
   }
+  if (plan.at_next_boot) doc["at_next_boot"] = true;
   return doc;
 }
 
@@ -380,6 +381,12 @@ Result<Plan> ReadPlanDocument(std::string_view text) {
     Result<BackupGptRelocation> parsed = RelocationFromJson(*move, plan);
     if (!parsed) return parsed.error();
     plan.relocate_backup_gpt = *parsed;
+  }
+  // "at_next_boot" is optional: only plans made with --at-next-boot have it (true).
+  if (doc.contains("at_next_boot")) {
+    plan.at_next_boot = root.Bool("at_next_boot");
+    if (!root.error() && !plan.at_next_boot) root.Fail("at_next_boot", "false: omit the key");
+    if (!root.error() && plan.layout) root.Fail("at_next_boot", "not for a plan with a layout");
   }
   if (root.error()) return MakeError(*root.error());
   return plan;

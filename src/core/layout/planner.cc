@@ -813,9 +813,9 @@ PlanAction DescribeAction(const Context& cx, const NewLayout& layout, size_t i) 
   if (!aligned) {
     a.kind = ActionKind::kImpossible;
     a.reason = kept_in_use ? fmt::format(
-                                 "start {} is not aligned, and {}; realign it when "
-                                 "nothing uses it (unmount it, or plan from a system "
-                                 "that does not run from it)",
+                                 "start {} is not aligned, and {}; realign it at the "
+                                 "next boot, before anything mounts it (plan "
+                                 "--at-next-boot), or when nothing uses it",
                                  a.old_start_sector, kInUseKeepsItsPlace)
                            : ImpossibleReason(cx, layout, i);
     return a;

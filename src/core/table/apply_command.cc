@@ -10,6 +10,7 @@ namespace partalign {
 
 std::string ApplyCommand(const std::string& plan_path, const Plan& plan, const ApplyTarget& on) {
   std::string command = "partalign apply";
+  if (plan.at_next_boot) command += " --at-next-boot";
   if (!PlanShrinks(plan).empty()) command += " --make-room";
   for (uint32_t n : PlanDiscards(plan)) command += fmt::format(" --discard {}", n);
   if (!on.target.empty()) command += " --target " + ShellQuote(on.target);

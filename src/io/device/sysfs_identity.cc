@@ -139,24 +139,30 @@ Result<Identity> ReadSysfsIdentity(const std::string& sysfs_root, uint32_t major
   return id;
 }
 
+Result<std::optional<PartitionNode>> PartitionNodeOfDevice(uint32_t major, uint32_t minor,
+                                                           const std::string& sysfs_root) {
+  Result<Identity> id = ReadSysfsIdentity(sysfs_root, major, minor);
+  if (!id) return id.error();
+  if (!id->is_partition) return std::optional<PartitionNode>();
+  PartitionNode node;
+  node.disk = "/dev/" + id->disk_name;
+  node.start_bytes = id->partition_start_bytes.value_or(0);
+  const fs::path dir = fs::path(sysfs_root) / "dev" / "block" / fmt::format("{}:{}", major, minor);
+  if (std::optional<uint64_t> number = ReadNumber(dir / "partition")) {
+    node.number = static_cast<uint32_t>(*number);
+  }
+  return std::optional<PartitionNode>(std::move(node));
+}
+
 Result<std::optional<PartitionNode>> PartitionNodeOf(const std::string& path,
                                                      const std::string& sysfs_root) {
   Result<Target> target = OpenTarget(path);
   if (!target) return target.error();
   if (target->kind != TargetKind::kBlockDevice) return std::optional<PartitionNode>();
-  Result<Identity> id = ReadSysfsIdentity(sysfs_root, target->major, target->minor);
-  if (!id) return id.error();
-  if (!id->is_partition) return std::optional<PartitionNode>();
-  PartitionNode node;
-  node.path = path;
-  node.disk = "/dev/" + id->disk_name;
-  node.start_bytes = id->partition_start_bytes.value_or(0);
-  const fs::path dir =
-      fs::path(sysfs_root) / "dev" / "block" / fmt::format("{}:{}", target->major, target->minor);
-  if (std::optional<uint64_t> number = ReadNumber(dir / "partition")) {
-    node.number = static_cast<uint32_t>(*number);
-  }
-  return std::optional<PartitionNode>(std::move(node));
+  Result<std::optional<PartitionNode>> node =
+      PartitionNodeOfDevice(target->major, target->minor, sysfs_root);
+  if (node && *node) (*node)->path = path;
+  return node;
 }
 
 }  // namespace partalign

@@ -23,4 +23,9 @@ Result<Identity> ReadSysfsIdentity(const std::string& sysfs_root, uint32_t major
 Result<std::optional<PartitionNode>> PartitionNodeOf(const std::string& path,
                                                      const std::string& sysfs_root = "/sys");
 
+/// The same for the block device `major:minor` (a filesystem's st_dev: the partition that holds
+/// a directory); `path` is left empty.
+Result<std::optional<PartitionNode>> PartitionNodeOfDevice(uint32_t major, uint32_t minor,
+                                                           const std::string& sysfs_root = "/sys");
+
 }  // namespace partalign

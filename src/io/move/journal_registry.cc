@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "io/move/journal_file.h"
+#include "io/util/state_dir.h"
 #include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
 
@@ -19,9 +20,6 @@ namespace {
 
 namespace fs = std::filesystem;
 
-/// Where the registry lives unless PARTALIGN_STATE_DIR says otherwise (FHS: state data that
-/// must persist across reboots).
-constexpr const char* kDefaultStateDir = "/var/lib/partalign";
 constexpr const char* kEntrySuffix = ".journal.json";
 
 std::string EntryPath(const JournalUuid& uuid) {
@@ -30,10 +28,7 @@ std::string EntryPath(const JournalUuid& uuid) {
 
 }  // namespace
 
-std::string JournalRegistryDir() {
-  const char* dir = std::getenv("PARTALIGN_STATE_DIR");
-  return std::string(dir != nullptr && *dir != '\0' ? dir : kDefaultStateDir) + "/journals";
-}
+std::string JournalRegistryDir() { return StateDir() + "/journals"; }
 
 std::string DefaultJournalDir() { return JournalRegistryDir(); }
 

@@ -56,8 +56,10 @@ Status RequireWritable(const Target& target) {
 }
 
 // Refuses users of what the move writes (`writes`; empty: the whole disk). A partition whose
-// bytes the move neither reads nor writes may stay in use (issue #29).
-Status RefuseUsers(const Target& target, const std::vector<ByteExtent>& writes) {
+// bytes the move neither reads nor writes may stay in use (issue #29); with `partitions_released`
+// (a move staged for the next boot) so may every partition.
+Status RefuseUsers(const Target& target, const std::vector<ByteExtent>& writes,
+                   bool partitions_released = false) {
   Result<std::vector<DiskUser>> users = FindDiskUsers(target.path);
   if (!users) return users.error();
   WriteScope scope;
@@ -65,6 +67,7 @@ Status RefuseUsers(const Target& target, const std::vector<ByteExtent>& writes) 
   scope.bytes = writes;
   std::string message;
   for (const DiskUser& u : *users) {
+    if (partitions_released && u.partition != 0) continue;
     if (Blocks(u, scope)) message += (message.empty() ? "" : "; ") + Describe(u);
   }
   if (message.empty()) return {};
@@ -336,7 +339,8 @@ Status CheckRegistryPlacement(const Target& target, const std::vector<ByteExtent
 }
 
 Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
-                        const std::vector<ByteExtent>& writes, std::string* note) {
+                        const std::vector<ByteExtent>& writes, std::string* note,
+                        bool at_next_boot) {
   // The journal's place first: it is the check whose answer does not change by unmounting.
   if (Status placement = CheckJournalPlacement(journal_path, target, writes, note); !placement) {
     return placement;
@@ -350,7 +354,7 @@ Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
   }
   Result<JournalDevice> device = DescribeMoveDevice(target);
   if (!device) return device.error();
-  if (Status users = RefuseUsers(target, writes); !users) return users;
+  if (Status users = RefuseUsers(target, writes, at_next_boot); !users) return users;
   if (Status registry = CheckRegistryPlacement(target, writes); !registry) return registry;
   const std::string dir = fs::path(AbsolutePath(journal_path)).parent_path().string();
   Result<std::vector<RegisteredJournal>> unfinished = FindUnfinishedJournals(*device, {dir});

@@ -74,8 +74,12 @@ Result<JournalDevice> DescribeMoveDevice(const Target& target,
 /// `writes`: the bytes of the disk the move writes (MoveWrites; empty: any byte, so that a
 /// user of any partition or a journal anywhere on the disk refuses it). A journal allowed on
 /// the disk itself (on a partition the move does not write) puts the line saying so in `note`.
+/// `at_next_boot`: the check of a move staged for the next boot (docs/at-boot.md), which runs
+/// before anything mounts the partitions: their users now do not refuse it, a user of the whole
+/// disk does.
 Status CheckMoveAllowed(const Target& target, const std::string& journal_path,
-                        const std::vector<ByteExtent>& writes = {}, std::string* note = nullptr);
+                        const std::vector<ByteExtent>& writes = {}, std::string* note = nullptr,
+                        bool at_next_boot = false);
 
 /// The bytes of the disk a move writes: its source (a rollback writes it back), its
 /// destination and its table updates.

@@ -19,16 +19,14 @@
 #include "io/table/fdisk_transition.h"
 #include "io/table/table_writer.h"
 #include "io/util/durable_file.h"
+#include "io/util/state_dir.h"
 #include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
 #include "io/util/xxhash_digest.h"
 
 namespace partalign {
 
-std::string DefaultBackupDir() {
-  const char* dir = std::getenv("PARTALIGN_STATE_DIR");
-  return std::string(dir != nullptr && *dir != '\0' ? dir : "/var/lib/partalign") + "/backups";
-}
+std::string DefaultBackupDir() { return StateDir() + "/backups"; }
 namespace {
 
 // Backups hold raw table sectors and device identities: readable by root only.

@@ -13,23 +13,20 @@
 
 #include "io/table/backup_file.h"
 #include "io/util/durable_file.h"
+#include "io/util/state_dir.h"
 #include "io/util/text_file.h"
 #include "io/util/unique_fd.h"
 
 namespace partalign {
 namespace {
 
-constexpr const char* kDefaultStateDir = "/var/lib/partalign";
 constexpr const char* kMarkerSuffix = ".table-write";
 // A marker holds one absolute path: anything longer is not one.
 constexpr size_t kMaxMarkerBytes = 4096;
 
 }  // namespace
 
-std::string TableWriteMarkerDir() {
-  const char* dir = std::getenv("PARTALIGN_STATE_DIR");
-  return std::string(dir != nullptr && *dir != '\0' ? dir : kDefaultStateDir) + "/table-writes";
-}
+std::string TableWriteMarkerDir() { return StateDir() + "/table-writes"; }
 
 Result<std::string> MarkTableWrite(const std::string& backup_path) {
   const std::string name = std::filesystem::path(backup_path).filename().string() + kMarkerSuffix;

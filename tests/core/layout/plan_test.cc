@@ -180,6 +180,24 @@ TEST(PlanTest, RejectsBrokenBackupRelocationsNamingTheKey) {
   EXPECT_NE(r.error().message.find("only for a plan on an existing GPT"), std::string::npos);
 }
 
+// Issue 39: a plan for the next boot says so in its file, and only a true value is accepted.
+TEST(PlanTest, APlanForTheNextBootRoundTripsAndNothingElseSaysSo) {
+  EXPECT_FALSE(PlanToJson(Example()).contains("at_next_boot"));
+  Plan plan = Example();
+  plan.at_next_boot = true;
+  nlohmann::json j = PlanToJson(plan);
+  EXPECT_EQ(j["at_next_boot"], true);
+  Result<Plan> back = PlanFromJson(j.dump());
+  ASSERT_TRUE(back) << back.error().message;
+  EXPECT_EQ(*back, plan);
+  for (const nlohmann::json& bad : {nlohmann::json(false), nlohmann::json("yes")}) {
+    j["at_next_boot"] = bad;
+    Result<Plan> r = PlanFromJson(j.dump());
+    ASSERT_FALSE(r) << bad.dump();
+    EXPECT_NE(r.error().message.find("at_next_boot"), std::string::npos) << r.error().message;
+  }
+}
+
 TEST(PlanTest, LayoutRoundTripsExactly) {
   Plan plan = LayoutExample();
   nlohmann::json j = PlanToJson(plan);

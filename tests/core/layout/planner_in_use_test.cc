@@ -72,7 +72,7 @@ TEST(PlannerInUseTest, AMisalignedPartitionInUseIsImpossibleAndTheOthersAlign) {
   EXPECT_EQ(a[0].new_start_sector, 63u);
   EXPECT_EQ(a[0].new_end_sector, 63u + 40000 - 1);
   EXPECT_NE(a[0].reason.find("in use by the running system"), std::string::npos) << a[0].reason;
-  EXPECT_NE(a[0].reason.find("unmount it"), std::string::npos) << a[0].reason;
+  EXPECT_NE(a[0].reason.find("plan --at-next-boot"), std::string::npos) << a[0].reason;
   EXPECT_EQ(a[1].kind, ActionKind::kMoveData) << a[1].reason;
   EXPECT_EQ(a[1].new_start_sector % 2048, 0u);
 

@@ -33,6 +33,14 @@ TEST(ApplyCommandTest, TheCommandGivesEveryDiscardAndTheShrinkAgain) {
             "partalign apply --make-room --discard 3 --discard 5 plan.json");
 }
 
+// Issue 39: a plan that moves partitions the running system uses is staged for the next boot.
+TEST(ApplyCommandTest, APlanForTheNextBootIsStagedByTheCommand) {
+  Plan plan;
+  plan.actions = {Action(1)};
+  plan.at_next_boot = true;
+  EXPECT_EQ(ApplyCommand("plan.json", plan), "partalign apply --at-next-boot plan.json");
+}
+
 TEST(ApplyCommandTest, TheDiskOptionsAndThePathAreQuotedForTheShell) {
   Plan plan;
   plan.actions = {Action(2)};

@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The disk the system runs from, realigned at the next boot (issue 39, docs/at-boot.md), on a
+// loop device: partition 1 (ext4, mounted, standing for /) at sector 63, partition 2 (ext4,
+// mounted, standing for /boot) aligned. `plan --at-next-boot` plans partition 1's move, `apply`
+// refuses it now and names the way, `apply --at-next-boot` stages it on partition 2 and writes
+// nothing to the disk, `--cancel-next-boot` takes it back; then, as the initramfs does it with
+// both unmounted, `partalign at-boot` moves partition 1 and a second run finds nothing staged.
+// tests/boot/at_boot_qemu.sh does the same through a real boot. Partition 2 is larger than
+// partition 1: the mover's saved copies of a shift smaller than its chunks need that much room
+// in the journal (docs/at-boot.md, "Where the journal lives").
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <map>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "support/device_test.h"
+#include "support/mount_point.h"
+#include "support/partitioned_loop.h"
+#include "support/run_command.h"
+
+namespace partalign {
+namespace {
+
+namespace fs = std::filesystem;
+using test::CommandResult;
+
+constexpr uint64_t kDiskBytes = 160ull << 20;
+constexpr uint64_t kRootStart = 63, kRootSectors = 81920;
+constexpr uint64_t kBootStart = 83968, kBootSectors = 204800;
+
+class NextBootTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PARTALIGN_REQUIRE_DEVICES();
+    disk_ = std::make_unique<test::PartitionedLoop>(
+        fmt::format("label: dos\nstart={}, size={}, type=83\nstart={}, size={}, type=83\n",
+                    kRootStart, kRootSectors, kBootStart, kBootSectors),
+        512, kDiskBytes);
+    std::mt19937_64 random(39);
+    for (int number : {1, 2}) {
+      const std::string node = disk_->loop().PartitionPath(number);
+      test::RunOrThrow(
+          {"mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", node});
+      fs::create_directories(Mnt(number));
+      test::MountPoint mounted(node, Mnt(number));
+      std::string content(700001 + number, '\0');
+      for (char& c : content) c = static_cast<char>(random());
+      test::WriteFile(Mnt(number) + "/file", content);
+      files_[number] = std::move(content);
+      ASSERT_TRUE(mounted.Unmount());
+    }
+    fs::create_directories(disk_->File("state"));
+    boot_uuid_ =
+        test::RunCommand({"blkid", "-s", "UUID", "-o", "value", disk_->loop().PartitionPath(2)})
+            .out;
+    while (!boot_uuid_.empty() && boot_uuid_.back() == '\n') boot_uuid_.pop_back();
+  }
+
+  std::string Mnt(int number) const { return disk_->File(fmt::format("mnt{}", number)); }
+  std::string State(const std::string& name = "") const {
+    return disk_->File("state") + (name.empty() ? "" : "/" + name);
+  }
+
+  CommandResult Partalign(const std::vector<std::string>& args) const {
+    return test::RunPartalign(args, "", {{"PARTALIGN_STATE_DIR", State()}});
+  }
+
+  void MountBoth() {
+    root_ = std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(1), Mnt(1));
+    boot_ = std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(2), Mnt(2));
+  }
+  void UnmountBoth() {
+    ASSERT_TRUE(boot_->Unmount());
+    ASSERT_TRUE(root_->Unmount());
+  }
+
+  // The table's two partitions, as sfdisk reads them.
+  std::vector<std::pair<uint64_t, uint64_t>> Table() const {
+    std::vector<std::pair<uint64_t, uint64_t>> out;
+    const nlohmann::json table = test::SfdiskJson(disk_->device());
+    for (const nlohmann::json& p : table["partitions"]) {
+      out.emplace_back(p["start"].get<uint64_t>(), p["size"].get<uint64_t>());
+    }
+    return out;
+  }
+
+  void ExpectFilesystem(int number) const {
+    const std::string node = disk_->loop().PartitionPath(number);
+    const CommandResult fsck = test::RunCommand({"e2fsck", "-fn", node});
+    EXPECT_EQ(fsck.exit_code, 0) << fsck.out << fsck.err;
+    const std::string mnt = disk_->File(fmt::format("check{}", number));
+    fs::create_directories(mnt);
+    test::MountPoint mounted(node, mnt, "ro");
+    EXPECT_TRUE(test::ReadFile(mnt + "/file") == files_.at(number)) << "partition " << number;
+  }
+
+  std::unique_ptr<test::PartitionedLoop> disk_;
+  std::unique_ptr<test::MountPoint> root_, boot_;
+  std::map<int, std::string> files_;
+  std::string boot_uuid_;
+};
+
+TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
+  MountBoth();
+  const auto before = Table();
+  const std::string plan = disk_->File("plan.json");
+
+  // Without --at-next-boot partition 1 waits, and the plan says how to move it.
+  const CommandResult now = Partalign({"plan", disk_->device()});
+  ASSERT_EQ(now.exit_code, 0) << now.out << now.err;
+  EXPECT_NE(now.out.find("plan --at-next-boot"), std::string::npos) << now.out;
+
+  const CommandResult made = Partalign({"plan", "--at-next-boot", "-o", plan, disk_->device()});
+  ASSERT_EQ(made.exit_code, 0) << made.out << made.err;
+  EXPECT_NE(made.out.find("at the next boot"), std::string::npos) << made.out;
+  const nlohmann::json doc = nlohmann::json::parse(test::ReadFile(plan));
+  EXPECT_EQ(doc["at_next_boot"], true);
+  EXPECT_EQ(doc["actions"][0]["kind"], "move-data") << doc["actions"][0];
+  EXPECT_EQ(doc["actions"][0]["new_start_sector"], 2048u) << doc["actions"][0];
+  EXPECT_EQ(doc["actions"][1]["kind"], "none") << doc["actions"][1];
+
+  // Now: refused, nothing written, and the refusal names the next-boot way.
+  const CommandResult refused = Partalign({"apply", "--yes", plan});
+  EXPECT_EQ(refused.exit_code, 3) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find("--at-next-boot"), std::string::npos) << refused.err;
+  EXPECT_EQ(Table(), before);
+
+  // Staged: on partition 2 (mounted, left alone by the plan), nothing written to the disk.
+  const CommandResult staged = Partalign({"apply", "--at-next-boot", "--yes", plan});
+  ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;
+  EXPECT_NE(staged.out.find("update-initramfs"), std::string::npos) << staged.out;
+  EXPECT_EQ(Table(), before);
+  const std::string conf = test::ReadFile(State("next-boot.conf"));
+  EXPECT_NE(conf.find("PARTALIGN_JOURNAL_UUID=" + boot_uuid_ + "\n"), std::string::npos) << conf;
+  EXPECT_NE(conf.find("PARTALIGN_JOURNAL_FSTYPE=ext4\n"), std::string::npos) << conf;
+  EXPECT_TRUE(fs::exists(Mnt(2) + "/partalign-next-boot/plan.json"));
+  EXPECT_TRUE(fs::exists(Mnt(2) + "/partalign-next-boot/stage.json"));
+  // Staged once: a second staging is refused until the first is taken back.
+  EXPECT_NE(Partalign({"apply", "--at-next-boot", "--yes", plan}).exit_code, 0);
+
+  // Taken back: every file of the stage gone, the disk as it was.
+  const CommandResult cancelled = Partalign({"apply", "--cancel-next-boot", "--yes"});
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.out << cancelled.err;
+  EXPECT_FALSE(fs::exists(State("next-boot.conf")));
+  EXPECT_FALSE(fs::exists(State("next-boot.json")));
+  EXPECT_FALSE(fs::exists(Mnt(2) + "/partalign-next-boot/stage.json"));
+  EXPECT_EQ(Table(), before);
+
+  // Staged again, then the boot: both unmounted, partition 2 mounted where the initramfs
+  // mounts it, and `at-boot` run on it.
+  ASSERT_EQ(Partalign({"apply", "--at-next-boot", "--yes", plan}).exit_code, 0);
+  UnmountBoth();
+  const std::string journal = disk_->File("journal");
+  fs::create_directories(journal);
+  {
+    test::MountPoint mounted(disk_->loop().PartitionPath(2), journal);
+    const CommandResult boot = test::RunPartalign({"at-boot", journal});
+    ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+    EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+    EXPECT_FALSE(fs::exists(journal + "/partalign-next-boot/stage.json"));
+    EXPECT_TRUE(fs::exists(journal + "/partalign-next-boot/done.json"));
+    const CommandResult again = test::RunPartalign({"at-boot", journal});
+    EXPECT_EQ(again.exit_code, 0) << again.out << again.err;
+    EXPECT_NE(again.out.find("nothing staged"), std::string::npos) << again.out;
+    ASSERT_TRUE(mounted.Unmount());
+  }
+  const auto after = Table();
+  ASSERT_EQ(after.size(), 2u);
+  EXPECT_EQ(after[0], (std::pair<uint64_t, uint64_t>{2048, kRootSectors}));
+  EXPECT_EQ(after[1], before[1]);
+  EXPECT_EQ(test::KernelStartSize(disk_->loop(), 1),
+            (std::pair<uint64_t, uint64_t>{2048, kRootSectors}));
+  ExpectFilesystem(1);
+  ExpectFilesystem(2);
+}
+
+// A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.
+TEST_F(NextBootTest, AnEditedStageRecordStopsTheBootAndTouchesNothing) {
+  MountBoth();
+  const auto before = Table();
+  const std::string plan = disk_->File("plan.json");
+  ASSERT_EQ(Partalign({"plan", "--at-next-boot", "-o", plan, disk_->device()}).exit_code, 0);
+  ASSERT_EQ(Partalign({"apply", "--at-next-boot", "--yes", plan}).exit_code, 0);
+  const std::string stage = Mnt(2) + "/partalign-next-boot/stage.json";
+  nlohmann::json record = nlohmann::json::parse(test::ReadFile(stage));
+  record["journal_partition"]["number"] = 1;
+  test::WriteFile(stage, record.dump());
+  UnmountBoth();
+  const std::string journal = disk_->File("journal");
+  fs::create_directories(journal);
+  test::MountPoint mounted(disk_->loop().PartitionPath(2), journal);
+  const CommandResult boot = test::RunPartalign({"at-boot", journal});
+  EXPECT_NE(boot.exit_code, 0) << boot.out << boot.err;
+  EXPECT_NE(boot.err.find("staged on partition 1"), std::string::npos) << boot.err;
+  EXPECT_EQ(Table(), before);
+}
+
+}  // namespace
+}  // namespace partalign

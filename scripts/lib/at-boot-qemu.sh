@@ -7,10 +7,10 @@
 # of the disk afterwards. Every loop device and mount it makes is undone by its own name in
 # ab_cleanup (the callers' EXIT trap).
 #
-# The disk (160 MiB, DOS table): partition 1 = the root ext4 at sector 63 (100 MiB), a busybox
+# The disk (160 MiB, DOS table): partition 1 = the root ext4 at sector 63 (48 MiB), a busybox
 # root whose /sbin/init checks every file against a manifest made at build time and prints
 # PARTALIGN-ROOT-OK or PARTALIGN-ROOT-BAD, then powers off; random data files. Partition 2 = a
-# small ext4 "/boot" at 128 MiB (aligned, not moved by the plan): the journal partition.
+# 96 MiB ext4 "/boot" at 64 MiB (aligned, not moved by the plan): the journal partition.
 # Partition 3 = swap at 160 MiB, where ab_hibernate puts a hibernation image's signature.
 #
 # Variables the caller may set before ab_init: PARTALIGN (the binary, default build/partalign),
@@ -24,9 +24,11 @@ ab_mounts=()
 ab_qemu_pid=""
 ab_sector=512
 ab_p1_start=63
-ab_p1_size=204800    # 100 MiB
-ab_p2_start=262144   # 128 MiB
-ab_p2_size=65536     # 32 MiB
+ab_p1_size=98304     # 48 MiB
+# 96 MiB: the journal of the root's move is there, and while the root is mounted (at staging)
+# its used blocks cannot be trusted, so its saved copies are counted for all of it (docs/at-boot.md).
+ab_p2_start=131072   # 64 MiB
+ab_p2_size=196608    # 96 MiB
 ab_p3_start=327680   # 160 MiB: swap, 8 MiB (a hibernation image can be put in it)
 ab_p3_size=16384
 ab_disk_sectors=$((ab_p3_start + ab_p3_size))
@@ -174,7 +176,7 @@ ab_stage() {  # IMAGE
   loop=$REPLY
   ab_mount "${loop}p1" "$ab_work/mnt-root"
   ab_mount "${loop}p2" "$ab_work/mnt-boot"
-  PARTALIGN_STATE_DIR=$ab_work/state "$ab_partalign" plan --output "$ab_work/plan.json" "$loop" \
+  PARTALIGN_STATE_DIR=$ab_work/state "$ab_partalign" plan --at-next-boot --output "$ab_work/plan.json" "$loop" \
     >"$ab_work/plan.out" 2>&1 || rc=$?
   if [ "$rc" = 0 ]; then
     PARTALIGN_STATE_DIR=$ab_work/state "$ab_partalign" apply --at-next-boot "$ab_work/plan.json" \

@@ -65,13 +65,20 @@ ab_init() {  # WORK_DIR
   mkdir -p "$ab_work/state" "$ab_work/mnt-root" "$ab_work/mnt-boot"
 }
 
+# Cuts the power of the QEMU ab_boot_start started: SIGKILL to QEMU itself (ab_qemu_pid is the
+# `timeout` around it, which does not pass SIGKILL on) and to the timeout, and waits for both,
+# so that the disk image's lock is free for the next boot.
+ab_power_cut() {
+  [ -n "$ab_qemu_pid" ] || return 0
+  pkill -KILL -P "$ab_qemu_pid" 2>/dev/null || true
+  kill -KILL "$ab_qemu_pid" 2>/dev/null || true
+  wait "$ab_qemu_pid" 2>/dev/null || true
+  ab_qemu_pid=""
+}
+
 ab_cleanup() {
   local i
-  if [ -n "$ab_qemu_pid" ]; then
-    kill -KILL "$ab_qemu_pid" 2>/dev/null || true
-    wait "$ab_qemu_pid" 2>/dev/null || true
-    ab_qemu_pid=""
-  fi
+  ab_power_cut
   for ((i = ${#ab_mounts[@]} - 1; i >= 0; i--)); do
     mountpoint -q "${ab_mounts[i]}" && umount "${ab_mounts[i]}"
   done

@@ -296,12 +296,15 @@ ab_part_size() {  # IMAGE N
 }
 
 # The digest of partition 1's bytes and of the table, to prove a boot changed nothing.
+# The table and partition 1's bytes but its first 4 KiB: the ext4 superblock there holds the
+# mount time and count, which a boot's own mount writes (dracut mounts the root read-write once
+# before its fsck), while every other byte of a root the realign leaves alone stays.
 ab_disk_digest() {  # IMAGE
   local start size
   start=$(ab_part_start "$1" 1)
   size=$(ab_part_size "$1" 1)
-  { sfdisk --dump "$1"; dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip=$((start * ab_sector)) \
-      count=$((size * ab_sector)) status=none; } | sha256sum | cut -d' ' -f1
+  { sfdisk --dump "$1"; dd if="$1" bs=1M iflag=skip_bytes,count_bytes skip=$((start * ab_sector + 4096)) \
+      count=$((size * ab_sector - 4096)) status=none; } | sha256sum | cut -d' ' -f1
 }
 
 # The disk after a completed realign: partition 1 at 2048 with its size, partition 2 where it

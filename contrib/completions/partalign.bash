@@ -47,7 +47,7 @@ _partalign() {
       valued="--device"
       ;;
     at-boot)
-      opts="-h --help"
+      opts="-h --help --finished"
       ;;
     snapshot)
       opts="-h --help --assume --sector-size -J --json -o --output"

@@ -26,6 +26,9 @@ pa_binary() {
 check() {
 	[ -f "$(pa_staged_conf)" ] || return 255
 	[ -x "$(pa_binary)" ] || return 1
+	# A realign the boot has applied already: forgotten here, and left out of this initramfs.
+	"$(pa_binary)" at-boot --finished >&2 || true
+	[ -f "$(pa_staged_conf)" ] || return 255
 	return 0
 }
 

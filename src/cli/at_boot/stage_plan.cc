@@ -130,6 +130,33 @@ class StateDirOverride {
   std::optional<std::string> old_;
 };
 
+// The stage's directory on its journal partition, mounted now, from the record at
+// `record_path` (its stage in `stage` when not null); nullopt when the record cannot be read
+// (said on io.err), and with `*refused` set when the journal partition is not mounted.
+std::optional<NextBootDir> StagedDirOf(Streams io, const std::string& record_path,
+                                       NextBootStage* staged, ExitCode* refused) {
+  Result<std::string> text = ReadWholeFile(record_path, "next-boot record");
+  Result<NextBootStage> stage =
+      text ? NextBootStageFromJson(*text) : Result<NextBootStage>(text.error());
+  if (!stage) {
+    PrintError(io.err, fmt::format("'{}': {}", record_path, stage.error().message));
+    return std::nullopt;
+  }
+  if (staged) *staged = *stage;
+  Result<std::vector<MountedPartition>> mounted = MountedPartitionsOf(stage->disk_path);
+  if (mounted) {
+    for (const MountedPartition& m : *mounted) {
+      if (m.number == stage->journal.number) return NextBootDirOn(m.mount_point);
+    }
+  }
+  PrintError(io.err, fmt::format("partition {} of '{}' (filesystem UUID {}), which holds the "
+                                 "staged plan, is not mounted{}: mount it and run this again",
+                                 stage->journal.number, stage->disk_path, stage->journal.fs_uuid,
+                                 mounted ? "" : " (" + mounted.error().message + ")"));
+  *refused = ExitCode::kRefused;
+  return std::nullopt;
+}
+
 Status Remove(const std::string& path) {
   if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
     return ErrnoError(errno, fmt::format("cannot remove '{}'", path));
@@ -259,26 +286,9 @@ ExitCode CancelNextBoot(Streams io, bool yes) {
                           record_path);
     return ExitCode::kOk;
   }
-  std::optional<NextBootDir> dir;
-  if (Result<std::string> text = ReadWholeFile(record_path, "next-boot record")) {
-    Result<NextBootStage> stage = NextBootStageFromJson(*text);
-    if (!stage) {
-      PrintError(io.err, fmt::format("'{}': {}", record_path, stage.error().message));
-    } else if (Result<std::vector<MountedPartition>> mounted =
-                   MountedPartitionsOf(stage->disk_path)) {
-      for (const MountedPartition& m : *mounted) {
-        if (m.number == stage->journal.number) dir = NextBootDirOn(m.mount_point);
-      }
-      if (!dir) {
-        PrintError(io.err,
-                   fmt::format("partition {} of '{}' (filesystem UUID {}), which holds the staged "
-                               "plan, is not mounted: mount it and run this again, or an "
-                               "initramfs built before now still finds the plan there",
-                               stage->journal.number, stage->disk_path, stage->journal.fs_uuid));
-        return ExitCode::kRefused;
-      }
-    }
-  }
+  ExitCode refused = ExitCode::kOk;
+  std::optional<NextBootDir> dir = StagedDirOf(io, record_path, nullptr, &refused);
+  if (refused != ExitCode::kOk) return refused;
   if (dir) {
     // The boot runner's registry: a move it began and a power loss interrupted is finished by
     // the next boot, never abandoned by taking the plan back.
@@ -310,6 +320,46 @@ ExitCode CancelNextBoot(Streams io, bool yes) {
   for (const std::string& path : removed) io.out << "  " << path << "\n";
   io.out << "Rebuild the initramfs to leave partalign out of it ('update-initramfs -u', or "
             "'dracut -f').\n";
+  return ExitCode::kOk;
+}
+
+ExitCode ForgetDoneStage(Streams io) {
+  const std::string record_path = NextBootRecordPath();
+  std::error_code ec;
+  if (!fs::exists(record_path, ec)) {
+    io.out << fmt::format("No plan is staged for the next boot ('{}' does not exist).\n",
+                          record_path);
+    return ExitCode::kOk;
+  }
+  NextBootStage stage;
+  ExitCode refused = ExitCode::kOk;
+  std::optional<NextBootDir> dir = StagedDirOf(io, record_path, &stage, &refused);
+  if (!dir) return refused != ExitCode::kOk ? refused : ExitCode::kFailure;
+  if (fs::exists(dir->stage(), ec)) {
+    io.out << fmt::format(
+        "The plan staged at {} has not run yet ('{}' is there): it runs at the next boot; "
+        "nothing was changed.\n",
+        stage.staged_at, dir->stage());
+    return ExitCode::kOk;
+  }
+  const std::string done = dir->root + "/done.json";
+  if (!fs::exists(done, ec)) {
+    PrintError(io.err, fmt::format("the plan staged at {} is neither staged on '{}' any more nor "
+                                   "done ('{}' is missing): take it back with 'partalign apply "
+                                   "--cancel-next-boot'",
+                                   stage.staged_at, dir->root, done));
+    return ExitCode::kFailure;
+  }
+  for (const std::string& path : {NextBootConfPath(), record_path}) {
+    if (Status s = Remove(path); !s) {
+      PrintError(io.err, s.error().message);
+      return ExitCode::kFailure;
+    }
+  }
+  io.out << fmt::format(
+      "The plan staged at {} was applied at boot ('{}'); removed '{}' and '{}'. Rebuild the "
+      "initramfs to leave partalign out of it ('update-initramfs -u', or 'dracut -f').\n",
+      stage.staged_at, done, NextBootConfPath(), record_path);
   return ExitCode::kOk;
 }
 

@@ -23,4 +23,10 @@ ExitCode StageForNextBoot(Streams io, const ApplyRequest& request,
 /// Refused while the boot runner's move is unfinished on the disk.
 ExitCode CancelNextBoot(Streams io, bool yes);
 
+/// After a boot (`partalign at-boot --finished`, run by the package's systemd unit): when the
+/// staged plan was applied at boot (done.json on its journal partition, the stage gone), removes
+/// the running system's stage files (next-boot.json, next-boot.conf), so that the next initramfs
+/// leaves partalign out. A plan not run yet is left staged (exit 0).
+ExitCode ForgetDoneStage(Streams io);
+
 }  // namespace partalign

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "cli/at_boot/boot_runner.h"
+#include "cli/at_boot/stage_plan.h"
 #include "cli/commands.h"
 
 namespace partalign {
@@ -16,10 +17,19 @@ void AddAtBootCommand(CLI::App& app, CommandRunners& runners) {
       "at-boot",
       "run the plan staged with 'apply --at-next-boot' (the initramfs runs this before the root "
       "filesystem is mounted; see docs/at-boot.md)");
+  auto finished = std::make_shared<bool>(false);
   sub->add_option("DIR", request->mount_point,
-                  "where the journal partition of the staged plan is mounted, read-write")
-      ->required();
-  runners[sub] = [request](Streams io) { return RunAtBoot(io, *request); };
+                  "where the journal partition of the staged plan is mounted, read-write");
+  sub->add_flag("--finished", *finished,
+                "after the boot, on the running system: when the staged plan was applied at boot, "
+                "remove its files here so that the next initramfs leaves partalign out");
+  runners[sub] = [request, finished](Streams io) {
+    if (*finished != request->mount_point.empty()) {
+      PrintError(io.err, "at-boot takes DIR (in the initramfs) or --finished (after the boot)");
+      return ExitCode::kFailure;
+    }
+    return *finished ? ForgetDoneStage(io) : RunAtBoot(io, *request);
+  };
 }
 
 }  // namespace partalign

@@ -153,6 +153,11 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
   // Staged again, then the boot: both unmounted, partition 2 mounted where the initramfs
   // mounts it, and `at-boot` run on it.
   ASSERT_EQ(Partalign({"apply", "--at-next-boot", "--yes", plan}).exit_code, 0);
+  // What the initramfs hook asks before it builds: not run yet, so it stays staged.
+  const CommandResult waiting = Partalign({"at-boot", "--finished"});
+  EXPECT_EQ(waiting.exit_code, 0) << waiting.out << waiting.err;
+  EXPECT_NE(waiting.out.find("has not run yet"), std::string::npos) << waiting.out;
+  EXPECT_TRUE(fs::exists(State("next-boot.conf")));
   UnmountBoth();
   const std::string journal = disk_->File("journal");
   fs::create_directories(journal);
@@ -176,6 +181,16 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
             (std::pair<uint64_t, uint64_t>{2048, kRootSectors}));
   ExpectFilesystem(1);
   ExpectFilesystem(2);
+
+  // After the boot, the running system (its /boot mounted again) forgets the stage, so that the
+  // next initramfs leaves partalign out.
+  EXPECT_TRUE(fs::exists(State("next-boot.conf")));
+  MountBoth();
+  const CommandResult finished = Partalign({"at-boot", "--finished"});
+  EXPECT_EQ(finished.exit_code, 0) << finished.out << finished.err;
+  EXPECT_NE(finished.out.find("was applied at boot"), std::string::npos) << finished.out;
+  EXPECT_FALSE(fs::exists(State("next-boot.conf")));
+  EXPECT_FALSE(fs::exists(State("next-boot.json")));
 }
 
 // A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.

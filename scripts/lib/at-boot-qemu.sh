@@ -13,9 +13,16 @@
 # 96 MiB ext4 "/boot" at 64 MiB (aligned, not moved by the plan): the journal partition.
 # Partition 3 = swap at 160 MiB, where ab_hibernate puts a hibernation image's signature.
 #
+# With AB_GRUB=1 the disk boots through GRUB 2 for BIOS as grub-install leaves it on a DOS disk:
+# boot.img in the MBR, core.img (biosdisk, part_msdos, ext2; prefix (hd0,msdos1)/boot/grub) in
+# the embedding gap, sectors 1..62, and /boot on the root: /boot/grub (the i386-pc modules and a
+# grub.cfg that finds the root by UUID and boots /boot/vmlinuz with /boot/initrd.img), the host's
+# kernel as /boot/vmlinuz. The initrd is put there by ab_install_initrd, after the staging.
+#
 # Variables the caller may set before ab_init: PARTALIGN (the binary, default build/partalign),
-# AB_NAME (the name in messages), AB_DATA_MIB (MiB of random files, default 24), AB_TIMEOUT
-# (seconds per boot, default 300).
+# AB_NAME (the name in messages), AB_DATA_MIB (MiB of random files, default 24), AB_P1_MIB (the
+# root partition's MiB, default 48, at most 62: its realigned place must end before 64 MiB),
+# AB_GRUB (1: the GRUB disk above), AB_TIMEOUT (seconds per boot, default 300).
 
 ab_name=${AB_NAME:-at-boot}
 ab_src=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -23,8 +30,9 @@ ab_loops=()
 ab_mounts=()
 ab_qemu_pid=""
 ab_sector=512
+ab_grub_dir=/usr/lib/grub/i386-pc
 ab_p1_start=63
-ab_p1_size=98304     # 48 MiB
+ab_p1_size=98304     # 48 MiB (AB_P1_MIB, read by ab_init)
 # 96 MiB: the journal of the root's move is there, and while the root is mounted (at staging)
 # its used blocks cannot be trusted, so its saved copies are counted for all of it (docs/at-boot.md).
 ab_p2_start=131072   # 64 MiB
@@ -46,6 +54,12 @@ ab_missing() {
   { [ -x /bin/busybox ] && ! ldd /bin/busybox >/dev/null 2>&1; } || echo "busybox-static (/bin/busybox, static)"
   [ -n "$(ab_kernel_version)" ] || echo "linux-image-amd64 (/boot/vmlinuz-* with /lib/modules)"
   [ -x "${PARTALIGN:-$ab_src/build/partalign}" ] || echo "partalign binary (${PARTALIGN:-$ab_src/build/partalign}; build first)"
+  if [ "${AB_GRUB:-}" = 1 ]; then
+    command -v grub-mkimage >/dev/null 2>&1 || echo "grub-mkimage (command; grub-common)"
+    [ -f "$ab_grub_dir/boot.img" ] && [ -f "$ab_grub_dir/normal.mod" ] ||
+      echo "grub-pc-bin ($ab_grub_dir/boot.img and modules)"
+    [ -f /usr/share/seabios/bios-256k.bin ] || echo "SeaBIOS (/usr/share/seabios/bios-256k.bin)"
+  fi
 }
 
 # The newest kernel under /boot whose modules are installed.
@@ -62,6 +76,7 @@ ab_init() {  # WORK_DIR
   ab_partalign=${PARTALIGN:-$ab_src/build/partalign}
   ab_kver=$(ab_kernel_version)
   ab_timeout=${AB_TIMEOUT:-300}
+  ab_p1_size=$((${AB_P1_MIB:-48} * 2048))
   mkdir -p "$ab_work/state" "$ab_work/mnt-root" "$ab_work/mnt-boot"
 }
 
@@ -122,6 +137,9 @@ ab_make_disk() {
   local root=$ab_work/rootfs boot=$ab_work/bootfs img=$ab_work/pristine.img i
   rm -rf "$root" "$boot"
   mkdir -p "$root"/{bin,sbin,dev,proc,sys,run,tmp,etc,data/a/b} "$boot/grub"
+  ab_root_uuid=$(cat /proc/sys/kernel/random/uuid)
+  ab_boot_uuid=$(cat /proc/sys/kernel/random/uuid)
+  [ "${AB_GRUB:-}" != 1 ] || ab_grub_files "$root"
   cp /bin/busybox "$root/bin/busybox"
   cat >"$root/sbin/init" <<'INIT'
 #!/bin/busybox sh
@@ -147,8 +165,6 @@ INIT
     >"$ab_work/manifest"
   cp "$ab_work/manifest" "$root/manifest.sha256"
   (cd "$boot" && find . -type f -print0 | sort -z | xargs -0 sha256sum) >"$ab_work/boot-manifest"
-  ab_root_uuid=$(cat /proc/sys/kernel/random/uuid)
-  ab_boot_uuid=$(cat /proc/sys/kernel/random/uuid)
   rm -f "$img"
   truncate -s $((ab_disk_sectors * ab_sector)) "$img"
   # A DOS table as old tools made it: the first partition at sector 63.
@@ -165,6 +181,78 @@ INIT
   dd if="$ab_work/swap" of="$img" bs=1M seek=$((ab_p3_start * ab_sector)) oflag=seek_bytes \
     conv=notrunc,sparse status=none
   rm -rf "$root" "$boot" "$ab_work/swap"
+  [ "${AB_GRUB:-}" != 1 ] || ab_grub_install "$img"
+}
+
+# /boot/grub and the kernel in the root tree ROOT (AB_GRUB=1). grub.cfg finds the root by its
+# filesystem UUID (not by the partition core.img's prefix names), says so on the serial port
+# (PARTALIGN-GRUB: ...), and boots; when the search or the boot fails it says so and halts, so
+# that QEMU ends instead of waiting at GRUB's prompt.
+ab_grub_files() {  # ROOT
+  mkdir -p "$1/boot/grub/i386-pc"
+  cp "$ab_grub_dir"/*.mod "$ab_grub_dir"/*.lst "$1/boot/grub/i386-pc/"
+  cp "/boot/vmlinuz-$ab_kver" "$1/boot/vmlinuz"
+  cat >"$1/boot/grub/grub.cfg" <<CFG
+serial --unit=0 --speed=115200
+terminal_input serial
+terminal_output serial
+if search --no-floppy --fs-uuid --set=root $ab_root_uuid; then
+  echo "PARTALIGN-GRUB: found the root by UUID at (\$root), prefix \$prefix"
+else
+  echo "PARTALIGN-GRUB-NO-ROOT: no filesystem with UUID $ab_root_uuid"
+  halt
+fi
+linux /boot/vmlinuz root=UUID=$ab_root_uuid ro console=ttyS0 panic=-1 ${AB_APPEND:-}
+initrd /boot/initrd.img
+boot
+echo "PARTALIGN-GRUB-BOOT-FAILED"
+halt
+CFG
+}
+
+# VALUE little-endian in BYTES bytes at byte OFFSET of FILE.
+ab_poke_le() {  # FILE OFFSET VALUE BYTES
+  local i esc=""
+  for ((i = 0; i < $4; i++)); do esc+=$(printf '\\x%02x' $((($3 >> (8 * i)) & 255))); done
+  printf '%b' "$esc" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# GRUB 2 for BIOS on IMAGE as grub-install (grub-setup) leaves it on a DOS disk, done by hand as
+# tests/support/qemu_boot.cc does: core.img (grub-mkimage: biosdisk part_msdos ext2, prefix
+# (hd0,msdos1)/boot/grub) at sector 1, in the embedding gap before partition 1, its diskboot
+# blocklist pointing at the rest of it (sector 2 on); boot.img in the MBR's first 440 bytes (the
+# disk signature and the table stay), its pointer (u64 at 0x5C) at sector 1.
+ab_grub_install() {  # IMAGE
+  local core=$ab_work/core.img sectors
+  grub-mkimage -O i386-pc -o "$core" -p '(hd0,msdos1)/boot/grub' biosdisk part_msdos ext2
+  sectors=$((($(stat -c %s "$core") + ab_sector - 1) / ab_sector))
+  [ "$sectors" -lt "$ab_p1_start" ] ||
+    { ab_say "core.img ($sectors sectors) does not fit before sector $ab_p1_start"; return 1; }
+  truncate -s $((sectors * ab_sector)) "$core"
+  ab_poke_le "$core" $((0x1F4)) 2 8
+  ab_poke_le "$core" $((0x1FC)) $((sectors - 1)) 2
+  ab_poke_le "$core" $((0x1FE)) $((0x820)) 2
+  dd if="$core" of="$1" bs=$ab_sector seek=1 conv=notrunc status=none
+  head -c 440 "$ab_grub_dir/boot.img" | dd of="$1" conv=notrunc status=none
+  ab_poke_le "$1" $((0x5C)) 1 8
+}
+
+# The digest of GRUB's records on IMAGE: boot.img (the MBR's first 440 bytes) and core.img in
+# the embedding gap (sectors 1..62).
+ab_grub_digest() {  # IMAGE
+  { head -c 440 "$1"; dd if="$1" bs=$ab_sector skip=1 count=$((ab_p1_start - 1)) status=none; } |
+    sha256sum | cut -d' ' -f1
+}
+
+# After the staging, the root still mounted (AB_GRUB=1): the initramfs INITRD, built now that it
+# carries the stage, goes into the root's /boot as update-initramfs puts it there on a running
+# system; both manifests (the host's and the root's own) learn it.
+ab_install_initrd() {  # INITRD
+  local line
+  line="$(sha256sum <"$1" | cut -d' ' -f1)  ./boot/initrd.img"
+  cp "$1" "$ab_work/mnt-root/boot/initrd.img" &&
+    echo "$line" >>"$ab_work/mnt-root/manifest.sha256" &&
+    echo "$line" >>"$ab_work/manifest"
 }
 
 # Makes the swap partition of IMAGE hold a hibernation image, as far as blkid and the kernel
@@ -176,8 +264,10 @@ ab_hibernate() {  # IMAGE
 
 # Stages the realign of IMAGE from the host, as a person would on the running system: root
 # (partition 1) and /boot (partition 2) mounted, plan, apply --at-next-boot. The plan goes to
-# $ab_work/plan.json, the staging's output to $ab_work/stage.out.
-ab_stage() {  # IMAGE
+# $ab_work/plan.json, the staging's output to $ab_work/stage.out. COMMAND, when given, runs after
+# a staging that succeeded, both partitions still mounted (chain its steps with &&: it runs where
+# set -e does not stop it).
+ab_stage() {  # IMAGE [COMMAND...]
   local loop rc=0
   ab_attach "$1"
   loop=$REPLY
@@ -188,6 +278,9 @@ ab_stage() {  # IMAGE
   if [ "$rc" = 0 ]; then
     PARTALIGN_STATE_DIR=$ab_work/state "$ab_partalign" apply --at-next-boot "$ab_work/plan.json" \
       --yes >"$ab_work/stage.out" 2>&1 || rc=$?
+  fi
+  if [ "$rc" = 0 ] && [ $# -gt 1 ]; then
+    "${@:2}" || { ab_say "after the staging, '${*:2}' failed"; rc=1; }
   fi
   ab_umount "$ab_work/mnt-boot"
   ab_umount "$ab_work/mnt-root"
@@ -257,13 +350,16 @@ ab_make_initrd_dracut() {  # OUT DRACUT_ROOT
     >"$ab_work/dracut.out" 2>&1 || { tail -30 "$ab_work/dracut.out"; return 1; }
 }
 
-# Starts QEMU on IMAGE in the background (pid in ab_qemu_pid), serial console to LOG.
+# Starts QEMU on IMAGE in the background (pid in ab_qemu_pid), serial console to LOG. With
+# INITRD empty, the machine boots from the disk (SeaBIOS, then whatever is in the MBR: GRUB);
+# otherwise QEMU loads the host's kernel and INITRD itself.
 ab_boot_start() {  # IMAGE INITRD LOG
+  local direct=()
+  [ -z "$2" ] || direct=(-kernel "/boot/vmlinuz-$ab_kver" -initrd "$2"
+    -append "root=UUID=$ab_root_uuid ro console=ttyS0 panic=-1 ${AB_APPEND:-}")
   rm -f "$3"
   timeout --signal=KILL "$ab_timeout" qemu-system-x86_64 -nodefaults -machine accel=tcg -m 1024 \
-    -kernel "/boot/vmlinuz-$ab_kver" -initrd "$2" \
-    -append "root=UUID=$ab_root_uuid ro console=ttyS0 panic=-1 ${AB_APPEND:-}" \
-    -drive "file=$1,format=raw,if=virtio" -serial "file:$3" -display none -no-reboot \
+    "${direct[@]}" -drive "file=$1,format=raw,if=virtio" -serial "file:$3" -display none -no-reboot \
     >"$ab_work/qemu.out" 2>&1 &
   ab_qemu_pid=$!
 }
@@ -329,7 +425,7 @@ ab_check_moved() {  # IMAGE
     (cd "$ab_work/mnt-root" && sha256sum --quiet -c "$ab_work/manifest") >"$ab_work/files.out" 2>&1 ||
       { ab_say "root files differ:"; head -5 "$ab_work/files.out"; bad=1; }
     (cd "$ab_work/mnt-root" && find . -type f ! -name manifest.sha256 | sort) >"$ab_work/files.now"
-    sed 's/^[0-9a-f]*  //' "$ab_work/manifest" | diff - "$ab_work/files.now" >/dev/null ||
+    sed 's/^[0-9a-f]*  //' "$ab_work/manifest" | sort | diff - "$ab_work/files.now" >/dev/null ||
       { ab_say "the root holds other files than it was built with"; bad=1; }
     ab_umount "$ab_work/mnt-root"
   else

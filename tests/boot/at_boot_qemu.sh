@@ -20,32 +20,53 @@
 # With --dracut DIR the initramfs is dracut's (contrib/dracut/90partalign), dracut run from DIR
 # holding an unpacked dracut-core (scripts/lib/at-boot-qemu.sh says how; not installed: it
 # conflicts with initramfs-tools).
-# Usage: tests/boot/at_boot_qemu.sh [--boot-path-only] [--dracut DIR] [--keep]
+# With --grub the machine boots as an installed system does, through GRUB 2 for BIOS: boot.img in
+# the MBR, core.img in the gap before the root (sectors 1..62), /boot on the root (partition 1, 62
+# MiB here, 8 MiB of random files) with GRUB's modules, a grub.cfg finding the root by UUID, the
+# kernel, and the initrd built after the staging and copied into the mounted root's /boot (as
+# update-initramfs does). QEMU boots the disk (SeaBIOS -> GRUB -> kernel -> initramfs, no
+# -kernel); the checks above, plus: GRUB found the root and loaded the kernel in both boots (the
+# second one after the move), and its boot.img and core.img are byte for byte as installed. No
+# hibernation boot (the case without --grub has it).
+# Usage: tests/boot/at_boot_qemu.sh [--boot-path-only | --grub] [--dracut DIR] [--keep]
 #   --keep: leave the work directory (the serial logs) also when every check passed
 # Needs root (exit 77 otherwise) and qemu-system-x86, linux-image-amd64, busybox-static,
-# initramfs-tools (exit 77 when missing; 1 under PARTALIGN_REQUIRE_DEVICE_TESTS=1).
+# initramfs-tools, and for --grub grub-pc-bin (exit 77 when missing; 1 under
+# PARTALIGN_REQUIRE_DEVICE_TESTS=1).
 # PARTALIGN=path/to/partalign overrides build/partalign.
 set -euo pipefail
 AB_NAME=at_boot_qemu
+[[ " $* " != *" --grub "* ]] || AB_NAME=at_boot_qemu_grub
 # shellcheck source=scripts/lib/at-boot-qemu.sh
 source "$(dirname "$0")/../../scripts/lib/at-boot-qemu.sh"
 
 boot_path_only=""
 keep=""
 dracut=""
+grub=""
 while [ $# -gt 0 ]; do
   case "$1" in
     --boot-path-only) boot_path_only=1; shift ;;
     --keep) keep=1; shift ;;
     --dracut) dracut=$2; shift 2 ;;
+    --grub) grub=1; shift ;;
     -h | --help) awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"; exit 0 ;;
     *) echo "at_boot_qemu: unknown option '$1'" >&2; exit 1 ;;
   esac
 done
 
+if [ -n "$grub" ] && { [ -n "$boot_path_only" ] || [ -n "$dracut" ]; }; then
+  echo "at_boot_qemu: --grub goes with neither --boot-path-only nor --dracut" >&2
+  exit 1
+fi
+if [ -n "$grub" ]; then
+  # The kernel and the initrd live on the root now: a larger root, fewer random files.
+  export AB_GRUB=1 AB_P1_MIB=${AB_P1_MIB:-62} AB_DATA_MIB=${AB_DATA_MIB:-8}
+fi
+
 skip() {
-  echo "at_boot_qemu: SKIPPED: $*"
-  [ "${PARTALIGN_REQUIRE_DEVICE_TESTS:-0}" = 1 ] && { echo "at_boot_qemu: FAILED (PARTALIGN_REQUIRE_DEVICE_TESTS=1)"; exit 1; }
+  ab_say "SKIPPED: $*"
+  [ "${PARTALIGN_REQUIRE_DEVICE_TESTS:-0}" = 1 ] && { ab_say "FAILED (PARTALIGN_REQUIRE_DEVICE_TESTS=1)"; exit 1; }
   exit 77
 }
 [ "$(id -u)" = 0 ] || skip "needs root (loop devices, mounts)"
@@ -58,7 +79,7 @@ finish() {
   local rc=$?
   ab_cleanup
   if [ -n "$keep" ] || [ "$rc" != 0 ]; then
-    echo "at_boot_qemu: work directory kept: $work"
+    ab_say "work directory kept: $work"
   else
     rm -rf -- "$work"
   fi
@@ -70,9 +91,9 @@ check() {  # DESCRIPTION COMMAND...
   local what=$1
   shift
   if "$@"; then
-    echo "at_boot_qemu: ok: $what"
+    ab_say "ok: $what"
   else
-    echo "at_boot_qemu: FAIL: $what"
+    ab_say "FAIL: $what"
     failures=$((failures + 1))
   fi
 }
@@ -87,6 +108,19 @@ cp --sparse=always "$work/pristine.img" "$disk"
 if [ -n "$boot_path_only" ]; then
   printf 'PARTALIGN_JOURNAL_UUID=%s\nPARTALIGN_JOURNAL_FSTYPE=ext4\n' "$ab_boot_uuid" \
     >"$work/state/next-boot.conf"
+elif [ -n "$grub" ]; then
+  grub_before=$(ab_grub_digest "$disk")
+  # The realistic order: stage with the root mounted, then build the initramfs (it carries the
+  # stage) and put it in the root's /boot, then reboot.
+  update_initramfs() { ab_make_initrd "$work/initrd.img" && ab_install_initrd "$work/initrd.img"; }
+  ab_stage "$disk" update_initramfs ||
+    { ab_say "FAIL: staging the realign or installing the initrd failed (above)"; exit 1; }
+  ab_say "staged: $(grep -c . "$work/stage.out") lines of output; initrd copied into the root's /boot"
+  check "the staging wrote next-boot.conf naming partition 2's filesystem" \
+    grep -qx "PARTALIGN_JOURNAL_UUID=$ab_boot_uuid" "$work/state/next-boot.conf"
+  check "staging changed nothing on partition 1 yet" test "$(ab_part_start "$disk" 1)" = 63
+  check "staging left GRUB's boot.img and core.img as installed" \
+    test "$(ab_grub_digest "$disk")" = "$grub_before"
 else
   ab_stage "$disk" || { ab_say "FAIL: staging the realign failed (above)"; exit 1; }
   ab_say "staged: $(grep -c . "$work/stage.out") lines of output"
@@ -101,7 +135,7 @@ if [ -n "$dracut" ]; then
   ab_make_initrd_dracut "$work/initrd.img" "$dracut"
   script=usr/lib/dracut/hooks/pre-mount/10-partalign-at-boot.sh
 else
-  ab_make_initrd "$work/initrd.img"
+  [ -n "$grub" ] || ab_make_initrd "$work/initrd.img"
   script=scripts/local-premount/partalign
 fi
 # dracut's image is not compressed (faster to build and boot here): cpio lists it.
@@ -112,9 +146,14 @@ for f in usr/sbin/partalign etc/partalign/next-boot.conf usr/share/partalign/at-
 done
 ab_say "initramfs $(du -h "$work/initrd.img" | cut -f1) built in $(($(date +%s) - t0)) s since start"
 
+# Through GRUB: QEMU boots the disk (no initrd of its own).
+boot_initrd=$work/initrd.img
+[ -z "$grub" ] || boot_initrd=""
 log1=$work/boot1.log
-ab_boot "$disk" "$work/initrd.img" "$log1" || true
+ab_boot "$disk" "$boot_initrd" "$log1" || true
 ab_say "first boot: ${ab_boot_seconds} s"
+[ -z "$grub" ] || check "GRUB found the root by UUID and booted the kernel" \
+  in_log "$log1" "PARTALIGN-GRUB: found the root by UUID"
 check "the boot script ran partalign inside the initramfs" \
   in_log "$log1" "partalign: running the realign staged for this boot (partalign"
 if [ -n "$boot_path_only" ]; then
@@ -128,13 +167,23 @@ else
   check "no panic" not_in_log "$log1" "do not mount it; boot this initramfs again"
   check "the disk after the realign" ab_check_moved "$disk"
   before=$(ab_disk_digest "$disk")
+  [ -z "$grub" ] || check "the realign left GRUB's boot.img and core.img as installed" \
+    test "$(ab_grub_digest "$disk")" = "$grub_before"
   log2=$work/boot2.log
-  ab_boot "$disk" "$work/initrd.img" "$log2" || true
+  ab_boot "$disk" "$boot_initrd" "$log2" || true
   ab_say "second boot: ${ab_boot_seconds} s"
+  [ -z "$grub" ] || check "the second boot: GRUB found its files and the root at their new place" \
+    in_log "$log2" "PARTALIGN-GRUB: found the root by UUID"
   check "the second boot found nothing staged" in_log "$log2" "partalign: nothing staged"
   check "the second boot came up with every file intact" in_log "$log2" "PARTALIGN-ROOT-OK"
   check "the second boot changed neither the table nor partition 1" \
     test "$(ab_disk_digest "$disk")" = "$before"
+fi
+if [ -n "$grub" ]; then
+  ab_say "total $(($(date +%s) - t0)) s"
+  [ "$failures" = 0 ] || { ab_say "FAILED: $failures check(s); the serial logs are in $work"; exit 1; }
+  ab_say "PASSED"
+  exit 0
 fi
 # The staged disk again (the pristine one in --boot-path-only), now with a hibernation image.
 hibernated=$work/staged.img

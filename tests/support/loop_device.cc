@@ -6,6 +6,7 @@
 #include <sys/ioctl.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <filesystem>
 #include <fstream>
 #include <stdexcept>
@@ -59,7 +60,17 @@ int DeletePartitionNodes(const std::string& device) {
     arg.op = BLKPG_DEL_PARTITION;
     arg.datalen = sizeof(part);
     arg.data = &part;
-    if (::ioctl(fd, BLKPG, &arg) == 0) ++deleted;
+    // A partition another program has open (a blkid or mkinitramfs scanning every device while
+    // tests run in parallel) cannot be deleted: EBUSY, for as long as it holds it. Tried again
+    // for up to 5 s, or the next partx --add of that number fails.
+    for (int tries = 0;; ++tries) {
+      if (::ioctl(fd, BLKPG, &arg) == 0) {
+        ++deleted;
+        break;
+      }
+      if (errno != EBUSY || tries == 100) break;
+      ::usleep(50000);
+    }
   }
   ::close(fd);
   return deleted;

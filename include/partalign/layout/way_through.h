@@ -73,7 +73,9 @@ struct WaysThrough {
 /// `options`: each source of room tried on the planner. `offers` (ReadShrinkLimit of each
 /// partition) are the shrinks it may try: each partition with a tool is shrunk at its end by
 /// 1, 2, ... whole MiB, never below its min_bytes, and the fewest MiB that align the most are
-/// its way; without offers only --discard ways are found.
+/// its way; without offers only --discard ways are found. A partition in use
+/// (options.in_use) that stays impossible is none of them: room does not move it, the next
+/// boot does (its reason says so).
 WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignment,
                             const PlanOptions& options, const std::vector<PlanAction>& actions,
                             const std::vector<ShrinkOffer>& offers = {});

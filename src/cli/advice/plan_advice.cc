@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "cli/room/make_room.h"
+#include "io/device/in_use.h"
 #include "partalign/layout/way_through.h"
 #include "partalign/table/plan_check.h"
 
@@ -35,6 +36,15 @@ std::vector<std::string> WayThroughLines(const Plan& plan, const PartitionTable&
   PlanOptions options;
   options.discard = content.discard;
   options.shrinks = PlanShrinks(plan);
+  // A partition in use waits for the next boot, not for room (its reason says so), as in the
+  // plan (MakeProvenPlan): it is no way through's business.
+  if (!content.at_next_boot) {
+    if (Result<std::vector<DiskUser>> users = FindDiskUsers(target.target)) {
+      for (const DiskUser& u : *users) {
+        if (u.partition != 0) options.in_use.push_back(u.partition);
+      }
+    }
+  }
   WayContext context;
   context.discard = content.discard;
   context.plan_command = [&](const std::vector<uint32_t>& discard) {

@@ -11,10 +11,17 @@
 namespace partalign {
 namespace {
 
-std::vector<uint32_t> ImpossibleOf(const std::vector<PlanAction>& actions) {
+// The partitions of `actions` that room would align: impossible, and not in use by the running
+// system (PlanOptions::in_use), whose way through is the next boot (their reason says so), not
+// room on the disk.
+std::vector<uint32_t> ImpossibleOf(const std::vector<PlanAction>& actions,
+                                   const PlanOptions& options) {
   std::vector<uint32_t> out;
   for (const PlanAction& a : actions) {
-    if (a.kind == ActionKind::kImpossible) out.push_back(a.partition);
+    if (a.kind == ActionKind::kImpossible && std::find(options.in_use.begin(), options.in_use.end(),
+                                                       a.partition) == options.in_use.end()) {
+      out.push_back(a.partition);
+    }
   }
   return out;
 }
@@ -29,7 +36,7 @@ std::optional<std::vector<uint32_t>> ImpossibleWith(const PartitionTable& table,
                                                     const PlanOptions& options) {
   Result<std::vector<PlanAction>> actions = PlanPartitions(table, alignment, options);
   if (!actions) return std::nullopt;
-  return ImpossibleOf(*actions);
+  return ImpossibleOf(*actions, options);
 }
 
 // `table` with `extra` more sectors at the end of its usable area (and its disk).
@@ -168,7 +175,7 @@ WaysThrough FindWaysThrough(const PartitionTable& table, const Alignment& alignm
                             const PlanOptions& options, const std::vector<PlanAction>& actions,
                             const std::vector<ShrinkOffer>& offers) {
   WaysThrough out;
-  out.impossible = ImpossibleOf(actions);
+  out.impossible = ImpossibleOf(actions, options);
   if (out.impossible.empty()) return out;
   out.missing_sectors = MissingSectors(table, alignment, options);
   out.missing_bytes = out.missing_sectors * table.sector_size;

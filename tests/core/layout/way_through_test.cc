@@ -89,6 +89,25 @@ TEST(WayThroughTest, ANtfsFillingTheDiskSaysHowMuchRoomIsMissing) {
                                      "given up, makes room"});
 }
 
+// Issue 39: the running system's partition at 63 on a disk with room enough. It is impossible
+// because it is in use, not for want of room: no way through and no room missing. (Before, it
+// counted among what room would align, and plan looked for ways without the in-use facts: on
+// the at-boot test's disk it said "partition 1 needs 512 B more room than the disk has free".)
+TEST(WayThroughTest, APartitionInUseWaitsForTheNextBootNotForRoom) {
+  const PartitionTable t =
+      XpDos({XpPart(1, PartitionKind::kPrimary, 63, 100 * kCyl - 1, "ext4"),
+             XpPart(2, PartitionKind::kPrimary, 100 * kCyl, 120 * kCyl - 1, "swap")});
+  PlanOptions in_use;
+  in_use.in_use = {1};
+  const std::vector<PlanAction> actions = Plan(t, in_use);
+  ASSERT_EQ(actions[0].kind, ActionKind::kImpossible) << actions[0].reason;
+  WaysThrough ways = FindWaysThrough(t, kMiBAlignment, in_use, actions);
+  EXPECT_TRUE(ways.impossible.empty());
+  EXPECT_TRUE(ways.ways.empty());
+  EXPECT_EQ(ways.missing_sectors, 0u);
+  EXPECT_TRUE(WayText(ways, {}).empty());
+}
+
 // What ReadShrinkLimit would say of the XP disk: each partition may lose all but a tenth.
 std::vector<ShrinkOffer> XpOffers(const PartitionTable& t) {
   std::vector<ShrinkOffer> offers;

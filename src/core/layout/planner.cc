@@ -697,6 +697,14 @@ std::string ImpossibleReason(const Context& cx, const NewLayout& layout, size_t 
   } else if (*down < lower) {
     why.push_back(fmt::format("moving down to {} would overlap {} by {}", *down, lower_name,
                               Sectors(lower - *down)));
+  } else if (const auto ebr = cx.ebrs.find(p.number);
+             p.kind == PartitionKind::kLogical && !cx.empty[i] && ebr != cx.ebrs.end() && pos > 0 &&
+             layout.order[pos - 1].second && *down <= ebr->second && ebr->second < p.start_sector) {
+    // The search's rule for a logical partition moving down (SearchItem::ebr).
+    why.push_back(fmt::format(
+        "moving down to {} would write its data over its own EBR at sector {}, which the table "
+        "on the disk uses until the move's new table is written",
+        *down, ebr->second));
   }
   const uint64_t up = cx.grid.Up(p.start_sector);
   if (up + keep - 1 > upper) {
@@ -1017,6 +1025,22 @@ Result<PartitionTable> ShrunkTable(const PartitionTable& table, const PlanOption
     }
     p->contents.zeros_from_bytes.reset();
     p->contents.tail_data_bytes.reset();
+  }
+  // The shrinks' table is written by libfdisk, which rebuilds the whole EBR chain
+  // (ebr_placement.h): the rest of the plan starts from EBRs where libfdisk puts them, not where
+  // the tool that made the table did (seed 47, case 818 of the apply sweep: an old fdisk's EBR
+  // 63 sectors before its partition was right before it once the shrink was written, inside a
+  // move down planned over the old place).
+  if (t.label == LabelType::kDos && !options.shrinks.empty()) {
+    const std::map<uint32_t, uint64_t> ebrs = PredictEbrSectors(t, t.first_usable_lba);
+    std::vector<TableArea> areas;
+    for (const TableArea& a : t.areas) {
+      if (a.name != "EBR") areas.push_back(a);
+    }
+    for (const auto& [number, sector] : ebrs) {  // number order, as TableEbrSectors reads them
+      areas.push_back({"EBR", sector * ss, ss});
+    }
+    t.areas = std::move(areas);
   }
   return t;
 }

@@ -612,6 +612,36 @@ TEST(PlannerTest, AfterAShrinkLogicalPartitionsMoveOnlyAboveTheEbrsLibfdiskWrite
   EXPECT_NE(six.reason.find("over its own EBR at sector 88075"), std::string::npos) << six.reason;
 }
 
+TEST(PlannerTest, ALogicalPartitionMovedDownStaysClearOfTheNextPartitionsEbr) {
+  // Seed 48 case 338 of the sweep: an old fdisk's layout (each EBR 63 sectors before its
+  // logical partition). Partition 7 (data) starts 12 sectors past a MiB; apply can move it down
+  // only before any other step rewrites the table (which puts its EBR right before it), so its
+  // step comes first - and then its new place may not reach partition 8's EBR as it is on the
+  // disk: the plan grew it to the next MiB over that EBR, so its step needed partition 8's move
+  // first, and apply refused the plan.
+  const uint64_t disk = 277690;
+  PartitionTable t =
+      Dos({{63, 64197},
+           {64260, 32130, true},
+           {96390, 273104 - 96390 + 1, false, std::nullopt, PartitionKind::kExtended},
+           {96453, 48132, true, std::nullopt, PartitionKind::kLogical},
+           {144648, 64197, false, std::nullopt, PartitionKind::kLogical},
+           {208908, 32067, true, std::nullopt, PartitionKind::kLogical},
+           {241038, 32067, true, std::nullopt, PartitionKind::kLogical}},
+          disk);
+  t.areas = {{"EBR", 96390 * 512, 512},
+             {"EBR", 144585 * 512, 512},
+             {"EBR", 208845 * 512, 512},
+             {"EBR", 240975 * 512, 512}};
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 7u);
+  const PlanAction& seven = a[5];
+  ASSERT_EQ(seven.partition, 7u);
+  EXPECT_EQ(seven.kind, ActionKind::kMoveData) << seven.reason;
+  ASSERT_LT(seven.new_start_sector, seven.old_start_sector) << seven.reason;
+  EXPECT_LT(seven.new_end_sector, 240975u) << seven.reason;
+}
+
 TEST(PlannerTest, NoTableIsWrittenWithTheFirstLogicalPartitionInsideTheExtendedNode) {
   // Seed 43 case 408 of the sweep, cut down: two primaries with data fill the disk up to the
   // extended partition, whose first logical partition (data) starts 1 sector after it; nothing

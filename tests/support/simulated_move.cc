@@ -6,6 +6,8 @@
 
 #include <fmt/format.h>
 
+#include "io/move/move_engine.h"
+
 namespace partalign::test {
 namespace {
 
@@ -48,6 +50,13 @@ SimulatedMove::SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bo
     const uint64_t sectors = std::min<uint64_t>(1 + rng_() % 16, slot / kSimSector);
     add(device_bytes / 4 + i * slot, sectors * kSimSector);
   }
+  if (version == kJournalVersion) {
+    // What the destination outside the source holds, as StartMove records it (journals of
+    // versions 1 and 2 were written without it).
+    SimulatedDisk device = NewDevice();
+    Result<std::vector<TableUpdate>> preimage = DestinationPreimage(device, move);
+    if (preimage) table_.insert(table_.end(), preimage->begin(), preimage->end());
+  }
   header_.version = version;
   header_.uuid = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16};
   header_.created_by = "partalign tests";
@@ -55,7 +64,7 @@ SimulatedMove::SimulatedMove(uint64_t device_bytes, const MoveGeometry& move, bo
   header_.move = move;
   for (const TableUpdate& u : table_) {
     header_.table.push_back({u.offset_bytes, u.old_bytes.size(), hasher_.Hash64(u.old_bytes),
-                             hasher_.Hash64(u.new_bytes)});
+                             hasher_.Hash64(u.new_bytes), u.in_data, u.restore_only});
   }
   CompleteJournalHeader(header_, hasher_);
 }
@@ -76,8 +85,11 @@ std::string SimulatedMove::Mismatch(MoveStatus status, const std::vector<uint8_t
   }
   const bool moved = status == MoveStatus::kCompleted;
   const uint64_t data_at = moved ? m.dest_bytes : m.source_bytes;
-  // 0: must be the original byte; 1: must be the moved data; 2: anything (a rollback's leftovers).
+  // 0: must be the original byte; 1: must be the moved data; 2: anything (the leftovers of a
+  // rollback of a journal that did not keep the destination outside the source: versions 1, 2).
   std::vector<uint8_t> rule(image.size(), 0);
+  const bool keeps_destination = std::any_of(table_.begin(), table_.end(),
+                                             [](const TableUpdate& u) { return u.restore_only; });
   for (uint64_t c = 0; c < ChunkCount(m); ++c) {
     const ChunkExtent e = ChunkExtentOf(m, c);
     if (std::memcmp(image.data() + data_at + e.position_bytes,
@@ -85,13 +97,16 @@ std::string SimulatedMove::Mismatch(MoveStatus status, const std::vector<uint8_t
       return fmt::format("the data of copied chunk {} is not intact at byte {} ({})", c,
                          data_at + e.position_bytes, ToString(status));
     }
-    if (!moved) std::fill_n(rule.begin() + m.dest_bytes + e.position_bytes, e.length_bytes, 2);
+    if (!moved && !keeps_destination) {
+      std::fill_n(rule.begin() + m.dest_bytes + e.position_bytes, e.length_bytes, 2);
+    }
   }
   for (uint64_t c = 0; c < ChunkCount(m); ++c) {
     const ChunkExtent e = ChunkExtentOf(m, c);
     std::fill_n(rule.begin() + data_at + e.position_bytes, e.length_bytes, 1);
   }
   for (const TableUpdate& u : table_) {
+    if (u.restore_only) continue;  // the data or the original bytes: the rules above
     const std::vector<uint8_t>& want = moved ? u.new_bytes : u.old_bytes;
     if (std::memcmp(image.data() + u.offset_bytes, want.data(), want.size()) != 0) {
       return fmt::format("the table bytes at {} do not match the data ({})", u.offset_bytes,

@@ -45,8 +45,9 @@ class SimulatedMove {
 
   /// Why `image` is not what a move that ended with `status` leaves, or "": the copied chunks'
   /// data at its new (or old) place, the matching table bytes, and every other byte as it was -
-  /// except, after a rollback, the copied chunks' destinations, which may keep what was moved
-  /// there. A move that copies only some chunks never writes the destination of the others.
+  /// after a rollback the copied chunks' destinations too, except for journals of versions 1
+  /// and 2 (which did not keep them). A move that copies only some chunks never writes the
+  /// destination of the others.
   std::string Mismatch(MoveStatus status, const std::vector<uint8_t>& image) const;
 
  private:

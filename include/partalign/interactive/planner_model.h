@@ -146,17 +146,18 @@ class PlannerModel {
   const Result<std::vector<PlanAction>>& plan_actions() const { return plan_actions_; }
   /// What would align the partitions plan_actions() cannot (way_through.h), as lines for `x`.
   std::vector<std::string> WayThroughLines() const;
-  /// What `M` offers: the shrink plan --make-room would take (the same room search,
-  /// FindWaysThrough over shrink_offers, BestShrink) and the lines that say which partition
-  /// gives how many MiB, with what tool and why (MakeRoomLines, then how the tool works); or,
+  /// What `M` offers: every shrink plan --make-room would take (the same room search, TakeRoom
+  /// over shrink_offers) and the lines that say which partition gives how many MiB, with what
+  /// tool and why (MakeRoomLines, then how each tool works); or,
   /// without a shrink, an error that says why (nothing is impossible, room is made already,
   /// each partition's reason it cannot give room).
   struct RoomOffer {
-    PlannedShrink shrink;
+    /// Every shrink plan --make-room takes (TakeRoom), in the order taken.
+    std::vector<PlannedShrink> shrinks;
     std::vector<std::string> lines;
   };
   Result<RoomOffer> OfferRoom() const;
-  /// `M` confirmed: the layout gets `offer`'s shrink and every partition goes where plan
+  /// `M` confirmed: the layout gets `offer`'s shrinks and every partition goes where plan
   /// --make-room puts it (AlignAll on the shrunk table).
   Status MakeRoom(const RoomOffer& offer);
   /// `t`: "" for linux, an sfdisk shortcut, a GUID or a DOS byte.

@@ -86,6 +86,8 @@ struct TableUpdateInfo {
   uint64_t old_checksum = 0;  ///< Hash64 of the old bytes
   uint64_t new_checksum = 0;
   bool in_data = false;  ///< TableUpdate::in_data (header key "in_data", absent = false)
+  /// TableUpdate::restore_only (header key "restore_only", absent = false)
+  bool restore_only = false;
   bool operator==(const TableUpdateInfo&) const = default;
 };
 

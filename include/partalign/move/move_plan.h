@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "partalign/used/used_map.h"
+#include "partalign/util/byte_extent.h"
 #include "partalign/util/result.h"
 #include "partalign/util/units.h"
 
@@ -89,13 +90,34 @@ struct TableUpdate {
   /// table, once the data is moved and verified; a rollback puts the old bytes back only where
   /// the new ones were written (before the table write, the place holds other data).
   bool in_data = false;
+  /// What the destination held before the move where the move writes bytes a rollback does not
+  /// write back (DestinationOutsideSource): never written by the table write; a rollback
+  /// puts it back once every chunk is back at its source, so that the rolled-back disk holds
+  /// every byte the move wrote as it was (docs/mover.md §4). Its new bytes equal its old ones.
+  bool restore_only = false;
   bool operator==(const TableUpdate&) const = default;
 };
 
+/// At most this many ranges of the destination outside the source are kept apart: more (a
+/// fragmented used map) are joined over their smallest gaps, which holds a few unwritten bytes
+/// more in the journal and keeps its header small.
+inline constexpr size_t kMaxDestinationOutsideSourceRanges = 64;
+/// The most bytes of the destination outside the source the journal keeps (restore_only
+/// updates, held in memory and twice in the journal): a move that would write more outside its
+/// source is refused, as its rollback could not put them back.
+inline constexpr uint64_t kMaxDestinationOutsideSourceBytes = 64 * kMiB;
+
+/// The bytes the move writes that a rollback does not write back: the destinations of the
+/// copied chunks minus their sources, sorted, disjoint, at most
+/// kMaxDestinationOutsideSourceRanges (joined over gaps whose bytes a rollback leaves as they
+/// were before the move). Absolute device offsets.
+std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move);
+
 /// Checks a move against the device: sector alignment, bounds, chunk size, and table updates that
 /// are sector-aligned, equally long, inside the device and disjoint from the destination range
-/// and from each other (they may lie in the part of the source the move vacates). Errors name the
-/// offending value.
+/// and from each other (they may lie in the part of the source the move vacates); restore_only
+/// updates lie in the destination and may overlap in_data ones. Errors name
+/// the offending value.
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                     uint64_t logical_sector_size, std::span<const TableUpdate> table = {});
 

@@ -18,6 +18,7 @@
 #include "cli/apply/plan_claims.h"
 #include "cli/apply/shrink_steps.h"
 #include "cli/apply/table_write.h"
+#include "cli/apply/written_before.h"
 #include "cli/content/content_proof.h"
 #include "cli/content/sleeping_systems.h"
 #include "cli/room/make_room.h"
@@ -260,6 +261,21 @@ bool ContinueAfterShrinks(const ApplyRequest& c, Streams io, ApplyInputs& in, Ex
   return true;
 }
 
+// What the shrinks of `plan` wrote on `table` (as it was before them), for WrittenBefore.
+std::string ShrinksWritten(const Plan& plan, const PartitionTable& table) {
+  std::vector<std::string> each;
+  const std::vector<PlannedShrink> shrinks = PlanShrinks(plan);
+  for (const PlannedShrink& s : shrinks) {
+    const Partition* p = table.Find(s.partition);
+    if (p == nullptr) continue;
+    each.push_back(fmt::format("partition {} ({}, {} -> {} by {})", s.partition,
+                               p->contents.fs_type.empty() ? "contents" : p->contents.fs_type,
+                               FormatSize(p->size_sectors * table.sector_size),
+                               FormatSize(s.size_sectors * table.sector_size), ToString(s.tool)));
+  }
+  return ShrinksWrittenText(fmt::format("{}", fmt::join(each, ", ")), shrinks.size());
+}
+
 // What would align the partitions `in`'s plan cannot (way_through.h), with the plan command of
 // this disk that gives the room.
 std::vector<std::string> WayThroughOfPlan(const ApplyInputs& in) {
@@ -483,6 +499,7 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
   ExitCode code = ExitCode::kOk;
   std::optional<ApplyInputs> in = LoadInputs(c, io, &code);
   if (!in || !ProveLeftBehind(c, io, *in, &code)) return code;
+  std::optional<WrittenBefore> after_shrinks;
   if (!PlanShrinks(in->plan()).empty()) {
     // Make room first (shrink_steps.h), then the rest of the plan on the table it wrote,
     // checked again like a plan file; the person confirmed the whole plan already.
@@ -492,6 +509,8 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
                          c.journal_dir, c.progress, c.json},
                         &written);
     if (code != ExitCode::kOk || !written) return code;
+    // From here on a refusal says that the shrinks are written and nothing else is.
+    after_shrinks.emplace(io.err, ShrinksWritten(in->plan(), in->table));
     if (!ContinueAfterShrinks(c, io, *in, &code)) return code;
     c.make_room = false;
     c.write.yes = true;

@@ -4,6 +4,7 @@
 #include <sys/file.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <fstream>
 #include <ostream>
@@ -391,7 +392,11 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
         }
         return outcome;
       },
-      header.move, header.table.size(), journal, &status);
+      header.move,
+      // The table's ranges, not the destination's bytes kept for a rollback (restore_only).
+      static_cast<size_t>(std::count_if(header.table.begin(), header.table.end(),
+                                        [](const TableUpdateInfo& t) { return !t.restore_only; })),
+      journal, &status);
   if (!refused.str().empty()) {
     PrintError(io.err, ForgetAdvice(journal));
     return ExitCode::kRefused;

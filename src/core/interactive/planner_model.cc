@@ -140,12 +140,15 @@ Result<PlannerModel::RoomOffer> PlannerModel::OfferRoom() const {
                                  plan_actions_.error().message));
   }
   if (!layout_.shrinks.empty()) {
-    const PlannedShrink& s = layout_.shrinks.front();
-    const Partition* p = disk_.table.Find(s.partition);
-    return MakeError(fmt::format(
-        "room is made already: partition {} shrinks by {} first ({}); u undoes it", s.partition,
-        FormatSize(p == nullptr ? 0 : (p->size_sectors - s.size_sectors) * sector_size()),
-        ToString(s.tool)));
+    std::vector<std::string> made;
+    for (const PlannedShrink& s : layout_.shrinks) {
+      const Partition* p = disk_.table.Find(s.partition);
+      made.push_back(fmt::format(
+          "partition {} shrinks by {} first ({})", s.partition,
+          FormatSize(p == nullptr ? 0 : (p->size_sectors - s.size_sectors) * sector_size()),
+          ToString(s.tool)));
+    }
+    return MakeError(fmt::format("room is made already: {}; u undoes it", fmt::join(made, ", ")));
   }
   if (std::none_of(plan_actions_->begin(), plan_actions_->end(),
                    [](const PlanAction& a) { return a.kind == ActionKind::kImpossible; })) {
@@ -155,23 +158,29 @@ Result<PlannerModel::RoomOffer> PlannerModel::OfferRoom() const {
     return MakeError("cannot make room: how small each partition's contents can be made: " +
                      disk_.shrink_offers_error);
   }
-  const WaysThrough ways =
-      FindWaysThrough(disk_.table, alignment_, Options(), *plan_actions_, disk_.shrink_offers);
-  std::vector<std::string> lines = MakeRoomLines(ways, disk_.shrink_offers);
-  const WayThrough* best = BestShrink(ways);
-  if (best == nullptr) {
+  // plan --make-room's search (TakeRoom): every shrink it needs, each on the plan with the
+  // ones before it.
+  const RoomTaken taken =
+      TakeRoom(disk_.table, alignment_, Options(), *plan_actions_, disk_.shrink_offers);
+  std::vector<std::string> lines = MakeRoomLines(taken, disk_.shrink_offers);
+  if (taken.shrinks.empty()) {
     std::string text;
     for (const std::string& l : lines) text += (text.empty() ? "" : "; ") + l;
     return MakeError(text);
   }
-  lines.push_back(
-      fmt::format("{}", ShrinkHowText(best->tool.value_or(ShrinkTool::kMkswap), best->contents)));
-  return RoomOffer{ShrinkOf(*best, disk_.table), std::move(lines)};
+  std::vector<ShrinkTool> said;
+  for (const WayThrough& way : taken.shrinks) {
+    const ShrinkTool tool = way.tool.value_or(ShrinkTool::kMkswap);
+    if (std::find(said.begin(), said.end(), tool) != said.end()) continue;
+    said.push_back(tool);
+    lines.push_back(ShrinkHowText(tool, way.contents));
+  }
+  return RoomOffer{ShrinksOf(taken, disk_.table), std::move(lines)};
 }
 
 Status PlannerModel::MakeRoom(const RoomOffer& offer) {
   PlannerLayout before = layout_;
-  layout_.shrinks = {offer.shrink};
+  layout_.shrinks = offer.shrinks;
   Replan();
   if (Status s = AlignAll(); !s) {
     layout_ = std::move(before);

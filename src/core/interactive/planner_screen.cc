@@ -103,9 +103,12 @@ std::string PlannerScreen::PromptText() const {
       if (room_offer_) {
         for (const std::string& l : room_offer_->lines) offer += l + ". ";
       }
-      return offer +
-             "Make room? y shrinks it in the layout and aligns every partition (A); w then "
-             "applies it with apply --make-room; any other key leaves the layout as it is: ";
+      const bool several = room_offer_ && room_offer_->shrinks.size() > 1;
+      return offer + fmt::format(
+                         "Make room? y shrinks {} in the layout and aligns every "
+                         "partition (A); w then applies it with apply --make-room; any "
+                         "other key leaves the layout as it is: ",
+                         several ? "them" : "it");
     }
   }
   return "";

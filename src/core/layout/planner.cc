@@ -62,6 +62,9 @@ struct SearchItem {
   // Where the next data partition starts today, minus the gap it needs in front of it: ends
   // that stop there leave it in place.
   std::optional<uint64_t> next_limit;
+  /// The first sector after this partition that the table as it is uses: the next data
+  /// partition's EBR (a logical one's) or start, or the extended partition's start.
+  std::optional<uint64_t> next_in_use;
 };
 
 // What a plan costs, compared lexicographically: first alignment (partitions left misaligned),
@@ -224,6 +227,11 @@ void ExpandData(const Context& cx, const SearchItem& it, const State& st, int pa
     }
     for (uint64_t e : ends) {
       if (e < s || e > cx.hi || e - s + 1 < it.keep) continue;
+      // Apply moves such a partition first, before any other step rewrites the table (and its
+      // EBR): its new place may not reach what the next partition uses in the table as it is,
+      // or that partition's own step would have to come first (seed 48, case 338 of the apply
+      // sweep: partition 7 moved down 12 sectors and grown over partition 8's old EBR).
+      if (down_logical && !it.first_logical && it.next_in_use && e >= *it.next_in_use) continue;
       if (!moved && e < it.end) continue;  // an unmoved partition never shrinks
       State next = st;
       next.parent = parent;
@@ -490,11 +498,15 @@ void SetNextLimits(const Context& cx, std::vector<SearchItem>& items) {
     for (size_t j = i + 1; j < items.size(); ++j) {
       if (items[j].type == ItemType::kExtStart) {
         items[i].next_limit = items[j].start;
+        items[i].next_in_use = items[j].start;
         break;
       }
       if (items[j].type != ItemType::kData) continue;
       uint64_t gap = items[j].logical && !items[j].first_logical ? cx.dos_first_lba : 0;
       if (items[j].start > gap) items[i].next_limit = items[j].start - gap;
+      items[i].next_in_use = items[j].logical && !items[j].first_logical
+                                 ? std::min(items[j].ebr, items[j].start)
+                                 : items[j].start;
       break;
     }
   }
@@ -697,6 +709,14 @@ std::string ImpossibleReason(const Context& cx, const NewLayout& layout, size_t 
   } else if (*down < lower) {
     why.push_back(fmt::format("moving down to {} would overlap {} by {}", *down, lower_name,
                               Sectors(lower - *down)));
+  } else if (const auto ebr = cx.ebrs.find(p.number);
+             p.kind == PartitionKind::kLogical && !cx.empty[i] && ebr != cx.ebrs.end() && pos > 0 &&
+             layout.order[pos - 1].second && *down <= ebr->second && ebr->second < p.start_sector) {
+    // The search's rule for a logical partition moving down (SearchItem::ebr).
+    why.push_back(fmt::format(
+        "moving down to {} would write its data over its own EBR at sector {}, which the table "
+        "on the disk uses until the move's new table is written",
+        *down, ebr->second));
   }
   const uint64_t up = cx.grid.Up(p.start_sector);
   if (up + keep - 1 > upper) {
@@ -1017,6 +1037,22 @@ Result<PartitionTable> ShrunkTable(const PartitionTable& table, const PlanOption
     }
     p->contents.zeros_from_bytes.reset();
     p->contents.tail_data_bytes.reset();
+  }
+  // The shrinks' table is written by libfdisk, which rebuilds the whole EBR chain
+  // (ebr_placement.h): the rest of the plan starts from EBRs where libfdisk puts them, not where
+  // the tool that made the table did (seed 47, case 818 of the apply sweep: an old fdisk's EBR
+  // 63 sectors before its partition was right before it once the shrink was written, inside a
+  // move down planned over the old place).
+  if (t.label == LabelType::kDos && !options.shrinks.empty()) {
+    const std::map<uint32_t, uint64_t> ebrs = PredictEbrSectors(t, t.first_usable_lba);
+    std::vector<TableArea> areas;
+    for (const TableArea& a : t.areas) {
+      if (a.name != "EBR") areas.push_back(a);
+    }
+    for (const auto& [number, sector] : ebrs) {  // number order, as TableEbrSectors reads them
+      areas.push_back({"EBR", sector * ss, ss});
+    }
+    t.areas = std::move(areas);
   }
   return t;
 }

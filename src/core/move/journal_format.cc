@@ -129,6 +129,7 @@ nlohmann::json HeaderJson(const JournalHeader& h, const Hasher& hasher) {
                              {"old_checksum", Hex64(t.old_checksum)},
                              {"new_checksum", Hex64(t.new_checksum)}};
     if (t.in_data) update["in_data"] = true;
+    if (t.restore_only) update["restore_only"] = true;
     table.push_back(std::move(update));
   }
   const JournalLayout& l = h.layout;
@@ -232,6 +233,7 @@ Result<JournalHeader> HeaderFromJson(const nlohmann::json& j, const Hasher& hash
       info.old_checksum = *old_sum;
       info.new_checksum = *new_sum;
       if (t.contains("in_data")) info.in_data = t.at("in_data").get<bool>();
+      if (t.contains("restore_only")) info.restore_only = t.at("restore_only").get<bool>();
       h.table.push_back(info);
     }
     const nlohmann::json& l = j.at("layout");

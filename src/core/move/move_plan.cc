@@ -21,6 +21,62 @@ bool Overlaps(const ByteInterval& a, const ByteInterval& b) {
 
 }  // namespace
 
+std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move) {
+  if (move.length_bytes == 0) return {};
+  // The copied runs, relative to the range start: the forward pass writes them at the
+  // destination, a rollback pass rewrites them at the source - and nothing else.
+  std::vector<ByteInterval> runs;
+  if (move.copy.all()) {
+    runs.push_back({0, move.length_bytes});
+  } else {
+    for (const ChunkRun& run : move.copy.runs()) {
+      runs.push_back(
+          {run.first_chunk * move.chunk_bytes,
+           std::min(move.length_bytes, (run.first_chunk + run.chunk_count) * move.chunk_bytes)});
+    }
+  }
+  // Each destination run minus every source run (both sorted): what a rollback does not rewrite.
+  std::vector<ByteInterval> out;
+  size_t first = 0;  // the first source run that does not end before the destination run
+  for (const ByteInterval& run : runs) {
+    uint64_t at = move.dest_bytes + run.begin;
+    const uint64_t end = move.dest_bytes + run.end;
+    while (first < runs.size() && move.source_bytes + runs[first].end <= at) ++first;
+    for (size_t k = first; k < runs.size() && at < end; ++k) {
+      const ByteInterval source{move.source_bytes + runs[k].begin, move.source_bytes + runs[k].end};
+      if (source.begin >= end) break;
+      if (source.begin > at) out.push_back({at, source.begin});
+      at = std::max(at, source.end);
+    }
+    if (at < end) out.push_back({at, end});
+  }
+  std::sort(out.begin(), out.end(),
+            [](const ByteInterval& a, const ByteInterval& b) { return a.begin < b.begin; });
+  std::vector<ByteInterval> merged;
+  for (const ByteInterval& i : out) {
+    if (!merged.empty() && merged.back().end == i.begin) {
+      merged.back().end = i.end;
+    } else {
+      merged.push_back(i);
+    }
+  }
+  out = std::move(merged);
+  // Too many ranges: join the two neighbours with the smallest gap between them, again. The
+  // bytes of a gap are unwritten (their old bytes are what they hold) or a copied chunk's
+  // source (a rollback puts back exactly the bytes they held before the move).
+  while (out.size() > kMaxDestinationOutsideSourceRanges) {
+    size_t best = 0;
+    for (size_t i = 1; i + 1 < out.size(); ++i) {
+      if (out[i + 1].begin - out[i].end < out[best + 1].begin - out[best].end) best = i;
+    }
+    out[best].end = out[best + 1].end;
+    out.erase(out.begin() + static_cast<std::ptrdiff_t>(best) + 1);
+  }
+  std::vector<ByteExtent> extents;
+  for (const ByteInterval& i : out) extents.push_back({i.begin, i.end - i.begin});
+  return extents;
+}
+
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                     uint64_t logical_sector_size, std::span<const TableUpdate> table) {
   const uint64_t sector = logical_sector_size;
@@ -83,6 +139,9 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
   // there) before the rollback pass rewrites the same data (docs/mover.md, I7).
   const ByteInterval written{move.dest_bytes, move.dest_bytes + move.length_bytes};
   std::vector<ByteInterval> seen;
+  // 0: a table update, 1: a record in the moved data, 2: restore-only bytes.
+  auto kind_of = [](const TableUpdate& u) { return u.restore_only ? 2 : u.in_data ? 1 : 0; };
+  std::vector<int> seen_kind;
   for (const TableUpdate& update : table) {
     const uint64_t length = update.old_bytes.size();
     if (length == 0 || update.new_bytes.size() != length) {
@@ -102,7 +161,15 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                                    update.offset_bytes, length));
     }
     const ByteInterval range{update.offset_bytes, update.offset_bytes + length};
-    if (update.in_data) {
+    if (update.restore_only) {
+      if (update.old_bytes != update.new_bytes || range.begin < written.begin ||
+          range.end > written.end) {
+        return MakeError(
+            fmt::format("restore-only update at byte {} (+{}) must hold equal old and new bytes "
+                        "and lie in the destination {}..{}",
+                        update.offset_bytes, length, written.begin, written.end));
+      }
+    } else if (update.in_data) {
       // Inside the destination, in chunks the move copies: the data's own bytes are there
       // when the table is written.
       if (range.begin < written.begin || range.end > written.end) {
@@ -125,13 +192,18 @@ Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
           "outside the partition's new place",
           update.offset_bytes, length, written.begin, written.end));
     }
-    for (const ByteInterval& other : seen) {
+    for (size_t k = 0; k < seen.size(); ++k) {
+      const ByteInterval& other = seen[k];
+      // A record at the new place may lie where the destination held other bytes before the
+      // move: the rollback puts the record's old bytes back first, those bytes last.
+      if (seen_kind[k] != kind_of(update) && seen_kind[k] != 0 && kind_of(update) != 0) continue;
       if (Overlaps(range, other)) {
         return MakeError(
             fmt::format("table updates at bytes {} and {} overlap", other.begin, range.begin));
       }
     }
     seen.push_back(range);
+    seen_kind.push_back(kind_of(update));
   }
   return {};
 }

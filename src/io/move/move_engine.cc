@@ -139,6 +139,9 @@ class Engine {
   /// each digest is known) and compares.
   Status VerifyRollback();
   Status WriteTable(bool new_bytes);
+  /// Rolling back, once every chunk is back: writes the old bytes of the restore_only updates
+  /// (the destination outside the source as it was before the move), then flushes.
+  Status RestorePreimage();
   /// In rollback-table: whether the rollback splits the move after its last chunk (it began
   /// at data-moved or later), so that records inside the moved data may have been written.
   bool DataComplete() const;
@@ -344,6 +347,8 @@ Result<std::optional<std::string>> Engine::CheckDiskState() {
         state->phase == JournalPhase::kTableWriting || state->phase == JournalPhase::kRollbackTable;
     for (const TableUpdate& update : table_) {
       if (update.in_data) continue;  // inside the moved data: the chunks' digests vouch for it
+      // Where the move writes its data: the rollback puts these bytes back last.
+      if (update.restore_only) continue;
       AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
       IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
       if (Status read = device_.Read({&span, 1}); !read) return read.error();
@@ -874,6 +879,11 @@ Status Engine::WriteTable(bool new_bytes) {
   std::vector<TableBytesState> states;
   for (const TableUpdate& update : table_) {
     const uint64_t length = update.old_bytes.size();
+    if (update.restore_only) {  // not a table: RestorePreimage puts it back after the data
+      states.push_back(TableBytesState::kOld);
+      on_disk.emplace_back();
+      continue;
+    }
     AlignedBuffer buffer(AlignUp(length, AlignedBuffer::kAlignment));
     IoSpan span{buffer.data(), length, update.offset_bytes};
     if (Status read = device_.Read({&span, 1}); !read) return read;
@@ -901,6 +911,7 @@ Status Engine::WriteTable(bool new_bytes) {
   for (size_t n = 0; n < table_.size(); ++n) {
     const size_t i = new_bytes ? n : table_.size() - 1 - n;
     const TableUpdate& update = table_[i];
+    if (update.restore_only) continue;
     if (states[i] == (new_bytes ? TableBytesState::kNew : TableBytesState::kOld)) continue;
     const std::vector<uint8_t>& bytes = new_bytes ? update.new_bytes : update.old_bytes;
     std::memcpy(on_disk[i].data(), bytes.data(), bytes.size());
@@ -908,6 +919,20 @@ Status Engine::WriteTable(bool new_bytes) {
     if (Status w = device_.Write({&span, 1}); !w) return w;
     if (Status f = device_.Flush(); !f) return f;
   }
+  return {};
+}
+
+Status Engine::RestorePreimage() {
+  bool wrote = false;
+  for (const TableUpdate& update : table_) {
+    if (!update.restore_only) continue;
+    AlignedBuffer buffer(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
+    std::memcpy(buffer.data(), update.old_bytes.data(), update.old_bytes.size());
+    IoSpan span{buffer.data(), update.old_bytes.size(), update.offset_bytes};
+    if (Status w = device_.Write({&span, 1}); !w) return w;
+    wrote = true;
+  }
+  if (wrote) return device_.Flush();
   return {};
 }
 
@@ -1037,6 +1062,9 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
         // Every chunk moved back, and (when their digests are known, as after a version 1
         // pre-scan) the chunks never moved as well.
         if (Status v = VerifyRollback(); !v) return failed(v.error());
+        // The destination outside the source as it was before the move: the rollback pass has
+        // read the data there. Idempotent: a crash before rolled-back writes them again.
+        if (Status r = RestorePreimage(); !r) return failed(r.error());
         if (Status w = advance(JournalPhase::kRolledBack); !w) return failed(w.error());
         break;
       case RecoveryAction::kFinishCompleted:
@@ -1076,6 +1104,32 @@ Result<MoveOutcome> DriveJournal(BlockIo& device, MoveJournal& journal, ResumeMo
 Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJournal& journal) {
   Engine engine(device, journal, {});
   return engine.Prove();
+}
+
+Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const MoveGeometry& move) {
+  const std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
+  uint64_t total = 0;
+  for (const ByteExtent& r : ranges) total += r.length_bytes;
+  if (total > kMaxDestinationOutsideSourceBytes) {
+    return MakeError(fmt::format(
+        "the move writes {} outside its source (byte {} to {}), which a rollback must put back; "
+        "the journal keeps at most {} of them: the move is refused; nothing was written",
+        FormatSize(total), ranges.front().offset_bytes, ranges.back().end(),
+        FormatSize(kMaxDestinationOutsideSourceBytes)));
+  }
+  std::vector<TableUpdate> out;
+  for (const ByteExtent& r : ranges) {
+    AlignedBuffer buffer(AlignUp(r.length_bytes, AlignedBuffer::kAlignment));
+    IoSpan span{buffer.data(), r.length_bytes, r.offset_bytes};
+    if (Status read = device.Read({&span, 1}); !read) return read.error();
+    TableUpdate update;
+    update.offset_bytes = r.offset_bytes;
+    update.old_bytes.assign(buffer.data(), buffer.data() + r.length_bytes);
+    update.new_bytes = update.old_bytes;
+    update.restore_only = true;
+    out.push_back(std::move(update));
+  }
+  return out;
 }
 
 }  // namespace partalign

@@ -85,4 +85,9 @@ Result<MoveOutcome> DriveJournal(BlockIo& device, MoveJournal& journal, ResumeMo
 /// too. nullopt when it does, else what was found (DriveJournal refuses with it). Reads only.
 Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJournal& journal);
 
+/// What `device` holds where the move writes outside its source (DestinationOutsideSource), as
+/// restore_only updates for the journal: a rollback puts them back once the data is back
+/// (docs/mover.md §4). Refused when they exceed kMaxDestinationOutsideSourceBytes.
+Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const MoveGeometry& move);
+
 }  // namespace partalign

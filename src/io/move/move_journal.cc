@@ -215,6 +215,7 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
     TableUpdate update;
     update.offset_bytes = info.offset_bytes;
     update.in_data = info.in_data;
+    update.restore_only = info.restore_only;
     for (bool is_new : {false, true}) {
       Result<std::vector<uint8_t>> bytes = ReadMirrored<std::vector<uint8_t>>(
           *io_, header_.layout, TableDataOffset(header_.layout, header_.table, i, is_new),

@@ -383,15 +383,32 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   Result<JournalUuid> uuid = NewUuid();
   if (!uuid) return uuid.error();
 
+  RunIo io;
+  Result<std::unique_ptr<FdBlockIo>> device_io =
+      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
+  if (!device_io) return device_io.error();
+  io.device = std::move(*device_io);
+  // The bytes the move writes outside its source, as they are now: a rollback puts them back
+  // (docs/mover.md §4), so that a rolled-back disk holds every byte as it was.
+  std::vector<TableUpdate> table = request.table;
+  Result<std::vector<TableUpdate>> preimage = DestinationPreimage(*io.device, request.move);
+  if (!preimage) return preimage.error();
+  table.insert(table.end(), preimage->begin(), preimage->end());
+  if (Status valid =
+          ValidateMove(request.move, target.size_bytes, target.logical_sector_size, table);
+      !valid) {
+    return valid.error();
+  }
+
   JournalHeader header;
   header.uuid = *uuid;
   header.created_by = std::string("partalign ") + kVersion;
   header.device = *device;
   header.move = request.move;
-  for (const TableUpdate& update : request.table) {
+  for (const TableUpdate& update : table) {
     header.table.push_back({update.offset_bytes, update.old_bytes.size(),
                             kHasher.Hash64(update.old_bytes), kHasher.Hash64(update.new_bytes),
-                            update.in_data});
+                            update.in_data, update.restore_only});
   }
   header.used = request.used;
   if (request.move.length_bytes == 0 && request.table.empty()) {
@@ -403,11 +420,6 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   header.step = request.step;
   CompleteJournalHeader(header, kHasher);
 
-  RunIo io;
-  Result<std::unique_ptr<FdBlockIo>> device_io =
-      OpenDirectIo(target.path, target.size_bytes, target.fd.get());
-  if (!device_io) return device_io.error();
-  io.device = std::move(*device_io);
   const std::string journal_path = AbsolutePath(request.journal_path);
   // Registered before the file exists ("starting"): a kill at any instant from here on leaves
   // a registration that audit, apply and resume find, naming the journal file (issue #37: a kill
@@ -432,8 +444,7 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
   }
   io.journal_file = std::move(*journal_file);
   if (Status armed = io.Arm(); !armed) return abandon(armed.error());
-  Result<MoveJournal> journal =
-      MoveJournal::Initialize(io.journal_io(), header, request.table, kHasher);
+  Result<MoveJournal> journal = MoveJournal::Initialize(io.journal_io(), header, table, kHasher);
   if (!journal) return abandon(journal.error());
   // The header is durable: the registration loses "starting" before the first device write.
   if (Status registered = RegisterJournal({journal_path, header.uuid, header.device});
@@ -531,6 +542,10 @@ uint64_t JournalFileBytes(const MoveRequest& request) {
   std::vector<TableUpdateInfo> table;
   for (const TableUpdate& u : request.table) {
     table.push_back({u.offset_bytes, u.old_bytes.size(), 0, 0, u.in_data});
+  }
+  // The destination outside the source, which the journal keeps for a rollback.
+  for (const ByteExtent& r : DestinationOutsideSource(request.move)) {
+    table.push_back({r.offset_bytes, r.length_bytes, 0, 0, false, true});
   }
   return ComputeJournalLayout(request.move, table).file_bytes;
 }

@@ -220,6 +220,13 @@ TEST_F(MoveFixture, KilledAtSeededPointsThenResumedEveryByteIsIntact) {
       ExpectIntactAt(*loop, kOldStart, journal);
       continue;
     }
+    if (resumed.out.find("was interrupted while starting and never wrote") != std::string::npos) {
+      // Killed after the registration, before the header was durable (docs/mover.md I8):
+      // resume removed the journal; the device was never written.
+      EXPECT_EQ(resumed.exit_code, 0) << resumed.err;
+      ExpectIntactAt(*loop, kOldStart, journal);
+      continue;
+    }
     ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
     ExpectIntactAt(*loop, kNewStart, journal);
   }

@@ -7,6 +7,7 @@
 #include "partalign/interactive/planner_render.h"
 #include "partalign/layout/plan.h"
 #include "partalign/util/units.h"
+#include "support/case359_table.h"
 #include "support/xp_table.h"
 
 namespace partalign {
@@ -389,6 +390,36 @@ TEST(PlannerScreenTest, MakeRoomIsShownAndTakenOnlyWithY) {
   EXPECT_NE(s.message().find("room is made already"), std::string::npos) << s.message();
   Type(s, "u");
   EXPECT_EQ(s.model().layout(), loaded);
+}
+
+// M takes every shrink plan --make-room takes, not only the first: on the full GPT disk of the
+// sweep's seed 45, case 359 the swap and then an ext4 (one shrink left partitions 1 and 11
+// impossible), and the plan w applies aligns every partition.
+TEST(PlannerScreenTest, MakeRoomTakesEveryShrinkPlanMakeRoomTakes) {
+  PlannerDisk d = test::EmptyDisk();
+  d.table = test::Case359();
+  d.shrink_offers = test::Case359Offers(d.table);
+  PlannerScreen s = Screen(d);
+  Type(s, "M");
+  ASSERT_EQ(s.prompt(), PromptKind::kConfirmMakeRoom) << s.message();
+  const std::string offer = s.PromptText();
+  EXPECT_NE(offer.find("make room: partition 7 (swap"), std::string::npos) << offer;
+  EXPECT_NE(offer.find("make room: partition 10 (ext4"), std::string::npos) << offer;
+  EXPECT_NE(offer.find("y shrinks them"), std::string::npos) << offer;
+  Type(s, "y");
+  ASSERT_EQ(s.model().layout().shrinks.size(), 2u) << s.message();
+  EXPECT_EQ(s.model().layout().shrinks[0].partition, 7u);
+  EXPECT_EQ(s.model().layout().shrinks[1].partition, 10u);
+  Result<Plan> plan = s.model().MakePlan();
+  ASSERT_TRUE(plan) << plan.error().message;
+  for (const PlanAction& a : plan->actions) {
+    EXPECT_NE(a.kind, ActionKind::kImpossible) << a.partition << ": " << a.reason;
+    EXPECT_EQ(a.shrink.has_value(), a.partition == 7 || a.partition == 10) << a.partition;
+  }
+  Type(s, "M");
+  EXPECT_NE(s.message().find("room is made already: partition 7 shrinks by"), std::string::npos)
+      << s.message();
+  EXPECT_NE(s.message().find(", partition 10 shrinks by"), std::string::npos) << s.message();
 }
 
 // A swap holding a hibernation image cannot give room: M says so, with the reason of each

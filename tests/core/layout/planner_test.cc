@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "partalign/layout/ebr_placement.h"
 #include "partalign/util/units.h"
 
 namespace partalign {
@@ -576,6 +577,69 @@ TEST(PlannerTest, TheFirstLogicalPartitionMovesDownOverItsEbrInOnePlan) {
         << again.partition << ": " << again.reason;
     EXPECT_EQ(again.new_start_sector, again.old_start_sector) << again.partition;
   }
+}
+
+TEST(PlannerTest, AfterAShrinkLogicalPartitionsMoveOnlyAboveTheEbrsLibfdiskWrites) {
+  // Seed 47 case 818 of the sweep, cut down: an old fdisk's layout (each EBR 63 sectors before
+  // its logical partition), partition 1 shrunk to make room. The shrink's table is written by
+  // libfdisk, which puts every EBR but the head right before its partition (partition 1 starts
+  // below its first LBA, so that is 1). Logical partition 6 starts 12 sectors past a MiB: the
+  // plan moved it down those 12 sectors, above its old EBR but over the one the shrink writes,
+  // and apply refused the rest after the shrink was written.
+  const uint64_t disk = 128076 + 100;
+  PartitionTable t = Dos({{63, 48132, true, 3 * kMiB},
+                          {48195, disk - 48195, false, std::nullopt, PartitionKind::kExtended},
+                          {48258, 39755, true, std::nullopt, PartitionKind::kLogical, "ntfs"},
+                          {88076, 40000, true, std::nullopt, PartitionKind::kLogical, "xfs"}},
+                         disk);
+  t.areas = {{"EBR", 48195 * 512, 512}, {"EBR", 88013 * 512, 512}};
+  PlanOptions options;
+  options.shrinks.push_back({1, ShrinkTool::kResize2fs, 44036});
+  Result<PartitionTable> shrunk = ShrunkTable(t, options);
+  ASSERT_TRUE(shrunk) << shrunk.error().message;
+  const std::map<uint32_t, uint64_t> written = PredictEbrSectors(*shrunk, t.first_usable_lba);
+  EXPECT_EQ(written.at(6), 88075u);
+  EXPECT_EQ(TableEbrSectors(*shrunk), written);
+  Result<std::vector<PlanAction>> a = PlanPartitions(t, kMiBAlignment, options);
+  ASSERT_TRUE(a) << a.error().message;
+  ASSERT_EQ(a->size(), 4u);
+  const PlanAction& six = (*a)[3];
+  EXPECT_FALSE(six.new_start_sector < six.old_start_sector && six.new_start_sector <= written.at(6))
+      << six.new_start_sector << ": " << six.reason;
+  // Nothing else can align it (partition 5 is an NTFS, which keeps its end): the reason says
+  // what stops the move down.
+  EXPECT_EQ(six.kind, ActionKind::kImpossible) << six.reason;
+  EXPECT_NE(six.reason.find("over its own EBR at sector 88075"), std::string::npos) << six.reason;
+}
+
+TEST(PlannerTest, ALogicalPartitionMovedDownStaysClearOfTheNextPartitionsEbr) {
+  // Seed 48 case 338 of the sweep: an old fdisk's layout (each EBR 63 sectors before its
+  // logical partition). Partition 7 (data) starts 12 sectors past a MiB; apply can move it down
+  // only before any other step rewrites the table (which puts its EBR right before it), so its
+  // step comes first - and then its new place may not reach partition 8's EBR as it is on the
+  // disk: the plan grew it to the next MiB over that EBR, so its step needed partition 8's move
+  // first, and apply refused the plan.
+  const uint64_t disk = 277690;
+  PartitionTable t =
+      Dos({{63, 64197},
+           {64260, 32130, true},
+           {96390, 273104 - 96390 + 1, false, std::nullopt, PartitionKind::kExtended},
+           {96453, 48132, true, std::nullopt, PartitionKind::kLogical},
+           {144648, 64197, false, std::nullopt, PartitionKind::kLogical},
+           {208908, 32067, true, std::nullopt, PartitionKind::kLogical},
+           {241038, 32067, true, std::nullopt, PartitionKind::kLogical}},
+          disk);
+  t.areas = {{"EBR", 96390 * 512, 512},
+             {"EBR", 144585 * 512, 512},
+             {"EBR", 208845 * 512, 512},
+             {"EBR", 240975 * 512, 512}};
+  std::vector<PlanAction> a = Actions(t);
+  ASSERT_EQ(a.size(), 7u);
+  const PlanAction& seven = a[5];
+  ASSERT_EQ(seven.partition, 7u);
+  EXPECT_EQ(seven.kind, ActionKind::kMoveData) << seven.reason;
+  ASSERT_LT(seven.new_start_sector, seven.old_start_sector) << seven.reason;
+  EXPECT_LT(seven.new_end_sector, 240975u) << seven.reason;
 }
 
 TEST(PlannerTest, NoTableIsWrittenWithTheFirstLogicalPartitionInsideTheExtendedNode) {

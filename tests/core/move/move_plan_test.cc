@@ -5,9 +5,12 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <functional>
 #include <optional>
 #include <random>
 #include <set>
+#include <span>
 #include <string>
 
 #include <fmt/format.h>
@@ -138,9 +141,11 @@ CopySet RandomCopySet(uint64_t total, std::mt19937_64& rng) {
 
 // The same, when only some chunks are copied (a used map): writers are copied chunks only, and
 // a step's source may be reached by no copied chunk at all.
-TEST(MovePlanTest, FirstOverwriterMatchesBruteForceWithACopySet) {
-  std::mt19937_64 rng(20261123);
-  const uint64_t shifts[] = {512, 4096, 4608, 12800, 40960};
+// Moves of 24 chunks and a quarter by each of `shifts`, up and down, in 12 rounds: `check` gets
+// each (with a random copy set from round `first_copy_round` on) and a name for it.
+void ForEachShiftedMove(uint64_t seed, std::span<const uint64_t> shifts, int first_copy_round,
+                        const std::function<void(const MoveGeometry&, const std::string&)>& check) {
+  std::mt19937_64 rng(seed);
   for (int round = 0; round < 12; ++round) {
     for (uint64_t shift : shifts) {
       for (bool up : {true, false}) {
@@ -148,11 +153,67 @@ TEST(MovePlanTest, FirstOverwriterMatchesBruteForceWithACopySet) {
         const uint64_t length = 24 * 4096 + 1024;
         MoveGeometry m = up ? Move(low, low + shift, length, 4096, 2, 3)
                             : Move(low + shift, low, length, 4096, 2, 3);
-        m.copy = RandomCopySet(RangeChunkCount(m), rng);
-        ExpectFirstOverwritersMatch(
-            m, fmt::format("shift {} {} round {}", shift, up ? "up" : "down", round));
+        if (round >= first_copy_round) m.copy = RandomCopySet(RangeChunkCount(m), rng);
+        check(m, fmt::format("shift {} {} round {}", shift, up ? "up" : "down", round));
       }
     }
+  }
+}
+
+TEST(MovePlanTest, FirstOverwriterMatchesBruteForceWithACopySet) {
+  const uint64_t shifts[] = {512, 4096, 4608, 12800, 40960};
+  ForEachShiftedMove(20261123, shifts, 0, [](const MoveGeometry& m, const std::string& what) {
+    ExpectFirstOverwritersMatch(m, what);
+  });
+}
+
+// What a rollback must put back from the journal: every byte the forward pass writes (the
+// copied chunks' destinations) that the rollback pass does not write back (their sources),
+// sector by sector; more ranges than the journal keeps apart are joined only over bytes that
+// are unwritten or written back.
+TEST(MovePlanTest, DestinationOutsideSourceMatchesBruteForce) {
+  const uint64_t shifts[] = {512, 4096, 4608, 12800, 40960, 200 * 4096};
+  ForEachShiftedMove(20261203, shifts, 1, [](const MoveGeometry& m, const std::string& what) {
+    std::set<uint64_t> written, back;  // sectors
+    for (uint64_t c = 0; c < ChunkCount(m); ++c) {
+      const ChunkExtent e = ChunkExtentOf(m, c);
+      for (uint64_t at = e.position_bytes; at < e.position_bytes + e.length_bytes; at += kSector) {
+        written.insert((m.dest_bytes + at) / kSector);
+        back.insert((m.source_bytes + at) / kSector);
+      }
+    }
+    std::set<uint64_t> want;
+    for (uint64_t sector : written) {
+      if (back.count(sector) == 0) want.insert(sector);
+    }
+    std::set<uint64_t> got;
+    uint64_t previous_end = 0;
+    for (const ByteExtent& r : DestinationOutsideSource(m)) {
+      ASSERT_GT(r.length_bytes, 0u) << what;
+      ASSERT_GE(r.offset_bytes, previous_end) << what;  // sorted, disjoint
+      previous_end = r.end();
+      for (uint64_t at = r.offset_bytes; at < r.end(); at += kSector) got.insert(at / kSector);
+    }
+    ASSERT_EQ(got, want) << what;
+  });
+  // A fragmented copy set far from its source: at most the ranges the journal keeps apart,
+  // covering every byte to put back, and nothing outside the destination.
+  MoveGeometry far = Move(0, 1 << 30, 1000 * 4096, 4096);
+  std::vector<ChunkRun> runs;
+  for (uint64_t c = 0; c < 1000; c += 3) runs.push_back({c, 1});
+  Result<CopySet> copy = CopySet::FromRuns(runs, RangeChunkCount(far));
+  ASSERT_TRUE(copy);
+  far.copy = *copy;
+  const std::vector<ByteExtent> joined = DestinationOutsideSource(far);
+  ASSERT_EQ(joined.size(), kMaxDestinationOutsideSourceRanges);
+  EXPECT_EQ(joined.front().offset_bytes, far.dest_bytes);
+  EXPECT_EQ(joined.back().end(), far.dest_bytes + 999 * 4096 + 4096);
+  for (uint64_t c = 0; c < 1000; c += 3) {
+    const uint64_t at = far.dest_bytes + c * 4096;
+    EXPECT_TRUE(std::any_of(
+        joined.begin(), joined.end(),
+        [&](const ByteExtent& r) { return r.offset_bytes <= at && at + 4096 <= r.end(); }))
+        << "chunk " << c;
   }
 }
 

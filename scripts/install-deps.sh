@@ -134,6 +134,8 @@ fi
 # depends on udev, and installing udev adds udevadm, which changes what parted does on machines
 # without a udev daemon like this one (environment.md): so the Debian package is unpacked, not
 # installed, and only its mdadm binary is kept (tests/io/stack/md_reader_test.cc looks here).
+# (initramfs-tools, above, for the at-boot test, depends on udev too: udevadm is there since
+# issue 39, and every test passes with it, no udev daemon running.)
 mdadm_bin=/opt/partalign-test-tools/sbin/mdadm
 if [ ! -x "$mdadm_bin" ]; then
   echo "install-deps: unpacking mdadm into ${mdadm_bin%/sbin/mdadm}"

@@ -68,13 +68,6 @@ std::optional<Staged> ReadStaged(Streams io, const AtBootRequest& r, const NextB
   return Staged{std::move(*stage), (*holding)->disk};
 }
 
-Status RemoveIfThere(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoError(errno, fmt::format("cannot remove '{}'", path));
-  }
-  return {};
-}
-
 // The plan is applied: done.json says so, the stage goes (an older initramfs that still
 // carries the hook finds nothing staged).
 ExitCode Finish(Streams io, const NextBootDir& dir, const Staged& s, size_t done_by_earlier) {
@@ -91,7 +84,7 @@ ExitCode Finish(Streams io, const NextBootDir& dir, const Staged& s, size_t done
                        {.file_mode = 0600, .dir_mode = 0700, .replace = true, .what = "record"});
   for (const std::string& path : {dir.stage(), dir.plan(), dir.root + "/" + kLeftPlanName}) {
     if (!written) break;
-    if (Status s2 = RemoveIfThere(path); !s2) written = s2.error();
+    if (Status s2 = RemoveFileDurably(path); !s2) written = s2.error();
   }
   if (!written) {
     // The disk is realigned; only the stage could not be taken down: the next boot finds the

@@ -157,13 +157,6 @@ std::optional<NextBootDir> StagedDirOf(Streams io, const std::string& record_pat
   return std::nullopt;
 }
 
-Status Remove(const std::string& path) {
-  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoError(errno, fmt::format("cannot remove '{}'", path));
-  }
-  return {};
-}
-
 }  // namespace
 
 ExitCode StageForNextBoot(Streams io, const ApplyRequest& asked,
@@ -310,7 +303,7 @@ ExitCode CancelNextBoot(Streams io, bool yes) {
   if (dir) paths.insert(paths.begin(), {dir->stage(), dir->plan()});
   for (const std::string& path : paths) {
     if (!fs::exists(path, ec)) continue;
-    if (Status s = Remove(path); !s) {
+    if (Status s = RemoveFileDurably(path); !s) {
       PrintError(io.err, s.error().message);
       return ExitCode::kFailure;
     }
@@ -351,7 +344,7 @@ ExitCode ForgetDoneStage(Streams io) {
     return ExitCode::kFailure;
   }
   for (const std::string& path : {NextBootConfPath(), record_path}) {
-    if (Status s = Remove(path); !s) {
+    if (Status s = RemoveFileDurably(path); !s) {
       PrintError(io.err, s.error().message);
       return ExitCode::kFailure;
     }

@@ -35,17 +35,7 @@ Result<std::string> MarkTableWrite(const std::string& backup_path) {
       {.file_mode = 0600, .dir_mode = 0700, .replace = true, .what = "table write marker"});
 }
 
-Status UnmarkTableWrite(const std::string& marker_path) {
-  if (::unlink(marker_path.c_str()) != 0 && errno != ENOENT) {
-    return ErrnoError(errno, fmt::format("cannot remove '{}'", marker_path));
-  }
-  const std::string dir = std::filesystem::path(marker_path).parent_path().string();
-  UniqueFd dir_fd(::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
-  if (dir_fd.valid() && ::fsync(dir_fd.get()) != 0) {
-    return ErrnoError(errno, fmt::format("cannot fsync '{}'", dir));
-  }
-  return {};
-}
+Status UnmarkTableWrite(const std::string& marker_path) { return RemoveFileDurably(marker_path); }
 
 std::vector<MarkedTableWrite> FindMarkedTableWrites(const BackupDevice& now) {
   std::vector<MarkedTableWrite> out;

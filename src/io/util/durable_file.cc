@@ -76,4 +76,16 @@ Result<std::string> WriteFileDurably(const std::string& dir, const std::string& 
   return path;
 }
 
+Status RemoveFileDurably(const std::string& path) {
+  if (::unlink(path.c_str()) != 0 && errno != ENOENT) {
+    return ErrnoError(errno, fmt::format("cannot remove '{}'", path));
+  }
+  const std::string dir = std::filesystem::path(path).parent_path().string();
+  UniqueFd dir_fd(::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+  if (dir_fd.valid() && ::fsync(dir_fd.get()) != 0) {
+    return ErrnoError(errno, fmt::format("cannot fsync '{}'", dir));
+  }
+  return {};
+}
+
 }  // namespace partalign

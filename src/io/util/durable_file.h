@@ -28,4 +28,8 @@ struct DurableFileOptions {
 Result<std::string> WriteFileDurably(const std::string& dir, const std::string& file_name,
                                      const std::string& text, const DurableFileOptions& options);
 
+/// Removes `path` so that it stays removed: unlinked (a file already gone is no error), then
+/// its directory fsynced when it can be opened.
+Status RemoveFileDurably(const std::string& path);
+
 }  // namespace partalign

@@ -185,6 +185,22 @@ WriteScope TableWriteScope(const PartitionTable& before, const PartitionTable& a
   return scope;
 }
 
+namespace {
+
+// The line of SayNextBootWay, from the users already found.
+void SayNextBootWayFor(Streams io, const std::vector<DiskUser>& users, const WriteScope& scope) {
+  for (const DiskUser& u : users) {
+    if (u.partition != 0 && Blocks(u, scope)) {
+      io.err << "partalign: a partition the running system needs (its root, /boot) cannot be "
+                "released while it runs: 'partalign apply --at-next-boot' stages this plan and "
+                "moves it at the next boot, before anything mounts it (docs/at-boot.md)\n";
+      return;
+    }
+  }
+}
+
+}  // namespace
+
 bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope, ExitCode* code,
                    bool at_next_boot) {
   Result<std::vector<DiskUser>> users = FindDiskUsers(path);
@@ -194,7 +210,6 @@ bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope,
     return false;
   }
   bool refused = false;
-  bool partition_user = false;
   for (const DiskUser& u : *users) {
     if (at_next_boot && u.partition != 0 && Blocks(u, scope)) {
       io.out << "In use now, changed at the next boot before anything mounts it: " << Describe(u)
@@ -204,7 +219,6 @@ bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope,
           io.err,
           Describe(u) + (scope.whole_disk || u.partition == 0 ? "" : ", and the plan changes it"));
       refused = true;
-      partition_user = partition_user || u.partition != 0;
     } else {
       io.out << "In use, left alone: " << Describe(u)
              << " (the plan neither moves it nor writes its bytes; its kernel partition stays)\n";
@@ -214,22 +228,15 @@ bool ShowDiskUsers(Streams io, const std::string& path, const WriteScope& scope,
     PrintError(
         io.err,
         fmt::format("refusing to write to '{}' while it is in use; nothing was written", path));
-    if (!at_next_boot && partition_user) SayNextBootWay(io, path, scope);
+    if (!at_next_boot) SayNextBootWayFor(io, *users, scope);
     *code = ExitCode::kRefused;
   }
   return !refused;
 }
 
 void SayNextBootWay(Streams io, const std::string& path, const WriteScope& scope) {
-  Result<std::vector<DiskUser>> users = FindDiskUsers(path);
-  if (!users) return;
-  for (const DiskUser& u : *users) {
-    if (u.partition != 0 && Blocks(u, scope)) {
-      io.err << "partalign: a partition the running system needs (its root, /boot) cannot be "
-                "released while it runs: 'partalign apply --at-next-boot' stages this plan and "
-                "moves it at the next boot, before anything mounts it (docs/at-boot.md)\n";
-      return;
-    }
+  if (Result<std::vector<DiskUser>> users = FindDiskUsers(path)) {
+    SayNextBootWayFor(io, *users, scope);
   }
 }
 

@@ -99,8 +99,8 @@ std::vector<StackAdvice> AdviseStack(const StackWalk& walk, const Topology& t, u
         // the partition's start is all that misaligns it, and any aligned start fixes it.
         a.text = fmt::format(
             "an aligned partition start fixes it: its data starts {} bytes into the partition, a "
-            "multiple of {}; the plan does not move the partition there (its reason says why, "
-            "and what would make room)",
+            "multiple of {}; the plan does not move the partition there (its line in the plan says "
+            "why, and what would align it: room, or the next boot for a partition in use)",
             inside, unit);
       } else {
         const uint64_t rest = inside % unit;

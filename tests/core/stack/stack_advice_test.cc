@@ -70,6 +70,9 @@ TEST(StackAdviceTest, AFilesystemAtTheStartOfAPartitionThePlanCannotMoveIsFixedB
   EXPECT_NE(advice[0].text.find("an aligned partition start fixes it"), std::string::npos)
       << advice[0].text;
   EXPECT_TRUE(advice[0].command.empty()) << advice[0].command;
+  // Not "what would make room": a partition the running system uses waits for the next boot.
+  EXPECT_NE(advice[0].text.find("the next boot for a partition in use"), std::string::npos)
+      << advice[0].text;
 }
 
 TEST(StackAdviceTest, LuksAndMdNameTheirOwnCommands) {

@@ -85,6 +85,11 @@ std::optional<ChosenJournal> ChooseJournalPartition(Streams io, const std::strin
       reason = "has a filesystem without a UUID";
     } else if (m == nullptr) {
       reason = "is not mounted (mount it, then stage again)";
+    } else if (m->read_only) {
+      reason = fmt::format(
+          "is mounted read-only on '{}': the journal is written there now "
+          "(mount -o remount,rw {}, then stage again)",
+          m->mount_point, ShellQuote(m->mount_point));
     }
     if (!reason.empty()) {
       why_not.push_back(fmt::format("partition {} {}", p.number, reason));

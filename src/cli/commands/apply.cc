@@ -4,7 +4,11 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
+#include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
 #include "cli/apply/apply_plan.h"
@@ -20,6 +24,8 @@ struct NextBootOptions {
   bool stage = false;
   bool cancel = false;
   std::optional<uint32_t> journal_partition;
+  /// --journal-dir or --backup-dir given: the stage puts both on the journal partition.
+  std::vector<std::string> places_given;
 };
 
 ExitCode RunApply(Streams io, const ApplyRequest& request, const NextBootOptions& next_boot) {
@@ -43,6 +49,12 @@ ExitCode RunApply(Streams io, const ApplyRequest& request, const NextBootOptions
     PrintError(io.err,
                "apply --at-next-boot checks everything a dry run does; it takes no "
                "--dry-run, --json or --bench");
+    return ExitCode::kFailure;
+  }
+  if (!next_boot.places_given.empty()) {
+    PrintError(io.err, fmt::format("apply --at-next-boot takes no {}: the boot keeps the journals "
+                                   "and the backup on the journal partition (--journal-partition)",
+                                   fmt::join(next_boot.places_given, " or ")));
     return ExitCode::kFailure;
   }
   return StageForNextBoot(io, request, next_boot.journal_partition);
@@ -92,7 +104,12 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--cancel-next-boot", next_boot->cancel,
                 "take back the plan staged for the next boot");
-  runners[sub] = [command, next_boot](Streams io) { return RunApply(io, *command, *next_boot); };
+  runners[sub] = [command, next_boot, sub](Streams io) {
+    for (const char* name : {"--journal-dir", "--backup-dir"}) {
+      if (sub->get_option(name)->count() > 0) next_boot->places_given.emplace_back(name);
+    }
+    return RunApply(io, *command, *next_boot);
+  };
 }
 
 }  // namespace partalign

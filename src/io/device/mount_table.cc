@@ -40,6 +40,9 @@ Result<std::vector<MountEntry>> ReadMountTable(const std::string& mountinfo_path
     dev_t devno = mnt_fs_get_devno(fs);
     m.major = major(devno);
     m.minor = minor(devno);
+    const char* vfs_options = mnt_fs_get_vfs_options(fs);
+    m.read_only =
+        vfs_options != nullptr && mnt_optstr_get_option(vfs_options, "ro", nullptr, nullptr) == 0;
     mounts.push_back(std::move(m));
   }
   return mounts;

@@ -18,6 +18,7 @@ struct MountEntry {
   /// block device, that device's number.
   uint32_t major = 0;
   uint32_t minor = 0;
+  bool read_only = false;  ///< mounted "ro" (the mount's own options, not the superblock's)
 };
 
 /// Every mount in `mountinfo_path` (the /proc/self/mountinfo format), parsed by libmount.

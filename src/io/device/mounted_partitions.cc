@@ -40,7 +40,7 @@ Result<std::vector<MountedPartition>> MountedPartitionsOf(const std::string& dis
     const uint32_t number = *(*node)->number;
     bool seen = false;
     for (const MountedPartition& p : out) seen = seen || p.number == number;
-    if (!seen) out.push_back({number, m.target, m.fstype});
+    if (!seen) out.push_back({number, m.target, m.fstype, m.read_only});
   }
   return out;
 }

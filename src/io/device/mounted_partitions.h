@@ -16,6 +16,7 @@ struct MountedPartition {
   uint32_t number = 0;      ///< the kernel's partition number
   std::string mount_point;  ///< the first mount of it in the mount table
   std::string fstype;
+  bool read_only = false;  ///< that mount is read-only
 };
 
 /// The partitions of the disk `disk` ("/dev/sda", a loop device) mounted now, one entry per

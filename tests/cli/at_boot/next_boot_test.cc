@@ -129,6 +129,25 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
   EXPECT_NE(refused.err.find("--at-next-boot"), std::string::npos) << refused.err;
   EXPECT_EQ(Table(), before);
 
+  // The stage keeps the journals and the backup on the journal partition: a place given for
+  // either is refused, not ignored.
+  const CommandResult placed = Partalign(
+      {"apply", "--at-next-boot", "--journal-dir", disk_->File("journals"), "--yes", plan});
+  EXPECT_EQ(placed.exit_code, 1) << placed.out << placed.err;
+  EXPECT_NE(placed.err.find("takes no --journal-dir"), std::string::npos) << placed.err;
+  EXPECT_FALSE(fs::exists(State("next-boot.conf")));
+  // A journal partition mounted read-only cannot take the journal now: refused, nothing staged.
+  test::RunOrThrow({"mount", "-o", "remount,ro", Mnt(2)});
+  const CommandResult read_only = Partalign({"apply", "--at-next-boot", "--yes", plan});
+  test::RunOrThrow({"mount", "-o", "remount,rw", Mnt(2)});
+  EXPECT_NE(read_only.exit_code, 0) << read_only.out << read_only.err;
+  EXPECT_NE(read_only.err.find("partition 2 is mounted read-only on"), std::string::npos)
+      << read_only.err;
+  EXPECT_NE(read_only.err.find("remount,rw"), std::string::npos) << read_only.err;
+  EXPECT_FALSE(fs::exists(State("next-boot.conf")));
+  EXPECT_FALSE(fs::exists(Mnt(2) + "/partalign-next-boot/stage.json"));
+  EXPECT_EQ(Table(), before);
+
   // Staged: on partition 2 (mounted, left alone by the plan), nothing written to the disk.
   const CommandResult staged = Partalign({"apply", "--at-next-boot", "--yes", plan});
   ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;

@@ -269,7 +269,9 @@ ExitCode StageForNextBoot(Streams io, const ApplyRequest& asked,
       "the data and writes the table, journaled on partition {}; if power fails, the boot after "
       "resumes it.\n"
       "Next: rebuild the initramfs so that it carries partalign and runs the plan "
-      "('update-initramfs -u' on Debian and Ubuntu, 'dracut -f' with dracut), then reboot.\n"
+      "('update-initramfs -u' on Debian and Ubuntu, 'dracut -f' with dracut), then reboot. Once "
+      "the system is up again, partalign-at-boot-finished.service rebuilds it without "
+      "partalign.\n"
       "To take it back before then: partalign apply --cancel-next-boot (and rebuild the "
       "initramfs).\n",
       dir.plan(), dir.stage(), NextBootConfPath(), NextBootRecordPath(), stage.journal.number);

@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <cstdlib>
 #include <filesystem>
 #include <map>
 #include <random>
@@ -67,6 +68,27 @@ class NextBootTest : public ::testing::Test {
 
   CommandResult Partalign(const std::vector<std::string>& args) const {
     return test::RunPartalign(args, "", {{"PARTALIGN_STATE_DIR", State()}});
+  }
+
+  // What partalign-at-boot-finished.service runs once the system is up, with an
+  // update-initramfs that only writes its arguments to Rebuilds().
+  CommandResult AfterBoot() const {
+    const std::string bin = disk_->File("bin");
+    if (!fs::exists(bin + "/update-initramfs")) {
+      fs::create_directories(bin);
+      test::WriteFile(bin + "/update-initramfs",
+                      "#!/bin/sh\necho \"$@\" >> '" + disk_->File("rebuilds") + "'\n");
+      fs::permissions(bin + "/update-initramfs", fs::perms::owner_all);
+    }
+    const char* path = ::getenv("PATH");
+    return test::RunCommand(
+        {"sh", std::string(PARTALIGN_SOURCE_DIR) + "/contrib/at-boot/at-boot-finished.sh"}, "",
+        {{"PARTALIGN_STATE_DIR", State()},
+         {"PARTALIGN_BINARY", PARTALIGN_BINARY},
+         {"PATH", bin + ":" + (path ? path : "/usr/sbin:/usr/bin:/sbin:/bin")}});
+  }
+  std::string Rebuilds() const {
+    return fs::exists(disk_->File("rebuilds")) ? test::ReadFile(disk_->File("rebuilds")) : "";
   }
 
   void MountBoth() {
@@ -152,6 +174,8 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
   const CommandResult staged = Partalign({"apply", "--at-next-boot", "--yes", plan});
   ASSERT_EQ(staged.exit_code, 0) << staged.out << staged.err;
   EXPECT_NE(staged.out.find("update-initramfs"), std::string::npos) << staged.out;
+  EXPECT_NE(staged.out.find("partalign-at-boot-finished.service rebuilds it"), std::string::npos)
+      << staged.out;
   EXPECT_EQ(Table(), before);
   const std::string conf = test::ReadFile(State("next-boot.conf"));
   EXPECT_NE(conf.find("PARTALIGN_JOURNAL_UUID=" + boot_uuid_ + "\n"), std::string::npos) << conf;
@@ -172,11 +196,13 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
   // Staged again, then the boot: both unmounted, partition 2 mounted where the initramfs
   // mounts it, and `at-boot` run on it.
   ASSERT_EQ(Partalign({"apply", "--at-next-boot", "--yes", plan}).exit_code, 0);
-  // What the initramfs hook asks before it builds: not run yet, so it stays staged.
-  const CommandResult waiting = Partalign({"at-boot", "--finished"});
+  // What the initramfs hook asks before it builds, and the service after a boot: not run yet,
+  // so it stays staged and the initramfs is not rebuilt.
+  const CommandResult waiting = AfterBoot();
   EXPECT_EQ(waiting.exit_code, 0) << waiting.out << waiting.err;
   EXPECT_NE(waiting.out.find("has not run yet"), std::string::npos) << waiting.out;
   EXPECT_TRUE(fs::exists(State("next-boot.conf")));
+  EXPECT_EQ(Rebuilds(), "");
   UnmountBoth();
   const std::string journal = disk_->File("journal");
   fs::create_directories(journal);
@@ -201,15 +227,19 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
   ExpectFilesystem(1);
   ExpectFilesystem(2);
 
-  // After the boot, the running system (its /boot mounted again) forgets the stage, so that the
-  // next initramfs leaves partalign out.
+  // After the boot, the running system (its /boot mounted again) forgets the stage and rebuilds
+  // the initramfs without partalign (partalign-at-boot-finished.service); once only.
   EXPECT_TRUE(fs::exists(State("next-boot.conf")));
   MountBoth();
-  const CommandResult finished = Partalign({"at-boot", "--finished"});
+  const CommandResult finished = AfterBoot();
   EXPECT_EQ(finished.exit_code, 0) << finished.out << finished.err;
   EXPECT_NE(finished.out.find("was applied at boot"), std::string::npos) << finished.out;
   EXPECT_FALSE(fs::exists(State("next-boot.conf")));
   EXPECT_FALSE(fs::exists(State("next-boot.json")));
+  EXPECT_EQ(Rebuilds(), "-u\n");
+  const CommandResult later = AfterBoot();
+  EXPECT_EQ(later.exit_code, 0) << later.out << later.err;
+  EXPECT_EQ(Rebuilds(), "-u\n");
 }
 
 // A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.

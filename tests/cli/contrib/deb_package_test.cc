@@ -145,7 +145,9 @@ TEST(DebPackageTest, DebianPackageIsLintianCleanInstallsRunsAndRemovesWithoutTra
         // the realign at the next boot (docs/at-boot.md)
         "./usr/share/initramfs-tools/hooks/partalign",
         "./usr/share/initramfs-tools/scripts/local-premount/partalign",
-        "./usr/share/partalign/at-boot.sh",
+        "./usr/share/partalign/at-boot.sh", "./usr/share/partalign/at-boot-finished.sh",
+        "./usr/lib/systemd/system/partalign-at-boot-finished.service",
+        "./usr/lib/systemd/system/multi-user.target.wants/partalign-at-boot-finished.service",
         "./usr/lib/dracut/modules.d/90partalign/module-setup.sh",
         "./usr/lib/dracut/modules.d/90partalign/partalign-at-boot.sh"}) {
     EXPECT_NE(std::find(paths.begin(), paths.end(), file), paths.end()) << file << listing.out;
@@ -158,6 +160,11 @@ TEST(DebPackageTest, DebianPackageIsLintianCleanInstallsRunsAndRemovesWithoutTra
   // The binary is stripped: no symbol table, no debug information.
   const std::string root = dir.File("root");
   ASSERT_EQ(test::RunCommand({"dpkg-deb", "-x", deb, root}).exit_code, 0);
+  // The service that rebuilds the initramfs after a realign at boot is pulled in by the link
+  // the package ships (a static unit: nothing to enable, nothing left after dpkg -r).
+  EXPECT_EQ(fs::read_symlink(root + "/usr/lib/systemd/system/multi-user.target.wants/"
+                                    "partalign-at-boot-finished.service"),
+            "../partalign-at-boot-finished.service");
   CommandResult sections = test::RunCommand({"readelf", "-S", root + "/usr/sbin/partalign"});
   ASSERT_EQ(sections.exit_code, 0) << sections.err;
   EXPECT_EQ(sections.out.find(".symtab"), std::string::npos);

@@ -238,6 +238,24 @@ ExitCode RunMoveOn(Streams io, const Target& target, bool progress,
   return ReportOutcome(io, *outcome, move, table_updates, AbsolutePath(journal_path), device_path);
 }
 
+std::string StageProfileLine(const MoveStats& stats) {
+  std::vector<std::string> parts;
+  for (size_t k = 0; k < kMoveStageCount; ++k) {
+    const StageProfile& p = stats.stages[k];
+    if (p.batches == 0) continue;
+    // Milliseconds: a stage of a small move takes a few.
+    std::string part = fmt::format("{} {:.3f} s", ToString(static_cast<MoveStage>(k)), p.seconds);
+    if (p.bytes > 0) part += " " + FormatSize(p.bytes);
+    if (p.flushes > 0) {
+      part += fmt::format(" ({} flush{} {:.3f} s)", p.flushes, p.flushes == 1 ? "" : "es",
+                          p.flush_seconds);
+    }
+    parts.push_back(std::move(part));
+  }
+  if (parts.empty()) return {};
+  return fmt::format("stages (each on its own thread, times overlap): {}", fmt::join(parts, "; "));
+}
+
 ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometry& move,
                        size_t table_updates, const std::string& journal_path,
                        const std::string& device_path) {
@@ -275,6 +293,9 @@ ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometr
       if (!parts.empty()) {
         io.out << fmt::format("time: {}; {} of saved copies written to the journal\n",
                               fmt::join(parts, ", "), FormatSize(s.saved_copy_bytes));
+      }
+      if (const std::string stages = StageProfileLine(s); !stages.empty()) {
+        io.out << stages << "\n";
       }
       return ExitCode::kOk;
     }

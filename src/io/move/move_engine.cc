@@ -2,6 +2,7 @@
 #include "io/move/move_engine.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cstring>
@@ -595,6 +596,8 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   constexpr size_t kJournalStage = 1;
   constexpr size_t kWriteStage = 2;
   constexpr size_t kCommitStage = 3;
+  constexpr size_t kVerifyStage = 4;
+  static_assert(kVerifyStage + 1 == kMoveStageCount);
   // Flushes cost milliseconds while a batch of data costs about as much to move, so the journal
   // and commit stages each cover every batch that is ready when they start (one flush for all),
   // and mark the batches they covered as done. A batch counts as journaled (or committed) only
@@ -608,6 +611,16 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     chain = journal_.state()->digest_table_checksum;
     chained = journal_.state()->digests_known;
   }
+
+  // Each stage's own entry, written by its thread only; added to stats_ once the pass ends.
+  std::array<StageProfile, kMoveStageCount> profile{};
+  auto flush_timed = [](BlockIo& io, StageProfile& p) -> Status {
+    const auto start = Clock::now();
+    Status f = io.Flush();
+    p.flush_seconds += SecondsSince(start);
+    ++p.flushes;
+    return f;
+  };
 
   std::vector<AlignedBuffer> buffers;
   for (uint64_t i = 0; i < kMoveDepth; ++i) buffers.emplace_back(cpb * slot);
@@ -640,6 +653,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
         AddRecordSpans(header_at(item, step), step, length_of(step), spans);
       }
       if (Status read = journal_.io().Read(spans); !read) return read;
+      for (const IoSpan& span : spans) profile[kReadStage].bytes += span.length;
       for (uint64_t step = first; step < last; ++step) {
         const uint64_t chunk = ChunkAt(segment, step);
         // A damaged block of the copy is repaired here (version 3), in the batch's buffer.
@@ -659,6 +673,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       if (!rollback) source_unreadable_ = true;
       return LocateReadError(spans, read.error());
     }
+    for (const IoSpan& span : spans) profile[kReadStage].bytes += span.length;
     for (uint64_t step = first; step < last; ++step) {
       if (copied[step % cpb]) continue;
       const uint64_t chunk = ChunkAt(segment, step);
@@ -758,7 +773,8 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     }
     if (!spans.empty()) {
       if (Status w = journal_.io().Write(spans); !w) return w;
-      if (Status f = journal_.io().Flush(); !f) return f;
+      for (const IoSpan& span : spans) profile[kJournalStage].bytes += span.length;
+      if (Status f = flush_timed(journal_.io(), profile[kJournalStage]); !f) return f;
     }
     journaled_through = last + 1;
     std::lock_guard lock(stats_mutex_);
@@ -772,6 +788,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     for (uint64_t step = first; step < last; ++step) {
       spans.push_back({header_at(item, step) + kJournalBlockBytes, length_of(step),
                        DataOffset(segment, step, /*dest=*/true)});
+      profile[kWriteStage].bytes += length_of(step);
     }
     return device_.Write(spans);
   });
@@ -780,7 +797,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   stages.push_back([&](uint64_t item) -> Status {
     if (item < committed_through) return {};
     const uint64_t written = pipeline.Finished(kWriteStage);  // > item: stages run in order
-    if (Status f = device_.Flush(); !f) return f;
+    if (Status f = flush_timed(device_, profile[kCommitStage]); !f) return f;
     const uint64_t first = steps_of(item).first;
     const uint64_t last = steps_of(written - 1).second;
     JournalState state = *journal_.state();
@@ -794,7 +811,11 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
       state.digests_known = std::max(state.digests_known, chained);
       state.digest_table_checksum = chain;
     }
+    const auto state_start = Clock::now();
     if (Status w = journal_.WriteState(state); !w) return w;
+    // A state block and the journal's flush: counted as the commit's second flush.
+    profile[kCommitStage].flush_seconds += SecondsSince(state_start);
+    ++profile[kCommitStage].flushes;
     committed_through = written;
     {
       std::lock_guard lock(stats_mutex_);
@@ -816,6 +837,7 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
                        DataOffset(segment, step, /*dest=*/true)});
     }
     if (Status read = device_.Read(spans); !read) return LocateReadError(spans, read.error());
+    for (const IoSpan& span : spans) profile[kVerifyStage].bytes += span.length;
     for (uint64_t step = first; step < last; ++step) {
       const uint64_t chunk = ChunkAt(segment, step);
       if (hasher_.Hash128({spans[step - first].data, length_of(step)}) != digests_[chunk]) {
@@ -827,7 +849,28 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     }
     return {};
   });
+  // Every stage timed as a whole, in its own thread.
+  for (size_t k = 0; k < stages.size(); ++k) {
+    stages[k] = [&profile, k, run = std::move(stages[k])](uint64_t item) -> Status {
+      const auto start = Clock::now();
+      Status status = run(item);
+      profile[k].seconds += SecondsSince(start);
+      ++profile[k].batches;
+      return status;
+    };
+  }
   Result<uint64_t> ran = pipeline.Run(stages, hooks_.stop_requested);
+  {
+    std::lock_guard lock(stats_mutex_);
+    for (size_t k = 0; k < kMoveStageCount; ++k) {
+      StageProfile& total = stats_.stages[k];
+      total.seconds += profile[k].seconds;
+      total.bytes += profile[k].bytes;
+      total.batches += profile[k].batches;
+      total.flushes += profile[k].flushes;
+      total.flush_seconds += profile[k].flush_seconds;
+    }
+  }
   if (!ran) return ran.error();
   return *ran == items;
 }
@@ -1080,6 +1123,22 @@ Result<MoveOutcome> Engine::Drive(ResumeMode mode) {
 }
 
 }  // namespace
+
+const char* ToString(MoveStage stage) {
+  switch (stage) {
+    case MoveStage::kRead:
+      return "read";
+    case MoveStage::kJournal:
+      return "journal";
+    case MoveStage::kWrite:
+      return "write";
+    case MoveStage::kCommit:
+      return "commit";
+    case MoveStage::kReadBack:
+      return "read-back";
+  }
+  return "?";
+}
 
 const char* ToString(MoveStatus status) {
   switch (status) {

@@ -8,6 +8,7 @@
 // run continues from the last durable state (docs/mover.md has the argument).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -48,12 +49,32 @@ enum class MoveStatus {
 
 const char* ToString(MoveStatus status);
 
+/// Where a move's time goes, one stage of its pipeline (docs/mover.md §5): the time spent
+/// inside the stage (the stages run at once, each on its own thread, so their times overlap
+/// and add up to more than the move's), the bytes it read or wrote, and its flushes.
+struct StageProfile {
+  double seconds = 0;
+  uint64_t bytes = 0;
+  uint64_t batches = 0;  ///< times the stage ran (a journal or commit run may cover several)
+  uint64_t flushes = 0;
+  double flush_seconds = 0;
+};
+
+/// The stages of the pipeline, in order: read (the source, or saved copies), journal (saved
+/// copies and digests, then a flush of the journal), write (the destination), commit (a flush
+/// of the device, then the state), read-back (the destination, against the digests).
+enum class MoveStage { kRead, kJournal, kWrite, kCommit, kReadBack };
+inline constexpr size_t kMoveStageCount = 5;
+const char* ToString(MoveStage stage);
+
 struct MoveStats {
   uint64_t moved_bytes = 0;       ///< bytes this run wrote to their destination (either way)
   uint64_t saved_copy_bytes = 0;  ///< bytes of saved copies written to the journal
   double scan_seconds = 0;
   double move_seconds = 0;
   double verify_seconds = 0;
+  /// The pipeline's stages, over every pass of this run (forward and rollback).
+  std::array<StageProfile, kMoveStageCount> stages{};
   /// Digest of the moved data (XXH3-128 over the copied chunks' digests), once every digest is
   /// known.
   std::optional<Digest128> range_digest;

@@ -87,7 +87,7 @@ std::optional<ChosenJournal> ChooseJournalPartition(Streams io, const std::strin
       reason = "is not mounted (mount it, then stage again)";
     } else if (m->read_only) {
       reason = fmt::format(
-          "is mounted read-only on '{}': the journal is written there now "
+          "is mounted read-only on '{}': staging writes the plan there now "
           "(mount -o remount,rw {}, then stage again)",
           m->mount_point, ShellQuote(m->mount_point));
     }

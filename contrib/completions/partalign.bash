@@ -70,8 +70,8 @@ _partalign() {
       valued="--budget --block-sizes --offset-aligns --pattern --block-size --offset-align --queue-depth --duration --engine --seed --report --output --compare"
       ;;
     move)
-      opts="-h --help --from --to --length --journal --chunk --table-range --new-table --only-used --force -y --yes --progress"
-      valued="--from --to --length --journal --chunk --table-range --new-table"
+      opts="-h --help --from --to --length --journal --chunk --way --table-range --new-table --only-used --force -y --yes --progress"
+      valued="--from --to --length --journal --chunk --way --table-range --new-table"
       ;;
     demo)
       opts="-h --help --dir --keep --ssd"
@@ -84,6 +84,7 @@ _partalign() {
     plan:--format) mapfile -t COMPREPLY < <(compgen -W "text markdown json sfdisk" -- "$cur"); return ;;
     report:--format) mapfile -t COMPREPLY < <(compgen -W "html markdown" -- "$cur"); return ;;
     plan:--label) mapfile -t COMPREPLY < <(compgen -W "gpt dos" -- "$cur"); return ;;
+    move:--way) mapfile -t COMPREPLY < <(compgen -W "auto copies ordered" -- "$cur"); return ;;
   esac
   if [[ " $valued " == *" $prev "* ]]; then
     _filedir

@@ -17,6 +17,7 @@
 #include "cli/apply/boot_steps.h"
 #include "cli/apply/left_behind.h"
 #include "cli/apply/move_ui.h"
+#include "cli/move/move_way_choice.h"
 #include "io/boot/boot_records.h"
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
@@ -778,6 +779,9 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       return ExitCode::kFailure;
     }
     MoveRequest& request = *step_request;
+    // The cheaper safe way of this step's shift, by what a flush costs on this disk now.
+    const ChosenWay way = ChooseMoveWayNow(io, s.journal, sector_size, request.move, std::nullopt);
+    request.move = way.move;
     io.out << fmt::format(
                   "\nStep {}/{}: partition {}, {} bytes {} from byte {} to byte {}; copies {} "
                   "({})\n",
@@ -786,6 +790,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
                   FormatSize(CopiedBytes(request.move)),
                   used ? fmt::format("{}, {} used", used->source, FormatSize(used->used_bytes()))
                        : "every byte, --copy-all")
+           << "  " << way.line << '\n'
            << std::flush;
     std::optional<MoveStatus> status;
     ExitCode moved_code = RunMoveOn(

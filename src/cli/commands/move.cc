@@ -14,6 +14,7 @@
 #include "cli/apply/move_ui.h"
 #include "cli/commands.h"
 #include "cli/content/sleeping_systems.h"
+#include "cli/move/move_way_choice.h"
 #include "io/device/blkid_probe.h"
 #include "io/device/target.h"
 #include "io/move/mover.h"
@@ -33,6 +34,7 @@ struct MoveCommand {
   std::string length;
   std::string journal;
   std::string chunk;
+  std::string way = "auto";
   std::vector<std::string> table_ranges;
   std::string new_table;
   bool yes = false;
@@ -225,6 +227,16 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
         "partalign: copying {} of {} ({}, {} used)\n", FormatSize(CopiedBytes(request.move)),
         FormatSize(request.move.length_bytes), used->source, FormatSize(used->used_bytes()));
   }
+  // The cheaper safe way of this shift on this disk now: saved copies or flush-ordered writes.
+  Result<std::optional<MoveWay>> way = ParseMoveWay(command.way);
+  if (!way) {
+    PrintError(io.err, way.error().message);
+    return ExitCode::kFailure;
+  }
+  const ChosenWay chosen =
+      ChooseMoveWayNow(io, command.journal, probe->logical_sector_size, request.move, *way);
+  request.move = chosen.move;
+  if (request.move.length_bytes > 0) io.err << "partalign: " << chosen.line << '\n';
   if (Status valid =
           ValidateMove(request.move, probe->size_bytes, probe->logical_sector_size, request.table);
       !valid) {
@@ -263,6 +275,11 @@ void AddMoveCommand(CLI::App& app, CommandRunners& runners) {
                   "journal file to create, on another disk than TARGET")
       ->required();
   sub->add_option("--chunk", command->chunk, "copy chunk size (default 4MiB)");
+  sub->add_option("--way", command->way,
+                  "how a small shift stays safe: auto (the cheaper of the two, measured beside "
+                  "the journal at the start), copies (saved copies in the journal) or ordered "
+                  "(writes ordered by flushes, no copies)")
+      ->check(CLI::IsMember({"auto", "copies", "ordered"}));
   sub->add_option("--table-range", command->table_ranges,
                   "OFFSET:LENGTH of partition-table bytes to replace once the data is moved "
                   "(repeatable)");

@@ -397,6 +397,58 @@ TEST(MoveImageTest, MovesWithProgressAndRefusesWithoutYes) {
   EXPECT_TRUE(test::ReadFile(image).substr(1 << 20, 12 << 20) == bytes.substr(32256, 12 << 20));
 }
 
+// The two safe ways of a small shift (docs/mover.md §5a) move the same bytes: asked for with
+// --way, or chosen by the measurement, which leaves no probe file behind and says both
+// estimates.
+TEST(MoveImageTest, EachWayMovesTheSameBytesAndSaysWhichItTook) {
+  std::mt19937_64 rng(12);
+  std::string bytes(16 << 20, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  for (const std::string way : {"ordered", "copies", "auto"}) {
+    SCOPED_TRACE(way);
+    test::TempDir dir;
+    test::TempDir journals;
+    test::TempDir state;
+    const std::string image = dir.File("disk.img");
+    std::ofstream(image, std::ios::binary) << bytes;
+    CommandResult moved =
+        RunPartalign({"move", image, "--from", "32256", "--to", "1MiB", "--length", "12MiB",
+                      "--journal", journals.File("j"), "--way", way, "--yes"},
+                     "", {{"PARTALIGN_STATE_DIR", state.path()}});
+    ASSERT_EQ(moved.exit_code, 0) << moved.err;
+    if (way == "ordered") {
+      EXPECT_NE(moved.err.find("partalign: way: flush-ordered, no saved copies (asked for with "
+                               "--way; chunks of 128 KiB, 7 in flight; instead of about 12 MiB "
+                               "of saved copies)\n"),
+                std::string::npos)
+          << moved.err;
+      EXPECT_NE(moved.out.find("; 0 B of saved copies written to the journal"), std::string::npos)
+          << moved.out;
+    } else if (way == "copies") {
+      EXPECT_NE(moved.err.find("partalign: way: saved copies (asked for with --way; about 12 MiB "
+                               "of saved copies; instead of flush-ordered: chunks of 128 KiB, 7 "
+                               "in flight)\n"),
+                std::string::npos)
+          << moved.err;
+      EXPECT_NE(moved.out.find("; 12 MiB of saved copies written to the journal"),
+                std::string::npos)
+          << moved.out;
+    } else {
+      const std::regex measured(
+          "partalign: way: (saved copies|flush-ordered, no saved copies) \\(.*[0-9.]+ s "
+          "writing at [0-9.]+ [KMG]iB/s.*; .*[0-9.]+ s writing at [0-9.]+ [KMG]iB/s.*\\)\n");
+      EXPECT_TRUE(std::regex_search(moved.err, measured)) << moved.err;
+      EXPECT_FALSE(std::filesystem::exists(journals.File("j.probe")));
+    }
+    const std::string after = test::ReadFile(image);
+    ASSERT_EQ(after.size(), bytes.size());
+    EXPECT_TRUE(after.substr(1 << 20, 12 << 20) == bytes.substr(32256, 12 << 20));
+    // What the move must not have written: before the source, after the destination.
+    EXPECT_TRUE(after.substr(0, 32256) == bytes.substr(0, 32256));
+    EXPECT_TRUE(after.substr(13 << 20) == bytes.substr(13 << 20));
+  }
+}
+
 TEST(MoveImageTest, ResumeExplainsAFileThatIsNoJournal) {
   test::TempDir dir;
   test::TempDir state;

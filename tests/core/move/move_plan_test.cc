@@ -15,6 +15,8 @@
 
 #include <fmt/format.h>
 
+#include "core/move/step_bytes.h"
+
 namespace partalign {
 namespace {
 
@@ -25,19 +27,9 @@ MoveGeometry Move(uint64_t source, uint64_t dest, uint64_t length, uint64_t chun
   return {source, dest, length, chunk, per_batch, ring};
 }
 
-struct Interval {
-  uint64_t begin, end;
-};
-
-Interval SourceOf(const MoveGeometry& m, const Segment& s, uint64_t step) {
-  const ChunkExtent e = ChunkExtentOf(m, ChunkAt(s, step));
-  return {s.source_base + e.position_bytes, s.source_base + e.position_bytes + e.length_bytes};
-}
-
-Interval DestOf(const MoveGeometry& m, const Segment& s, uint64_t step) {
-  const ChunkExtent e = ChunkExtentOf(m, ChunkAt(s, step));
-  return {s.dest_base + e.position_bytes, s.dest_base + e.position_bytes + e.length_bytes};
-}
+using test::DestOf;
+using test::Interval;
+using test::SourceOf;
 
 bool Overlap(Interval a, Interval b) { return a.begin < b.end && b.begin < a.end; }
 

@@ -11,11 +11,13 @@
 #include <cstring>
 #include <optional>
 #include <random>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
 #include "io/move/move_engine.h"
 #include "io/move/move_journal.h"
+#include "partalign/move/move_way.h"
 #include "support/simulated_disk.h"
 #include "support/simulated_move.h"
 
@@ -136,6 +138,14 @@ MoveGeometry Geometry(uint64_t source, uint64_t dest, uint64_t length, uint64_t 
   return {source, dest, length, chunk, per_batch, ring};
 }
 
+// The flush-ordered way of a geometry (partalign/move/move_way.h): no saved copies, a window
+// within the shift.
+MoveGeometry FlushOrdered(const MoveGeometry& move) {
+  std::optional<MoveGeometry> ordered = FlushOrderedGeometry(move, kSector);
+  if (!ordered) throw std::logic_error("no flush-ordered way for a crash scenario");
+  return *ordered;
+}
+
 // Shifts smaller than a chunk (every chunk needs a saved copy), between one chunk and the ring
 // (some do), larger than the ring (none do); both directions; a range that is not a multiple of
 // the chunk; a single chunk; table transitions or none, and table sectors in the vacated part
@@ -195,6 +205,18 @@ const Scenario kScenarios[] = {
      false,
      false,
      {{0, 3}, {5, 2}, {10, 1}, {14, 9}, {30, 2}}},
+    // The flush-ordered way: 4 KiB chunks, 7 in flight within the 63-sector shift, no saved
+    // copies; both directions, and a used map (its gaps give a few steps saved copies).
+    {"flush-ordered, up 63 -> 2048 scaled", 1 << 20,
+     FlushOrdered(Geometry(9 * kSector, 72 * kSector, 700 * kSector, 8192, 2, 3)), true},
+    {"flush-ordered, down 2048 -> 63 scaled", 1 << 20,
+     FlushOrdered(Geometry(72 * kSector, 9 * kSector, 700 * kSector, 8192, 2, 3)), true, true},
+    {"flush-ordered, used only, up 63 -> 2048 scaled",
+     1 << 20,
+     FlushOrdered(Geometry(9 * kSector, 72 * kSector, 700 * kSector, 8192, 2, 3)),
+     true,
+     false,
+     {{0, 5}, {7, 10}, {20, 1}, {30, 40}, {80, 8}}},
     // Version 1 journals: the pre-scan, every chunk.
     {"version 1, up 63 -> 2048 scaled",
      1 << 20,

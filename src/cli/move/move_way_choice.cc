@@ -22,7 +22,7 @@ ChosenWay ChooseMoveWayNow(Streams io, const std::string& journal_path,
   if (move.length_bytes == 0) return {move, "way: no data moves"};
   std::optional<DeviceCosts> costs;
   const std::optional<MoveGeometry> ordered = FlushOrderedGeometry(move, logical_sector_size);
-  if (!forced && ordered) {
+  if (!forced && ordered && SavedCopyBytes(move) > 0) {
     Result<DeviceCosts> measured = MeasureDeviceCosts(journal_path, ordered->chunk_bytes);
     if (measured) {
       costs = *measured;

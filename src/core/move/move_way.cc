@@ -2,7 +2,6 @@
 #include "partalign/move/move_way.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 
@@ -109,6 +108,9 @@ WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
   choice.measured = costs.has_value();
   if (move.length_bytes == 0) return choice;
   choice.copies_bytes = SavedCopyBytes(move);
+  // Nothing to save (a shift beyond the ring, or a copy set whose gaps are wider than the
+  // shift): the saved-copies way writes none either, unless the other one is asked for.
+  if (choice.copies_bytes == 0 && forced != MoveWay::kFlushOrdered) return choice;
   std::optional<MoveGeometry> ordered = FlushOrderedGeometry(move, logical_sector_size);
   if (ordered) {
     Result<CopySet> copy = RefinedCopySet(move, ordered->chunk_bytes);

@@ -87,6 +87,12 @@ Result<DeviceCosts> MeasureDeviceCosts(const std::string& journal_path,
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
   UniqueFd fd(::open(probe.c_str(), kFlags | O_DIRECT, 0600));
   if (!fd.valid() && errno == EINVAL) fd.reset(::open(probe.c_str(), kFlags, 0600));
+  if (!fd.valid() && errno == EEXIST) {
+    return Error{fmt::format("cannot create '{}': it exists (a move killed while it measured "
+                             "leaves it behind; remove it)",
+                             probe),
+                 EEXIST};
+  }
   if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", probe));
   Result<DeviceCosts> costs = Measure(fd.get(), probe, ordered_chunk_bytes);
   fd.reset();

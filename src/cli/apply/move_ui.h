@@ -82,11 +82,6 @@ ExitCode RunMoveOn(Streams io, const Target& target, bool progress,
                    const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
                    std::optional<MoveStatus>* status = nullptr);
 
-/// "stages (each on its own thread, times overlap): read 1.200 s 324 MiB; journal 0.400 s
-/// 324 MiB (12 flushes 0.300 s); ..." - where a move's time went (MoveStats::stages); empty when
-/// no stage ran.
-std::string StageProfileLine(const MoveStats& stats);
-
 /// Prints what happened (stdout), notes (stderr) and returns the exit status.
 ExitCode ReportOutcome(Streams io, const MoveOutcome& outcome, const MoveGeometry& move,
                        size_t table_updates, const std::string& journal_path,

@@ -592,12 +592,12 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   // saved copies; version 1 and rollbacks know every digest they need.
   const bool learns_digests = !rollback && version_ != kJournalVersionV1;
   known_at_start_ = journal_.KnownDigestSteps();
-  constexpr size_t kReadStage = 0;
-  constexpr size_t kJournalStage = 1;
-  constexpr size_t kWriteStage = 2;
-  constexpr size_t kCommitStage = 3;
-  constexpr size_t kVerifyStage = 4;
-  static_assert(kVerifyStage + 1 == kMoveStageCount);
+  // The pipeline's stages are the profile's, in the same order.
+  constexpr size_t kReadStage = IndexOf(MoveStage::kRead);
+  constexpr size_t kJournalStage = IndexOf(MoveStage::kJournal);
+  constexpr size_t kWriteStage = IndexOf(MoveStage::kWrite);
+  constexpr size_t kCommitStage = IndexOf(MoveStage::kCommit);
+  constexpr size_t kVerifyStage = IndexOf(MoveStage::kReadBack);
   // Flushes cost milliseconds while a batch of data costs about as much to move, so the journal
   // and commit stages each cover every batch that is ready when they start (one flush for all),
   // and mark the batches they covered as done. A batch counts as journaled (or committed) only

@@ -64,7 +64,9 @@ struct StageProfile {
 /// copies and digests, then a flush of the journal), write (the destination), commit (a flush
 /// of the device, then the state), read-back (the destination, against the digests).
 enum class MoveStage { kRead, kJournal, kWrite, kCommit, kReadBack };
-inline constexpr size_t kMoveStageCount = 5;
+inline constexpr size_t kMoveStageCount = static_cast<size_t>(MoveStage::kReadBack) + 1;
+/// The stage's index: in the pipeline (pipeline.h) and in MoveStats::stages.
+constexpr size_t IndexOf(MoveStage stage) { return static_cast<size_t>(stage); }
 const char* ToString(MoveStage stage);
 
 struct MoveStats {

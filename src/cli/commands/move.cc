@@ -227,16 +227,11 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
         "partalign: copying {} of {} ({}, {} used)\n", FormatSize(CopiedBytes(request.move)),
         FormatSize(request.move.length_bytes), used->source, FormatSize(used->used_bytes()));
   }
-  // The cheaper safe way of this shift on this disk now: saved copies or flush-ordered writes.
   Result<std::optional<MoveWay>> way = ParseMoveWay(command.way);
   if (!way) {
     PrintError(io.err, way.error().message);
     return ExitCode::kFailure;
   }
-  const ChosenWay chosen =
-      ChooseMoveWayNow(io, command.journal, probe->logical_sector_size, request.move, *way);
-  request.move = chosen.move;
-  if (request.move.length_bytes > 0) io.err << "partalign: " << chosen.line << '\n';
   if (Status valid =
           ValidateMove(request.move, probe->size_bytes, probe->logical_sector_size, request.table);
       !valid) {
@@ -252,6 +247,20 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
                         request.move.dest_bytes,
                         request.table.empty() ? "" : " and writes a new partition table");
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
+
+  // The cheaper safe way of this shift on this disk now: saved copies or flush-ordered writes.
+  // Measured once the move is confirmed (it writes a probe file beside the journal); the
+  // flush-ordered geometry copies the same bytes and is checked as the first one was.
+  const ChosenWay chosen =
+      ChooseMoveWayNow(io, command.journal, probe->logical_sector_size, request.move, *way);
+  if (Status valid =
+          ValidateMove(chosen.move, probe->size_bytes, probe->logical_sector_size, request.table);
+      !valid) {
+    PrintError(io.err, valid.error().message);
+    return ExitCode::kFailure;
+  }
+  request.move = chosen.move;
+  if (request.move.length_bytes > 0) io.err << "partalign: " << chosen.line << '\n';
 
   return RunMoveOperation(
       io, command.target, command.progress,

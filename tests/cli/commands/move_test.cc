@@ -375,6 +375,9 @@ TEST(MoveImageTest, MovesWithProgressAndRefusesWithoutYes) {
   EXPECT_EQ(refused.exit_code, 3);
   EXPECT_NE(refused.err.find("refusing to write without --yes"), std::string::npos) << refused.err;
   EXPECT_TRUE(test::ReadFile(image) == bytes);
+  // Nothing measured (the probe writes beside the journal) before the move is confirmed.
+  EXPECT_EQ(refused.err.find("way:"), std::string::npos) << refused.err;
+  EXPECT_TRUE(std::filesystem::is_empty(journals.path()));
 
   std::vector<std::string> with_yes = args;
   with_yes.insert(with_yes.end(), {"--yes", "--progress"});

@@ -779,7 +779,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       return ExitCode::kFailure;
     }
     MoveRequest& request = *step_request;
-    // The cheaper safe way of this step's shift, by what a flush costs on this disk now.
+    // The cheaper safe way of this step's shift, by what writes and flushes cost now (measured
+    // beside the journal; docs/mover.md §5a).
     const ChosenWay way = ChooseMoveWayNow(io, s.journal, sector_size, request.move, std::nullopt);
     request.move = way.move;
     io.out << fmt::format(

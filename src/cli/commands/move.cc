@@ -248,7 +248,7 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
                         request.table.empty() ? "" : " and writes a new partition table");
   if (!Confirm(io, command.yes, what)) return ExitCode::kRefused;
 
-  // The cheaper safe way of this shift on this disk now: saved copies or flush-ordered writes.
+  // The cheaper safe way of this shift now: saved copies or flush-ordered writes.
   // Measured once the move is confirmed (it writes a probe file beside the journal); the
   // flush-ordered geometry copies the same bytes and is checked as the first one was.
   const ChosenWay chosen =

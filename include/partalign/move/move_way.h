@@ -4,8 +4,9 @@
 // journal (one more write of its bytes); the other way orders the writes by flushes instead:
 // chunks of at most a fraction of the shift and a window of in-flight chunks that fits in the
 // shift, so that no write ever reaches an uncommitted source and no chunk needs a copy, at
-// the price of a commit (three flushes) per window. Which one is cheaper depends on the
-// device: its flush latency against its write throughput, measured at the start of the move.
+// the price of a commit (three flushes) every few chunks. Which one is cheaper depends on the
+// storage: how fast it takes large writes against how fast it takes a chunk and its flushes,
+// both measured at the start of the move (io/move/device_costs.h).
 // Pure arithmetic on the geometry and the measured costs.
 #pragma once
 
@@ -28,7 +29,7 @@ const char* ToString(MoveWay way);
 /// What the start of a move measured on the journal's storage: how fast it takes a stream of
 /// large writes with a flush at the end (the saved-copies way: the data and its copies), and
 /// how fast it takes the flush-ordered way's pattern: one chunk written, then flushed, then a
-/// state block written and flushed twice (the digest and the commit), chunk after chunk.
+/// 4 KiB block written and flushed twice (the digests and the state), chunk after chunk.
 struct DeviceCosts {
   double stream_bytes_per_second = 0;
   double ordered_bytes_per_second = 0;

@@ -62,16 +62,26 @@ struct WayChoice {
   /// copies it still needs at the stream rate). Zero when not estimated.
   double copies_seconds = 0;
   double ordered_seconds = 0;
-  uint64_t copies_bytes = 0;     ///< saved copies the saved-copies way writes
+  uint64_t copies_bytes = 0;  ///< saved copies the saved-copies way writes
+  /// The flush-ordered way's geometry (its copy set refined), when it exists and is weighed.
+  std::optional<MoveGeometry> ordered;
   uint64_t ordered_windows = 0;  ///< commits of the flush-ordered way (estimate); 0: no such way
-  uint64_t ordered_chunk_bytes = 0;   ///< the flush-ordered way's chunk
-  uint64_t ordered_in_flight = 0;     ///< and its window, in chunks
   uint64_t ordered_copies_bytes = 0;  ///< saved copies it still writes (next to copy-set gaps)
   std::optional<MoveWay> forced;      ///< asked for (--way), not chosen by the estimate
   bool measured = false;              ///< costs were measured
 };
 
-/// Chooses the way of `move` (the default geometry and its copy set): the flush-ordered one
+/// The two ways of `move` (the default geometry and its copy set) before anything is measured:
+/// the saved copies it needs, and the flush-ordered geometry with what it still costs; the
+/// way is saved copies, or the flush-ordered one when `forced` and it exists. Walks every step
+/// of the move a few times: once per move, then DecideMoveWay with what was measured.
+WayChoice ConsiderMoveWays(const MoveGeometry& move, uint64_t logical_sector_size,
+                           std::optional<MoveWay> forced = std::nullopt);
+
+/// `considered` with its estimates by `costs` and, unless it was forced, the cheaper way taken.
+WayChoice DecideMoveWay(WayChoice considered, const std::optional<DeviceCosts>& costs);
+
+/// DecideMoveWay(ConsiderMoveWays(...)): chooses the way of `move`: the flush-ordered one
 /// (its copy set refined: the same bytes) when it exists and its commits and remaining copies
 /// cost less than the saved copies' writes by `costs`; `forced` takes that way when it exists
 /// (a forced flush-ordered way that does not exist leaves saved copies, and the line says so).

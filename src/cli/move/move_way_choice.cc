@@ -20,10 +20,11 @@ ChosenWay ChooseMoveWayNow(Streams io, const std::string& journal_path,
                            uint64_t logical_sector_size, const MoveGeometry& move,
                            std::optional<MoveWay> forced) {
   if (move.length_bytes == 0) return {move, "way: no data moves"};
+  const WayChoice considered = ConsiderMoveWays(move, logical_sector_size, forced);
   std::optional<DeviceCosts> costs;
-  const std::optional<MoveGeometry> ordered = FlushOrderedGeometry(move, logical_sector_size);
-  if (!forced && ordered && SavedCopyBytes(move) > 0) {
-    Result<DeviceCosts> measured = MeasureDeviceCosts(journal_path, ordered->chunk_bytes);
+  if (!forced && considered.ordered && considered.copies_bytes > 0) {
+    Result<DeviceCosts> measured =
+        MeasureDeviceCosts(journal_path, considered.ordered->chunk_bytes);
     if (measured) {
       costs = *measured;
     } else {
@@ -32,7 +33,7 @@ ChosenWay ChooseMoveWayNow(Streams io, const std::string& journal_path,
                                        measured.error().message));
     }
   }
-  const WayChoice choice = ChooseMoveWay(move, logical_sector_size, costs, forced);
+  const WayChoice choice = DecideMoveWay(considered, costs);
   return {choice.move, DescribeWay(choice, costs)};
 }
 

@@ -100,57 +100,58 @@ Result<CopySet> RefinedCopySet(const MoveGeometry& move, uint64_t chunk_bytes) {
   return CopySet::FromRuns(std::move(runs), total);
 }
 
-WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
-                        const std::optional<DeviceCosts>& costs, std::optional<MoveWay> forced) {
+WayChoice ConsiderMoveWays(const MoveGeometry& move, uint64_t logical_sector_size,
+                           std::optional<MoveWay> forced) {
   WayChoice choice;
   choice.move = move;
   choice.forced = forced;
-  choice.measured = costs.has_value();
   if (move.length_bytes == 0) return choice;
   choice.copies_bytes = SavedCopyBytes(move);
   // Nothing to save (a shift beyond the ring, or a copy set whose gaps are wider than the
   // shift): the saved-copies way writes none either, unless the other one is asked for.
   if (choice.copies_bytes == 0 && forced != MoveWay::kFlushOrdered) return choice;
   std::optional<MoveGeometry> ordered = FlushOrderedGeometry(move, logical_sector_size);
-  if (ordered) {
-    Result<CopySet> copy = RefinedCopySet(move, ordered->chunk_bytes);
-    if (copy) {
-      ordered->copy = std::move(*copy);
-    } else {
-      ordered.reset();
-    }
-  }
-  if (ordered) {
-    const uint64_t window = ordered->chunk_bytes * ordered->chunks_per_batch *
-                            static_cast<uint64_t>(ordered->ring_batches);
-    choice.ordered_windows = std::max<uint64_t>(1, (CopiedBytes(move) + window - 1) / window);
-    choice.ordered_chunk_bytes = ordered->chunk_bytes;
-    choice.ordered_in_flight = window / ordered->chunk_bytes;
-    // Steps next to a gap of the copy set are fewer steps from their overwriter than the
-    // shift says: those few still need a saved copy.
-    choice.ordered_copies_bytes = SavedCopyBytes(*ordered);
-  }
-  const double stream = costs ? costs->stream_bytes_per_second : 0;
-  const double ordered_rate = costs ? costs->ordered_bytes_per_second : 0;
-  const double copied = static_cast<double>(CopiedBytes(move));
-  if (stream > 0) {
-    choice.copies_seconds = (copied + static_cast<double>(choice.copies_bytes)) / stream;
-    if (ordered && ordered_rate > 0) {
-      choice.ordered_seconds =
-          copied / ordered_rate + static_cast<double>(choice.ordered_copies_bytes) / stream;
-    }
-  }
-  bool take_ordered = false;
-  if (forced) {
-    take_ordered = *forced == MoveWay::kFlushOrdered && ordered;
-  } else if (ordered && choice.ordered_seconds > 0) {
-    take_ordered = choice.ordered_seconds < choice.copies_seconds;
-  }
-  if (take_ordered) {
+  if (!ordered) return choice;
+  Result<CopySet> copy = RefinedCopySet(move, ordered->chunk_bytes);
+  if (!copy) return choice;
+  ordered->copy = std::move(*copy);
+  const uint64_t window = ordered->chunk_bytes * ordered->chunks_per_batch *
+                          static_cast<uint64_t>(ordered->ring_batches);
+  choice.ordered_windows = std::max<uint64_t>(1, (CopiedBytes(move) + window - 1) / window);
+  // Steps next to a gap of the copy set are fewer steps from their overwriter than the
+  // shift says: those few still need a saved copy.
+  choice.ordered_copies_bytes = SavedCopyBytes(*ordered);
+  choice.ordered = std::move(ordered);
+  if (forced == MoveWay::kFlushOrdered) {
     choice.way = MoveWay::kFlushOrdered;
-    choice.move = *ordered;
+    choice.move = *choice.ordered;
   }
   return choice;
+}
+
+WayChoice DecideMoveWay(WayChoice choice, const std::optional<DeviceCosts>& costs) {
+  choice.measured = costs.has_value();
+  const double stream = costs ? costs->stream_bytes_per_second : 0;
+  const double ordered_rate = costs ? costs->ordered_bytes_per_second : 0;
+  if (choice.move.length_bytes == 0 || stream <= 0) return choice;
+  // The saved-copies way's geometry: the one considered, whichever way a force took.
+  const double copied = static_cast<double>(CopiedBytes(choice.move));
+  choice.copies_seconds = (copied + static_cast<double>(choice.copies_bytes)) / stream;
+  if (choice.ordered && ordered_rate > 0) {
+    choice.ordered_seconds =
+        copied / ordered_rate + static_cast<double>(choice.ordered_copies_bytes) / stream;
+  }
+  if (!choice.forced && choice.ordered_seconds > 0 &&
+      choice.ordered_seconds < choice.copies_seconds) {
+    choice.way = MoveWay::kFlushOrdered;
+    choice.move = *choice.ordered;
+  }
+  return choice;
+}
+
+WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
+                        const std::optional<DeviceCosts>& costs, std::optional<MoveWay> forced) {
+  return DecideMoveWay(ConsiderMoveWays(move, logical_sector_size, forced), costs);
 }
 
 std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts>& costs) {
@@ -163,8 +164,9 @@ std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts
   if (choice.ordered_windows == 0) {
     ordered = "no flush-ordered way: the shift is below two 4 KiB chunks";
   } else {
-    ordered = fmt::format("chunks of {}, {} in flight", FormatSize(choice.ordered_chunk_bytes),
-                          choice.ordered_in_flight);
+    const MoveGeometry& g = *choice.ordered;
+    ordered = fmt::format("chunks of {}, {} in flight", FormatSize(g.chunk_bytes),
+                          g.chunks_per_batch * static_cast<uint64_t>(g.ring_batches));
     if (choice.ordered_seconds > 0) {
       ordered += fmt::format(", {:.2f} s writing at {} with its flushes", choice.ordered_seconds,
                              Rate(costs->ordered_bytes_per_second));

@@ -76,7 +76,12 @@ struct BenchMeasurements {
 /// I/O then waits behind the others' I/Os, and a slow cell slows both sides alike, so that
 /// their latencies cannot tell them apart (a paired comparison of two places at QD32 came out
 /// exactly 0% +-0). Sequential cells would break each other's sequence. Such a cell's rate in a
-/// window is its I/Os counted in its slots over the slots' length.
+/// window is WindowRate of the latencies of its I/Os in its slots (queue depth over their mean
+/// without the slowest tenth): every I/O counts, those drained at a slot's end too, so a slot
+/// holding a few long I/Os (sequential 1 MiB at QD8) does not give a rate rounded to whole
+/// I/Os, and a stall of the machine inside one slot is left out as in a shared window.
+/// (Counting the I/Os completed in a slot over its length, as first done, gave apply --bench's
+/// QD32 comparisons intervals 2-3 times wider on this machine: docs/bench.md.)
 bool TakesTurns(const BenchPlan& plan, const BenchGroup& group);
 
 /// How far a run is, after each complete round.

@@ -130,17 +130,13 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
             std::clamp<uint64_t>(window_ns / (cells * kMinSlotNs), 1, kMaxSlotBlocks);
         const uint64_t slot_ns = window_ns / (cells * blocks);
         WindowOrder(group, static_cast<uint32_t>(blocks), order_rng, order);
-        std::array<uint64_t, kMaxGroupCells> slot_ios{};
-        std::array<uint64_t, kMaxGroupCells> slot_ns_sum{};
         for (uint8_t k : order) {
           const TrialStream one = streams[k];
-          one_stream[0] = {one.pattern, one.block_size, one.offsets, one.latency, nullptr};
+          one_stream[0] = {one.pattern, one.block_size, one.offsets, one.latency, one.samples};
           Result<TrialResult> trial = engine.RunTrial({one_stream, depth, slot_ns, {}});
           if (!trial) return trial.error();
           const StreamResult& s = trial->streams[0];
           CellMeasurement& m = result.cells[group.cells[k]];
-          slot_ios[k] += s.ios;
-          slot_ns_sum[k] += trial->measured_ns;
           m.ios += s.ios;
           m.bytes += s.bytes;
           m.measured_ns += trial->measured_ns;
@@ -148,12 +144,12 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
         }
         for (size_t k = 0; k < cells; ++k) {
           CellMeasurement& m = result.cells[group.cells[k]];
-          if (slot_ios[k] == 0 || slot_ns_sum[k] == 0) {
+          const double rate = WindowRate(samples[k], depth);
+          if (rate <= 0) {
             return MakeError(
                 fmt::format("{}: the engine completed no I/O in a trial", Describe(m.cell)));
           }
-          m.trial_iops.push_back(static_cast<double>(slot_ios[k]) * 1e9 /
-                                 static_cast<double>(slot_ns_sum[k]));
+          m.trial_iops.push_back(rate);
         }
         result.planned_ns += window_ns;
         continue;

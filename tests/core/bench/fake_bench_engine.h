@@ -27,6 +27,11 @@ struct FakeDevice {
   /// them: each I/O of a batch is seen done when the whole batch is, so all of them report the
   /// batch's latency, whichever stream they belong to (the real engine's latencies at QD32).
   bool batch_reap = false;
+  /// Every stall_every-th trial (0: none) the machine stops for stall_ns at its first I/O: the
+  /// whole queue waits (the loop device's worker waiting for a CPU), so the trial's clock
+  /// advances by all of it, and that I/O's latency grows by it.
+  uint32_t stall_every = 0;
+  double stall_ns = 0;
   uint64_t seed = 1;
 };
 
@@ -41,6 +46,7 @@ class FakeEngine : public BenchEngine {
     const double machine = std::exp(device_.trial_sigma * rng_.NextNormal()) *
                            std::pow(1.0 + device_.drift_per_trial, static_cast<double>(trials_));
     ++trials_;
+    bool stall = device_.stall_every > 0 && trials_ % device_.stall_every == 0;
     TrialResult r;
     double now = 0;
     double last = 0;
@@ -62,6 +68,11 @@ class FakeEngine : public BenchEngine {
       out.bytes += stream.block_size;
       // Queue depth q: q I/Os in parallel, so each adds a q-th of its latency to the clock.
       now += last / spec.queue_depth;
+      if (stall) {
+        last += device_.stall_ns;
+        now += device_.stall_ns;
+        stall = false;
+      }
       if (device_.batch_reap && spec.queue_depth > 1) {
         batch_.push_back({&stream, &out});
         batch_ns_ += last;

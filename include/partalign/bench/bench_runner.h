@@ -81,7 +81,7 @@ struct BenchMeasurements {
 /// holding a few long I/Os (sequential 1 MiB at QD8) does not give a rate rounded to whole
 /// I/Os, and a stall of the machine inside one slot is left out as in a shared window.
 /// (Counting the I/Os completed in a slot over its length, as first done, gave apply --bench's
-/// QD32 comparisons intervals 2-3 times wider on this machine: docs/bench.md.)
+/// comparisons that take turns intervals 2 to 7 times wider on a loaded machine: docs/bench.md.)
 bool TakesTurns(const BenchPlan& plan, const BenchGroup& group);
 
 /// How far a run is, after each complete round.

@@ -330,7 +330,7 @@ TEST(RunBenchTest, AStallInsideASlotIsLeftOutOfItsCellsRate) {
   // One slot in three stops for 2 ms (a slot lasts about 4 ms): counted as I/Os over the slots'
   // length, as first done, the stalled slot's cell lost a third of that slot's rate, and the
   // paired interval of a uniform target was 31% wide. From the slots' latencies the stalled
-  // I/O is the slowest and left out: 1.5% wide, as without stalls.
+  // I/Os are the slowest and left out: 1.5% wide, as without stalls.
   FakeEngine engine({.io_sigma = 0.2,
                      .trial_sigma = 0.03,
                      .batch_reap = true,

@@ -65,7 +65,7 @@ struct WayChoice {
   uint64_t copies_bytes = 0;  ///< saved copies the saved-copies way writes
   /// The flush-ordered way's geometry (its copy set refined), when it exists and is weighed.
   std::optional<MoveGeometry> ordered;
-  uint64_t ordered_windows = 0;  ///< commits of the flush-ordered way (estimate); 0: no such way
+  uint64_t ordered_windows = 0;       ///< commits of `ordered` (estimate); 0 without it
   uint64_t ordered_copies_bytes = 0;  ///< saved copies it still writes (next to copy-set gaps)
   std::optional<MoveWay> forced;      ///< asked for (--way), not chosen by the estimate
   bool measured = false;              ///< costs were measured

@@ -156,12 +156,11 @@ WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
 
 std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts>& costs) {
   if (choice.move.length_bytes == 0) return "way: no data moves";
-  if (choice.copies_bytes == 0 && choice.way == MoveWay::kSavedCopies &&
-      choice.ordered_windows == 0) {
+  if (choice.copies_bytes == 0 && choice.way == MoveWay::kSavedCopies && !choice.ordered) {
     return "way: no chunk needs a saved copy (no write reaches a source before it is committed)";
   }
   std::string ordered;
-  if (choice.ordered_windows == 0) {
+  if (!choice.ordered) {
     ordered = "no flush-ordered way: the shift is below two 4 KiB chunks";
   } else {
     const MoveGeometry& g = *choice.ordered;
@@ -185,7 +184,7 @@ std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts
                        copies);
   }
   return fmt::format("way: saved copies ({}{}; {}{})", why, copies,
-                     choice.ordered_windows == 0 ? "" : "instead of flush-ordered: ", ordered);
+                     choice.ordered ? "instead of flush-ordered: " : "", ordered);
 }
 
 }  // namespace partalign

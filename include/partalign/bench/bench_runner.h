@@ -42,7 +42,8 @@ struct CellMeasurement {
   std::vector<double> trial_iops;
   uint64_t ios = 0;
   uint64_t bytes = 0;
-  /// A cell alone: the windows' length; sharing windows: its I/Os' summed latency / queue depth.
+  /// A cell alone: the windows' length; sharing windows I/O by I/O: its I/Os' summed latency /
+  /// queue depth; taking turns (TakesTurns): its slots' length.
   uint64_t measured_ns = 0;
   LatencyHistogram latency;  ///< every counted I/O of every trial
 };

@@ -6,12 +6,82 @@
 // no crash, no sanitizer report, no hang, and what the scan does not call unreadable keeps the
 // promises later layers rely on: partitions inside the disk, in number order, disjoint (a
 // read-only table may overlap: audit reports it, nothing changes it), one message per finding.
+// The same disk's first sectors, as a GPT's or a DOS table's ranges, go through FenceTransition
+// (partalign/table/table_fence.h): whatever they hold, no crash, and a fence that is made
+// changes nothing but the partition's entry and, on a GPT, the headers' two CRCs.
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <span>
 
 #include "fuzz/fuzz_check.h"
 #include "partalign/label/table_scan.h"
+#include "partalign/table/table_fence.h"
+
+namespace {
+
+using namespace partalign;
+
+// The range of `count` sectors at `lba` as the table on `disk` holds it (old and new bytes).
+TableRange RangeAt(const SparseDisk& disk, TableAreaRole role, uint64_t lba, uint64_t count,
+                   uint64_t sector_size) {
+  TableRange r;
+  r.role = role;
+  r.offset_bytes = lba * sector_size;
+  r.length_bytes = count * sector_size;
+  r.old_index = 0;
+  r.new_index = 0;
+  r.old_bytes.resize(r.length_bytes);
+  if (!disk.ReadAt(r.offset_bytes, r.old_bytes)) r.old_bytes.assign(r.length_bytes, 0);
+  r.new_bytes = r.old_bytes;
+  return r;
+}
+
+void FenceSectors(const SparseDisk& disk, uint64_t sector_size, uint32_t number) {
+  const uint64_t sectors = disk.size_bytes() / sector_size;
+  const uint64_t entry_sectors = 16384 / sector_size;
+  TableTransition t;
+  t.sector_size = sector_size;
+  t.disk_size_bytes = disk.size_bytes();
+  if (sectors >= 3 + 2 * entry_sectors) {
+    t.label = LabelType::kGpt;
+    t.ranges = {RangeAt(disk, TableAreaRole::kMbr, 0, 1, sector_size),
+                RangeAt(disk, TableAreaRole::kGptHeader, 1, 1, sector_size),
+                RangeAt(disk, TableAreaRole::kGptEntries, 2, entry_sectors, sector_size),
+                RangeAt(disk, TableAreaRole::kGptBackupEntries, sectors - 1 - entry_sectors,
+                        entry_sectors, sector_size),
+                RangeAt(disk, TableAreaRole::kGptBackupHeader, sectors - 1, 1, sector_size)};
+  } else {
+    t.label = LabelType::kDos;
+    t.ranges = {RangeAt(disk, TableAreaRole::kMbr, 0, 1, sector_size)};
+  }
+  Result<TableTransition> fence = FenceTransition(t, number);
+  if (!fence) {
+    FUZZ_CHECK(!fence.error().message.empty());
+    return;
+  }
+  size_t changed = 0;
+  for (const TableRange& r : fence->ranges) {
+    FUZZ_CHECK(r.old_bytes.size() == r.length_bytes);
+    FUZZ_CHECK(r.new_bytes.size() == r.length_bytes);
+    for (size_t i = 0; i < r.length_bytes; ++i) {
+      if (r.old_bytes[i] == r.new_bytes[i]) continue;
+      ++changed;
+      const bool header =
+          r.role == TableAreaRole::kGptHeader || r.role == TableAreaRole::kGptBackupHeader;
+      const bool crc = (i >= 16 && i < 20) || (i >= 88 && i < 92);
+      const bool entry =
+          r.role == TableAreaRole::kMbr
+              ? i >= 446 + 16 * (number - 1) && i < 446 + 16 * number
+              : r.role == TableAreaRole::kGptEntries || r.role == TableAreaRole::kGptBackupEntries;
+      FUZZ_CHECK((header && crc) || entry);
+      FUZZ_CHECK(header || r.new_bytes[i] == 0);
+    }
+  }
+  FUZZ_CHECK(changed > 0);
+}
+
+}  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   using namespace partalign;
@@ -28,6 +98,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (mirror_at_end && disk.size_bytes() > bytes.size()) {
     disk.Write(disk.size_bytes() - bytes.size(), bytes);
   }
+
+  FenceSectors(disk, sector_size, data[1] % 132);
 
   const TableScan scan = ScanTable(disk, sector_size);
   FUZZ_CHECK(scan.sector_size == sector_size);

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The fence (table_fence.h; docs/at-boot.md, "The fence").
+#include "partalign/table/table_fence.h"
+
+#include <algorithm>
+#include <cstring>
+#include <span>
+
+#include <fmt/format.h>
+
+#include "partalign/util/crc32.h"
+
+namespace partalign {
+namespace {
+
+uint32_t Le32(const std::vector<uint8_t>& b, size_t at) {
+  return static_cast<uint32_t>(b[at]) | static_cast<uint32_t>(b[at + 1]) << 8 |
+         static_cast<uint32_t>(b[at + 2]) << 16 | static_cast<uint32_t>(b[at + 3]) << 24;
+}
+
+uint64_t Le64(const std::vector<uint8_t>& b, size_t at) {
+  return static_cast<uint64_t>(Le32(b, at)) | static_cast<uint64_t>(Le32(b, at + 4)) << 32;
+}
+
+void PutLe32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
+  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
+}
+
+// The range of `role` in the old table, or nullptr.
+TableRange* Find(std::vector<TableRange>& ranges, TableAreaRole role) {
+  auto it = std::find_if(ranges.begin(), ranges.end(),
+                         [&](const TableRange& r) { return r.role == role && r.old_index; });
+  return it == ranges.end() ? nullptr : &*it;
+}
+
+// Zeroes entry `number` of one GPT (its header and entries ranges, new bytes) and puts the
+// header's two CRCs right.
+Status FenceGpt(TableRange* header, TableRange* entries, uint64_t sector_size, uint32_t number,
+                const char* which) {
+  if (!header || !entries) {
+    return MakeError(
+        fmt::format("the {} GPT has no header or no entries among the table's ranges", which));
+  }
+  std::vector<uint8_t>& h = header->new_bytes;
+  if (h.size() < 92 || std::memcmp(h.data(), "EFI PART", 8) != 0) {
+    return MakeError(
+        fmt::format("the {} GPT header at byte {} has no signature", which, header->offset_bytes));
+  }
+  const uint32_t header_size = Le32(h, 12);
+  const uint64_t entries_lba = Le64(h, 72);
+  const uint32_t count = Le32(h, 80);
+  const uint32_t entry_size = Le32(h, 84);
+  if (header_size < 92 || header_size > h.size() || entry_size < 128 || entry_size % 8 != 0) {
+    return MakeError(
+        fmt::format("the {} GPT header at byte {} has header size {} and entry "
+                    "size {}",
+                    which, header->offset_bytes, header_size, entry_size));
+  }
+  if (Le64(h, 24) * sector_size != header->offset_bytes ||
+      entries_lba * sector_size != entries->offset_bytes ||
+      static_cast<uint64_t>(count) * entry_size > entries->new_bytes.size()) {
+    return MakeError(
+        fmt::format("the {} GPT header at byte {} does not name the places its "
+                    "ranges have (itself at LBA {}, {} entries of {} bytes at LBA {})",
+                    which, header->offset_bytes, Le64(h, 24), count, entry_size, entries_lba));
+  }
+  if (number == 0 || number > count) {
+    return MakeError(
+        fmt::format("the GPT has {} entries: there is no partition {}", count, number));
+  }
+  std::vector<uint8_t>& e = entries->new_bytes;
+  const size_t at = static_cast<size_t>(number - 1) * entry_size;
+  if (std::all_of(e.begin() + static_cast<ptrdiff_t>(at),
+                  e.begin() + static_cast<ptrdiff_t>(at + 16), [](uint8_t b) { return b == 0; })) {
+    return MakeError(fmt::format("the {} GPT has no partition {}", which, number));
+  }
+  std::fill_n(e.begin() + static_cast<ptrdiff_t>(at), entry_size, uint8_t{0});
+  PutLe32(h, 88,
+          Crc32(std::span<const uint8_t>(e.data(), static_cast<size_t>(count) * entry_size)));
+  PutLe32(h, 16, 0);
+  PutLe32(h, 16, Crc32(std::span<const uint8_t>(h.data(), header_size)));
+  return {};
+}
+
+Status FenceDos(TableRange* mbr, uint32_t number) {
+  if (number > 4) {
+    return MakeError(fmt::format(
+        "partition {} is a logical partition: taking it out of the table would renumber the "
+        "logical partitions after it, and another one would take its name",
+        number));
+  }
+  if (!mbr || mbr->offset_bytes != 0 || mbr->new_bytes.size() < 512 ||
+      mbr->new_bytes[510] != 0x55 || mbr->new_bytes[511] != 0xAA) {
+    return MakeError("the table's ranges hold no MBR with its signature at byte 0");
+  }
+  if (number == 0) return MakeError("there is no partition 0");
+  std::vector<uint8_t>& b = mbr->new_bytes;
+  const size_t at = 446 + 16 * static_cast<size_t>(number - 1);
+  const uint8_t type = b[at + 4];
+  if (Le32(b, at + 12) == 0) {
+    return MakeError(fmt::format("the MBR has no partition {}", number));
+  }
+  if (type == 0x05 || type == 0x0f || type == 0x85) {
+    return MakeError(
+        fmt::format("partition {} is the extended partition: it holds the logical "
+                    "ones",
+                    number));
+  }
+  std::fill_n(b.begin() + static_cast<ptrdiff_t>(at), 16, uint8_t{0});
+  return {};
+}
+
+}  // namespace
+
+Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t number) {
+  TableTransition fence;
+  fence.label = step.label;
+  fence.sector_size = step.sector_size;
+  fence.disk_size_bytes = step.disk_size_bytes;
+  for (const TableRange& r : step.ranges) {
+    if (!r.old_index) continue;  // a place only the step's new table uses
+    TableRange kept = r;
+    kept.new_index = r.old_index;
+    kept.new_bytes = r.old_bytes;
+    fence.ranges.push_back(std::move(kept));
+  }
+  Status fenced = MakeError(fmt::format("a '{}' table cannot be fenced", ToString(step.label)));
+  if (step.label == LabelType::kGpt) {
+    fenced = FenceGpt(Find(fence.ranges, TableAreaRole::kGptHeader),
+                      Find(fence.ranges, TableAreaRole::kGptEntries), step.sector_size, number,
+                      "primary");
+    if (fenced) {
+      fenced = FenceGpt(Find(fence.ranges, TableAreaRole::kGptBackupHeader),
+                        Find(fence.ranges, TableAreaRole::kGptBackupEntries), step.sector_size,
+                        number, "backup");
+    }
+  } else if (step.label == LabelType::kDos) {
+    fenced = FenceDos(Find(fence.ranges, TableAreaRole::kMbr), number);
+  }
+  if (!fenced) return fenced.error();
+  SortForWrite(&fence);
+  if (Status valid = ValidateTransition(fence); !valid) return valid.error();
+  return fence;
+}
+
+}  // namespace partalign

@@ -15,6 +15,7 @@
 
 #include "cli/advice/plan_advice.h"
 #include "cli/apply/boot_steps.h"
+#include "cli/apply/fence_steps.h"
 #include "cli/apply/left_behind.h"
 #include "cli/apply/move_ui.h"
 #include "cli/move/move_way_choice.h"
@@ -779,6 +780,21 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       return ExitCode::kFailure;
     }
     MoveRequest& request = *step_request;
+    // At boot: the partition leaves the table while its data moves (fence_steps.h).
+    std::optional<PreparedFence> fence;
+    if (r.fence) {
+      Result<PreparedFence> f = PrepareFence(s.computed, s.move->partition);
+      Result<std::vector<TableUpdate>> fenced =
+          f ? UpdatesAfterFence(request.table, *f) : Result<std::vector<TableUpdate>>(f.error());
+      if (!fenced) {
+        PrintWarning(io.err, fmt::format("step {}: partition {} stays in the table while its data "
+                                         "moves (no fence): {}",
+                                         k + 1, s.move->partition, fenced.error().message));
+      } else {
+        fence = std::move(*f);
+        request.table = std::move(*fenced);
+      }
+    }
     // The cheaper safe way of this step's shift, by what writes and flushes cost now (measured
     // beside the journal; docs/mover.md §5a).
     const ChosenWay way = ChooseMoveWayNow(io, s.journal, sector_size, request.move, std::nullopt);
@@ -793,6 +809,16 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
                        : "every byte, --copy-all")
            << "  " << way.line << '\n'
            << std::flush;
+    if (fence) {
+      const std::string base = s.journal.substr(0, s.journal.size() - kJournalFileSuffix.size());
+      if (ExitCode fenced =
+              WriteFence(io, *disk, *r.device, s.computed, *fence, r.write->backup_dir,
+                         base + "-fence" + std::string(kJournalFileSuffix), r.progress);
+          fenced != ExitCode::kOk) {
+        PrintWhereItStopped(io, steps, k, r.path, /*next_started=*/true);
+        return fenced;
+      }
+    }
     std::optional<MoveStatus> status;
     ExitCode moved_code = RunMoveOn(
         io, *disk, r.progress,
@@ -801,6 +827,12 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
         },
         request.move, request.table.size(), s.journal, &status);
     if (moved_code != ExitCode::kOk || status != MoveStatus::kCompleted) {
+      if (fence) {
+        // A move rolled back leaves the fence over data at its old place: lifted now. An
+        // unfinished one keeps it until it is resumed.
+        bool lifted = false;
+        LiftFence(io, r.path, &*disk, r.write->backup_dir, r.journal_dir, r.progress, &lifted);
+      }
       PrintWhereItStopped(io, steps, k, r.path, /*next_started=*/true);
       return moved_code == ExitCode::kOk ? ExitCode::kFailure : moved_code;
     }

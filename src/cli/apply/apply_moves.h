@@ -38,6 +38,9 @@ struct MoveApplyRequest {
   bool copy_all = false;
   /// --allow-reinstall-bootloader (docs/boot-records.md).
   BootScanOptions boot;
+  /// Each partition whose data moves leaves the table while it moves: a fence written before
+  /// its move, which the move's table write replaces (fence_steps.h). The boot runner's apply.
+  bool fence = false;
   /// Called after the confirmation and every check, before the disk is held and anything is
   /// written (apply --bench measures the old places); false stops apply with nothing written.
   std::function<bool()> before_first_write;

@@ -545,6 +545,7 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
                              .json = c.json,
                              .copy_all = c.copy_all,
                              .boot = c.boot,
+                             .fence = c.fence,
                              .before_first_write = bench_before,
                              .after_success = bench_after};
     return ApplyWithMoves(io, request);

@@ -32,6 +32,9 @@ struct ApplyRequest {
   bool make_room = false;
   BootScanOptions boot;     ///< --allow-reinstall-bootloader (docs/boot-records.md)
   ApplyBenchOptions bench;  ///< --bench (apply_bench.h)
+  /// The boot runner's apply: each partition whose data moves leaves the table while it moves
+  /// (fence_steps.h; docs/at-boot.md, "The fence").
+  bool fence = false;
 };
 
 /// Runs every step: the plan read and checked against the disk, emptiness proven, the table

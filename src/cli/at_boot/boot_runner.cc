@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/apply/apply_plan.h"
+#include "cli/apply/fence_steps.h"
 #include "cli/apply/table_write.h"
 #include "cli/at_boot/next_boot_dir.h"
 #include "cli/move/resume_journal.h"
@@ -82,7 +83,8 @@ ExitCode Finish(Streams io, const NextBootDir& dir, const Staged& s, size_t done
   Result<std::string> written =
       WriteFileDurably(dir.root, "done.json", done.dump(2) + "\n",
                        {.file_mode = 0600, .dir_mode = 0700, .replace = true, .what = "record"});
-  for (const std::string& path : {dir.stage(), dir.plan(), dir.root + "/" + kLeftPlanName}) {
+  for (const std::string& path :
+       {dir.stage(), dir.plan(), dir.root + "/" + kLeftPlanName, dir.started()}) {
     if (!written) break;
     if (Status s2 = RemoveFileDurably(path); !s2) written = s2.error();
   }
@@ -133,6 +135,14 @@ ExitCode RunAtBoot(Streams io, const AtBootRequest& r) {
       code != ExitCode::kOk) {
     return code == ExitCode::kRefused ? ExitCode::kFailure : code;
   }
+  // A fence an earlier boot wrote with no move under it (a power loss between the two, or a
+  // move rolled back): the table as it was, so that the plan left is read from it.
+  bool lifted = false;
+  if (ExitCode code =
+          LiftFence(io, s->disk, nullptr, dir.backups(), dir.journals(), r.progress, &lifted);
+      code != ExitCode::kOk) {
+    return code == ExitCode::kRefused ? ExitCode::kFailure : code;
+  }
   Result<std::string> text = ReadWholeFile(dir.plan(), "staged plan");
   Result<Plan> plan = text ? PlanFromJson(*text) : Result<Plan>(text.error());
   Result<TableRead> table = ReadPartitionTable(s->disk, {.probe_contents = false});
@@ -178,10 +188,20 @@ ExitCode RunAtBoot(Streams io, const AtBootRequest& r) {
   apply.make_room = s->stage.consent.make_room && !PlanShrinks(left->plan).empty();
   apply.copy_all = s->stage.consent.copy_all;
   apply.boot.allow_reinstall_bootloader = s->stage.consent.allow_reinstall_bootloader;
+  apply.fence = true;
 
+  // From the first write on, the boot scripts run this before the root is looked for.
+  if (Result<std::string> started =
+          WriteFileDurably(dir.root, "started", UtcTime("%Y-%m-%dT%H:%M:%SZ") + "\n",
+                           {.file_mode = 0600, .dir_mode = 0700, .replace = true, .what = "mark"});
+      !started) {
+    PrintError(io.err, started.error().message);
+    return ExitCode::kFailure;
+  }
   const ExitCode code = ApplyPlan(io, apply);
   if (code == ExitCode::kOk) return Finish(io, dir, *s, left->done);
-  if (code == ExitCode::kRefused && UntouchedSince(s->disk, left->plan.table_fingerprint)) {
+  if (code == ExitCode::kRefused && UntouchedSince(s->disk, left->plan.table_fingerprint) &&
+      RemoveFileDurably(dir.started())) {
     PrintError(io.err, fmt::format("the staged plan was not applied and nothing was written: the "
                                    "boot goes on with '{}' as it was; the plan stays staged "
                                    "('partalign apply --cancel-next-boot' takes it back)",

@@ -16,6 +16,10 @@ struct NextBootDir {
   std::string stage() const { return root + "/stage.json"; }
   /// What the boot runner writes once the plan is applied (and the stage removed).
   std::string done() const { return root + "/done.json"; }
+  /// Written by the boot runner before its first write, removed with the stage: while it is
+  /// there the boot scripts run the runner before the boot looks for the root filesystem,
+  /// which a fence (or an unfinished move) may keep from being found.
+  std::string started() const { return root + "/started"; }
   std::string journals() const { return root + "/state/journals"; }
   std::string backups() const { return root + "/backups"; }
   /// $PARTALIGN_STATE_DIR while the boot runner runs: the registry, the table-write markers.

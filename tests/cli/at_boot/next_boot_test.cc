@@ -120,6 +120,33 @@ class NextBootTest : public ::testing::Test {
     EXPECT_TRUE(test::ReadFile(mnt + "/file") == files_.at(number)) << "partition " << number;
   }
 
+  // Stages the plan with both mounted, as the running system has them; then, as the initramfs
+  // sees the disk, both unmounted and partition 2 mounted on `journal`. Null when staging failed.
+  std::unique_ptr<test::MountPoint> StageForBoot(const std::string& journal) {
+    MountBoth();
+    const std::string plan = disk_->File("plan.json");
+    const CommandResult made = Partalign({"plan", "--at-next-boot", "-o", plan, disk_->device()});
+    const CommandResult staged = Partalign({"apply", "--at-next-boot", "--yes", plan});
+    UnmountBoth();
+    if (made.exit_code != 0 || staged.exit_code != 0) {
+      ADD_FAILURE() << made.out << made.err << staged.out << staged.err;
+      return nullptr;
+    }
+    fs::create_directories(journal);
+    return std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(2), journal);
+  }
+
+  // Partition 1 at 2048, partition 2 where it was (`before`: the table before), both
+  // filesystems clean with their files.
+  void ExpectRealigned(const std::vector<std::pair<uint64_t, uint64_t>>& before) const {
+    const auto after = Table();
+    ASSERT_EQ(after.size(), 2u);
+    EXPECT_EQ(after[0], (std::pair<uint64_t, uint64_t>{2048, kRootSectors}));
+    EXPECT_EQ(after[1], before[1]);
+    ExpectFilesystem(1);
+    ExpectFilesystem(2);
+  }
+
   std::unique_ptr<test::PartitionedLoop> disk_;
   std::unique_ptr<test::MountPoint> root_, boot_;
   std::map<int, std::string> files_;
@@ -240,6 +267,58 @@ TEST_F(NextBootTest, TheRunningSystemsRootIsStagedAndMovedAtTheNextBoot) {
   const CommandResult later = AfterBoot();
   EXPECT_EQ(later.exit_code, 0) << later.out << later.err;
   EXPECT_EQ(Rebuilds(), "-u\n");
+}
+
+// A power loss while the root moves at boot (the mover killed in the middle of the copy): its
+// entry is out of the table until the move is done (the fence), so that nothing booted
+// meanwhile - a live USB, an older kernel's initramfs - finds the half-moved filesystem; the
+// next boot finishes the move and the entry is back at its new place.
+TEST_F(NextBootTest, AHalfMovedRootIsOutOfTheTableUntilTheNextBootFinishesIt) {
+  const auto before = Table();
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  const CommandResult cut =
+      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", "move:6"}});
+  ASSERT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+  EXPECT_NE(cut.out.find("Fence: partition 1 leaves the table"), std::string::npos) << cut.out;
+  // The real sfdisk and blkid see partition 2 alone; the boot scripts see the runner started.
+  ASSERT_EQ(Table().size(), 1u);
+  EXPECT_EQ(Table()[0], before[1]);
+  const CommandResult probe = test::RunCommand({"blkid", "-p", disk_->device()});
+  EXPECT_EQ(probe.out.find("TYPE=\"ext4\""), std::string::npos) << probe.out;
+  EXPECT_TRUE(fs::exists(journal + "/partalign-next-boot/started"));
+
+  const CommandResult boot = test::RunPartalign({"at-boot", journal});
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+  EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+  EXPECT_FALSE(fs::exists(journal + "/partalign-next-boot/started"));
+  ASSERT_TRUE(mounted->Unmount());
+  ExpectRealigned(before);
+}
+
+// A power loss right after the fence, before the move under it began: the next boot finds the
+// table fenced with the data at its old place, puts the entry back (its backup, through a
+// journaled step), and then applies the plan as a first boot would.
+TEST_F(NextBootTest, AFenceWithNoMoveUnderItIsLiftedAndTheMoveRunsAgain) {
+  const auto before = Table();
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  // Killed in the fence's table phase at its fifth write or flush: the MBR without partition 1
+  // is written, the fence's journal not finished, the move's not begun.
+  const CommandResult cut =
+      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", "table:5"}});
+  ASSERT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+  EXPECT_NE(cut.out.find("Fence: partition 1 leaves the table"), std::string::npos) << cut.out;
+  ASSERT_EQ(Table().size(), 1u);
+
+  const CommandResult boot = test::RunPartalign({"at-boot", journal});
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+  EXPECT_NE(boot.out.find("Fence lifted: partition 1 is back"), std::string::npos) << boot.out;
+  EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+  ASSERT_TRUE(mounted->Unmount());
+  ExpectRealigned(before);
 }
 
 // A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.

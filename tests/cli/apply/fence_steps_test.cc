@@ -1,0 +1,153 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// The fence (fence_steps.h) against the real sfdisk (image files, no root): the fenced bytes
+// are byte for byte what `sfdisk --delete` writes, every other partition reads back as it was,
+// the step's table write takes the fence as its old bytes, and a logical partition is not
+// fenced.
+#include "cli/apply/fence_steps.h"
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include "support/apply_layouts.h"
+#include "support/partitioned_loop.h"
+#include "support/run_command.h"
+#include "support/temp_dir.h"
+
+namespace partalign {
+namespace {
+
+using test::CommandResult;
+using test::RunCommand;
+
+// A 64 MiB image with `layout`'s table.
+std::string LayoutImage(const test::TempDir& dir, const std::string& layout) {
+  const std::string image = dir.File(layout + ".img");
+  test::CreateSparseFile(image, 64ull << 20);
+  test::SfdiskImage(image, test::ApplyLayoutNamed(layout).script, 512);
+  return image;
+}
+
+// `image` with the fence's new bytes written over it, as a copy.
+std::string Fenced(const test::TempDir& dir, const std::string& image, const PreparedFence& f) {
+  const std::string copy = dir.File("fenced.img");
+  EXPECT_EQ(RunCommand({"cp", "--sparse=always", image, copy}).exit_code, 0);
+  const int fd = ::open(copy.c_str(), O_WRONLY);
+  EXPECT_GE(fd, 0);
+  for (const TableRange& r : f.transition.ranges) {
+    EXPECT_EQ(
+        ::pwrite(fd, r.new_bytes.data(), r.new_bytes.size(), static_cast<off_t>(r.offset_bytes)),
+        static_cast<ssize_t>(r.new_bytes.size()));
+  }
+  ::close(fd);
+  return copy;
+}
+
+// What `sfdisk --delete IMAGE N` leaves, as a copy.
+std::string SfdiskDeleted(const test::TempDir& dir, const std::string& image, uint32_t number) {
+  const std::string copy = dir.File("oracle.img");
+  EXPECT_EQ(RunCommand({"cp", "--sparse=always", image, copy}).exit_code, 0);
+  const CommandResult s = RunCommand({"sfdisk", "--quiet", "--no-reread", "--no-tell-kernel",
+                                      "--delete", copy, std::to_string(number)});
+  EXPECT_EQ(s.exit_code, 0) << s.out << s.err;
+  return copy;
+}
+
+void ExpectSfdiskDeleteAgrees(const std::string& layout, const std::vector<ScriptEdit>& step,
+                              uint32_t number) {
+  test::TempDir dir;
+  const std::string image = LayoutImage(dir, layout);
+  Result<ComputedTransition> c = ComputeTableTransition(image, 512, step);
+  ASSERT_TRUE(c) << c.error().message;
+  Result<PreparedFence> f = PrepareFence(*c, number);
+  ASSERT_TRUE(f) << f.error().message;
+  EXPECT_EQ(f->partition, number);
+  EXPECT_NE(f->fenced_fingerprint, c->old_table.fingerprint);
+  // Byte for byte what sfdisk writes when it deletes the partition, nothing else changed.
+  const std::string fenced = Fenced(dir, image, *f);
+  EXPECT_EQ(test::CmpFiles(fenced, SfdiskDeleted(dir, image, number)), "") << layout;
+  // sfdisk reads every other partition as it was, and the table is sound.
+  const nlohmann::json before = test::SfdiskJson(image);
+  const nlohmann::json after = test::SfdiskJson(fenced);
+  ASSERT_EQ(after["partitions"].size() + 1, before["partitions"].size()) << after;
+  size_t j = 0;
+  for (const nlohmann::json& p : before["partitions"]) {
+    if (p["node"].get<std::string>().ends_with(std::to_string(number)) &&
+        p["start"] == c->old_table.Find(number)->start_sector) {
+      continue;
+    }
+    nlohmann::json q = after["partitions"][j++];
+    q["node"] = p["node"];  // the image's name differs
+    EXPECT_EQ(q, p);
+  }
+  const CommandResult verify = RunCommand({"sfdisk", "--verify", fenced});
+  EXPECT_EQ(verify.exit_code, 0) << verify.out << verify.err;
+
+  // The step's own table write starts from the fence: its old bytes are the fenced ones where
+  // the fence wrote, and nothing else changes.
+  std::vector<TableUpdate> updates;
+  for (const TableRange& r : ChangedRanges(c->transition)) {
+    updates.push_back({r.offset_bytes, r.old_bytes, r.new_bytes});
+  }
+  Result<std::vector<TableUpdate>> after_fence = UpdatesAfterFence(updates, *f);
+  ASSERT_TRUE(after_fence) << after_fence.error().message;
+  ASSERT_EQ(after_fence->size(), updates.size());
+  const std::string fenced_bytes = test::ReadFile(fenced);
+  for (size_t i = 0; i < updates.size(); ++i) {
+    const TableUpdate& u = (*after_fence)[i];
+    EXPECT_EQ(u.offset_bytes, updates[i].offset_bytes);
+    EXPECT_EQ(u.new_bytes, updates[i].new_bytes);
+    EXPECT_EQ(std::string(u.old_bytes.begin(), u.old_bytes.end()),
+              fenced_bytes.substr(u.offset_bytes, u.old_bytes.size()));
+  }
+}
+
+TEST(FenceStepsTest, GptFenceIsWhatSfdiskDeleteWrites) {
+  ExpectSfdiskDeleteAgrees("gpt_512", {{2, 40960, 19520}}, 2);
+  ExpectSfdiskDeleteAgrees("gpt_512", {{1, 2048, 18015}}, 1);
+}
+
+TEST(FenceStepsTest, DosPrimaryFenceIsWhatSfdiskDeleteWrites) {
+  ExpectSfdiskDeleteAgrees("dos_512", {{1, 2048, 18015}}, 1);
+}
+
+TEST(FenceStepsTest, LogicalAndExtendedPartitionsAreNotFenced) {
+  test::TempDir dir;
+  const std::string image = LayoutImage(dir, "dos_512");
+  Result<ComputedTransition> c = ComputeTableTransition(image, 512, {{5, 32768, 9232}});
+  ASSERT_TRUE(c) << c.error().message;
+  Result<PreparedFence> logical = PrepareFence(*c, 5);
+  ASSERT_FALSE(logical);
+  EXPECT_NE(logical.error().message.find("is a logical partition"), std::string::npos)
+      << logical.error().message;
+  for (const Partition& p : c->old_table.partitions) {
+    if (p.kind != PartitionKind::kExtended) continue;
+    Result<PreparedFence> extended = PrepareFence(*c, p.number);
+    ASSERT_FALSE(extended);
+    EXPECT_NE(extended.error().message.find("is the extended partition"), std::string::npos)
+        << extended.error().message;
+  }
+  Result<PreparedFence> none = PrepareFence(*c, 4);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("has no partition 4"), std::string::npos)
+      << none.error().message;
+}
+
+// A fence whose ranges the step does not write cannot ride on the step's table write.
+TEST(FenceStepsTest, AFenceOutsideTheStepsWritesIsRefused) {
+  test::TempDir dir;
+  const std::string image = LayoutImage(dir, "gpt_512");
+  Result<ComputedTransition> c = ComputeTableTransition(image, 512, {{2, 40960, 19520}});
+  ASSERT_TRUE(c) << c.error().message;
+  Result<PreparedFence> f = PrepareFence(*c, 2);
+  ASSERT_TRUE(f) << f.error().message;
+  Result<std::vector<TableUpdate>> none = UpdatesAfterFence({}, *f);
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find("which the step's own table write does not"),
+            std::string::npos)
+      << none.error().message;
+}
+
+}  // namespace
+}  // namespace partalign

@@ -1,11 +1,12 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # shellcheck shell=sh
-# partalign's realign at boot, shared by the initramfs-tools boot script
-# (contrib/initramfs-tools/scripts/local-premount/partalign) and the dracut hook
-# (contrib/dracut/90partalign/partalign-at-boot.sh), which source it inside the initramfs from
-# /usr/share/partalign/at-boot.sh (docs/at-boot.md). The caller defines
+# partalign's realign at boot, shared by the initramfs-tools boot scripts
+# (contrib/initramfs-tools/scripts/{local-top,local-premount}/partalign) and the dracut hooks
+# (contrib/dracut/90partalign/partalign-at-boot{,-early}.sh), which source it inside the
+# initramfs from /usr/share/partalign/at-boot.sh (docs/at-boot.md). The caller defines
 #   pa_stop MESSAGE   stops the boot (initramfs-tools: panic; dracut: die) and does not return
-# and calls partalign_at_boot. When /etc/partalign/next-boot.conf (the staged realign's journal
+# and calls partalign_at_boot (before the root is mounted, after resume from hibernation) or
+# partalign_at_boot_early (before the root is looked for: a realign an earlier boot began). When /etc/partalign/next-boot.conf (the staged realign's journal
 # filesystem) is there, it finds that filesystem by UUID, mounts it read-write on
 # /run/partalign/journal, runs `partalign at-boot` on it with every line on the console (and
 # plymouth), and unmounts it. It never lets a failure pass: a half-moved root must not be
@@ -49,10 +50,9 @@ pa_find_journal() {
 	return 1
 }
 
-partalign_at_boot() {
-	[ -f "$pa_conf" ] || return 0
-	[ -e "$pa_run/done" ] && return 0
-	mkdir -p "$pa_run"
+# The journal filesystem's UUID and type from the staged configuration, checked: pa_uuid,
+# pa_fstype. Stops the boot when they are not valid.
+pa_read_conf() {
 	pa_uuid=$(pa_conf_value PARTALIGN_JOURNAL_UUID)
 	pa_fstype=$(pa_conf_value PARTALIGN_JOURNAL_FSTYPE)
 	case "$pa_uuid" in
@@ -66,6 +66,50 @@ partalign_at_boot() {
 		pa_fail "$pa_conf names journal filesystem type '$pa_fstype' (expected ext2, ext3, ext4 or vfat)"
 		;;
 	esac
+}
+
+# Before the boot looks for the root filesystem (initramfs-tools' local-top, dracut's
+# initqueue/settled): only when an earlier boot began the realign and did not end it
+# (partalign-next-boot/started on the journal partition). The partition it moves is out of the
+# table until its move is done (docs/at-boot.md, "The fence"), so the boot would wait for a root
+# it cannot find. Resume from hibernation has not run yet here: an image waiting stops the boot,
+# with what to do. Otherwise the realign waits for partalign_at_boot, after resume.
+partalign_at_boot_early() {
+	[ -f "$pa_conf" ] || return 0
+	[ -e "$pa_run/done" ] && return 0
+	[ -e "$pa_run/early" ] && return 0
+	mkdir -p "$pa_run" "$pa_mnt"
+	: >"$pa_run/early"
+	pa_read_conf
+	pa_i=0
+	while ! pa_dev=$(pa_find_journal "$pa_uuid"); do
+		pa_i=$((pa_i + 1))
+		if [ "$pa_i" -gt "${PARTALIGN_WAIT:-30}" ]; then
+			pa_say "no partition holds the journal filesystem UUID=$pa_uuid yet; looked for again before the root is mounted"
+			return 0
+		fi
+		sleep 1
+	done
+	if ! grep -q " $pa_mnt " /proc/mounts; then
+		mount -t "$pa_fstype" -o rw "$pa_dev" "$pa_mnt" ||
+			pa_fail "cannot mount the journal partition $pa_dev ($pa_fstype) on $pa_mnt"
+	fi
+	if [ ! -e "$pa_mnt/partalign-next-boot/started" ]; then
+		umount "$pa_mnt" || pa_fail "cannot unmount the journal partition $pa_dev"
+		return 0
+	fi
+	if blkid -t TYPE=swsuspend >/dev/null 2>&1; then
+		pa_fail "a hibernation image is on $(blkid -t TYPE=swsuspend -o device | tr '\n' ' ')and the realign an earlier boot began is unfinished: partalign moves no data under a hibernated system. Discard that image from a live system (mkswap on that partition loses the hibernated session), then boot this initramfs again"
+	fi
+	pa_say "the realign an earlier boot began did not end: finishing it before the root filesystem is looked for"
+	partalign_at_boot
+}
+
+partalign_at_boot() {
+	[ -f "$pa_conf" ] || return 0
+	[ -e "$pa_run/done" ] && return 0
+	mkdir -p "$pa_run"
+	pa_read_conf
 
 	# Never while a hibernation image waits: resume ran before this script, so an image still
 	# there was not resumed (noresume, or it failed). The realign waits for a boot without it.

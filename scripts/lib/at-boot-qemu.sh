@@ -303,6 +303,8 @@ ab_make_initrd() {  # OUT
   install -D -m 0755 "$ab_src/contrib/initramfs-tools/hooks/partalign" "$conf/hooks/partalign"
   install -D -m 0755 "$ab_src/contrib/initramfs-tools/scripts/local-premount/partalign" \
     "$conf/scripts/local-premount/partalign"
+  install -D -m 0755 "$ab_src/contrib/initramfs-tools/scripts/local-top/partalign" \
+    "$conf/scripts/local-top/partalign"
   sed -i 's/^MODULES=.*/MODULES=list/; s/^BUSYBOX=.*/BUSYBOX=y/' "$conf/initramfs.conf"
   printf 'virtio_pci\nvirtio_blk\next4\n' >"$conf/modules"
   mkdir -p "$conf/conf.d"

@@ -133,15 +133,16 @@ if [ -n "$dracut" ]; then
   # A failure stops the boot without a shell: QEMU ends instead of waiting at a prompt.
   export AB_APPEND="rd.shell=0 ${AB_APPEND:-}"
   ab_make_initrd_dracut "$work/initrd.img" "$dracut"
-  script=usr/lib/dracut/hooks/pre-mount/10-partalign-at-boot.sh
+  script="usr/lib/dracut/hooks/pre-mount/10-partalign-at-boot.sh usr/lib/dracut/hooks/initqueue/settled/10-partalign-at-boot-early.sh"
 else
   [ -n "$grub" ] || ab_make_initrd "$work/initrd.img"
-  script=scripts/local-premount/partalign
+  script="scripts/local-premount/partalign scripts/local-top/partalign"
 fi
 # dracut's image is not compressed (faster to build and boot here): cpio lists it.
 { [ -n "$dracut" ] && cpio -it <"$work/initrd.img" || lsinitramfs "$work/initrd.img"; } \
   >"$work/initrd.list" 2>/dev/null || true
-for f in usr/sbin/partalign etc/partalign/next-boot.conf usr/share/partalign/at-boot.sh "$script"; do
+# shellcheck disable=SC2086 # $script: the boot scripts, one word each
+for f in usr/sbin/partalign etc/partalign/next-boot.conf usr/share/partalign/at-boot.sh $script; do
   check "the initramfs holds $f" grep -qx "$f" "$work/initrd.list"
 done
 ab_say "initramfs $(du -h "$work/initrd.img" | cut -f1) built in $(($(date +%s) - t0)) s since start"

@@ -63,4 +63,6 @@ install() {
 	inst_simple "${PARTALIGN_AT_BOOT_SH:-/usr/share/partalign/at-boot.sh}" /usr/share/partalign/at-boot.sh
 	# shellcheck disable=SC2154 # moddir: dracut sets it to this module's directory
 	inst_hook pre-mount 10 "$moddir/partalign-at-boot.sh"
+	# A realign an earlier boot began: finished while dracut waits for the root (its fence).
+	inst_hook initqueue/settled 10 "$moddir/partalign-at-boot-early.sh"
 }

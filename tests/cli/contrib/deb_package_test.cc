@@ -145,11 +145,13 @@ TEST(DebPackageTest, DebianPackageIsLintianCleanInstallsRunsAndRemovesWithoutTra
         // the realign at the next boot (docs/at-boot.md)
         "./usr/share/initramfs-tools/hooks/partalign",
         "./usr/share/initramfs-tools/scripts/local-premount/partalign",
+        "./usr/share/initramfs-tools/scripts/local-top/partalign",
         "./usr/share/partalign/at-boot.sh", "./usr/share/partalign/at-boot-finished.sh",
         "./usr/lib/systemd/system/partalign-at-boot-finished.service",
         "./usr/lib/systemd/system/multi-user.target.wants/partalign-at-boot-finished.service",
         "./usr/lib/dracut/modules.d/90partalign/module-setup.sh",
-        "./usr/lib/dracut/modules.d/90partalign/partalign-at-boot.sh"}) {
+        "./usr/lib/dracut/modules.d/90partalign/partalign-at-boot.sh",
+        "./usr/lib/dracut/modules.d/90partalign/partalign-at-boot-early.sh"}) {
     EXPECT_NE(std::find(paths.begin(), paths.end(), file), paths.end()) << file << listing.out;
   }
   // The initramfs holds partalign while a realign is staged: a new package rebuilds it.

@@ -297,6 +297,30 @@ TEST_F(NextBootTest, AHalfMovedRootIsOutOfTheTableUntilTheNextBootFinishesIt) {
   ExpectRealigned(before);
 }
 
+// A move stopped part-way (a signal at a batch boundary: the journal holds a consistent,
+// unfinished state) keeps its fence: lifting it would put the old entry back over data that is
+// half moved. The runner exits with the unfinished status; the next boot resumes the move.
+TEST_F(NextBootTest, AStoppedMoveKeepsItsFenceUntilItIsResumed) {
+  const auto before = Table();
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  const CommandResult stopped =
+      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_SIGINT_AFTER_BATCHES", "1"}});
+  ASSERT_EQ(stopped.exit_code, 4) << stopped.out << stopped.err;
+  EXPECT_EQ(stopped.out.find("is the fence an earlier run wrote"), std::string::npos)
+      << stopped.out;
+  ASSERT_EQ(Table().size(), 1u);
+  EXPECT_EQ(Table()[0], before[1]);
+
+  const CommandResult boot = test::RunPartalign({"at-boot", journal});
+  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+  EXPECT_EQ(boot.out.find("Fence lifted"), std::string::npos) << boot.out;
+  EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+  ASSERT_TRUE(mounted->Unmount());
+  ExpectRealigned(before);
+}
+
 // A power loss right after the fence, before the move under it began: the next boot finds the
 // table fenced with the data at its old place, puts the entry back (its backup, through a
 // journaled step), and then applies the plan as a first boot would.

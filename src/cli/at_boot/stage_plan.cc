@@ -14,6 +14,7 @@
 
 #include <fmt/format.h>
 
+#include "cli/apply/fence_steps.h"
 #include "cli/apply/move_ui.h"
 #include "cli/apply/table_write.h"
 #include "cli/at_boot/next_boot_dir.h"
@@ -287,7 +288,8 @@ ExitCode CancelNextBoot(Streams io, bool yes) {
     return ExitCode::kOk;
   }
   ExitCode refused = ExitCode::kOk;
-  std::optional<NextBootDir> dir = StagedDirOf(io, record_path, nullptr, &refused);
+  NextBootStage staged;
+  std::optional<NextBootDir> dir = StagedDirOf(io, record_path, &staged, &refused);
   if (refused != ExitCode::kOk) return refused;
   if (dir) {
     // The boot runner's registry: a move it began and a power loss interrupted is finished by
@@ -305,9 +307,20 @@ ExitCode CancelNextBoot(Streams io, bool yes) {
   if (!Confirm(io, yes, "this takes back the plan staged for the next boot")) {
     return ExitCode::kRefused;
   }
+  if (dir) {
+    // A fence a boot left with no move under it (docs/at-boot.md, "The fence"): the table as it
+    // was, before the stage that would lift it goes.
+    bool lifted = false;
+    if (ExitCode code = LiftFence(io, staged.disk_path, nullptr, dir->backups(), dir->journals(),
+                                  /*progress=*/false, &lifted);
+        code != ExitCode::kOk) {
+      PrintError(io.err, "the plan stays staged");
+      return code;
+    }
+  }
   std::vector<std::string> removed;
   std::vector<std::string> paths = {NextBootConfPath(), record_path};
-  if (dir) paths.insert(paths.begin(), {dir->stage(), dir->plan()});
+  if (dir) paths.insert(paths.begin(), {dir->stage(), dir->plan(), dir->started()});
   for (const std::string& path : paths) {
     if (!fs::exists(path, ec)) continue;
     if (Status s = RemoveFileDurably(path); !s) {

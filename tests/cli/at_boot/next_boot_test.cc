@@ -345,6 +345,42 @@ TEST_F(NextBootTest, AFenceWithNoMoveUnderItIsLiftedAndTheMoveRunsAgain) {
   ExpectRealigned(before);
 }
 
+// Taken back after a boot left a fence with no move under it: the cancel lifts it, so that the
+// partition is in the table again at its old place, with every file.
+TEST_F(NextBootTest, TakingThePlanBackLiftsAFenceTheBootLeft) {
+  const auto before = Table();
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  const CommandResult cut =
+      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", "table:5"}});
+  ASSERT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+  ASSERT_EQ(Table().size(), 1u);
+  EXPECT_TRUE(fs::exists(journal + "/partalign-next-boot/started"));
+  // The cut left the fence's own step unfinished: taking the plan back is refused until it is
+  // resumed, as the boot's failure message says, which leaves the fence with no move under it.
+  const CommandResult early = Partalign({"apply", "--cancel-next-boot", "--yes"});
+  EXPECT_EQ(early.exit_code, 3) << early.out << early.err;
+  const CommandResult resumed =
+      test::RunPartalign({"resume", "--yes", disk_->device()}, "",
+                         {{"PARTALIGN_STATE_DIR", journal + "/partalign-next-boot/state"}});
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  ASSERT_EQ(Table().size(), 1u);
+
+  // The running system (booted some other way) with the journal partition mounted.
+  const CommandResult cancelled = Partalign({"apply", "--cancel-next-boot", "--yes"});
+  ASSERT_EQ(cancelled.exit_code, 0) << cancelled.out << cancelled.err;
+  EXPECT_NE(cancelled.out.find("Fence lifted: partition 1 is back"), std::string::npos)
+      << cancelled.out;
+  EXPECT_FALSE(fs::exists(journal + "/partalign-next-boot/started"));
+  EXPECT_FALSE(fs::exists(journal + "/partalign-next-boot/stage.json"));
+  EXPECT_FALSE(fs::exists(State("next-boot.conf")));
+  ASSERT_TRUE(mounted->Unmount());
+  EXPECT_EQ(Table(), before);
+  ExpectFilesystem(1);
+  ExpectFilesystem(2);
+}
+
 // A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.
 TEST_F(NextBootTest, AnEditedStageRecordStopsTheBootAndTouchesNothing) {
   MountBoth();

@@ -642,6 +642,25 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       "writes that step's table:\n",
       steps.size(), FormatSize(moved_bytes));
   PrintSteps(io.out, steps, sector_size);
+  // At boot: each moved partition leaves the table while its data moves (fence_steps.h).
+  std::vector<std::optional<PreparedFence>> fences(steps.size());
+  for (size_t k = 0; r.fence && k < steps.size(); ++k) {
+    if (!steps[k].move) continue;
+    const uint32_t n = steps[k].move->partition;
+    Result<PreparedFence> f = PrepareFence(steps[k].computed, n);
+    if (!f) {
+      PrintWarning(io.err, fmt::format("step {}: partition {} stays in the table while its data "
+                                       "moves (no fence): {}",
+                                       k + 1, n, f.error().message));
+      continue;
+    }
+    io.out << fmt::format(
+        "Step {}: partition {} leaves the table while its data moves (a fence): a system booted "
+        "meanwhile (a live USB, an older kernel's initramfs) finds no half-moved filesystem to "
+        "mount; the step's table write puts it back at its new place.\n",
+        k + 1, n);
+    fences[k] = std::move(*f);
+  }
   const std::string device = ShellQuote(r.path);
   io.out << fmt::format(
       "Crash safety: at every instant the table on disk matches the data of every partition; "
@@ -780,18 +799,16 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       return ExitCode::kFailure;
     }
     MoveRequest& request = *step_request;
-    // At boot: the partition leaves the table while its data moves (fence_steps.h).
-    std::optional<PreparedFence> fence;
-    if (r.fence) {
-      Result<PreparedFence> f = PrepareFence(s.computed, s.move->partition);
-      Result<std::vector<TableUpdate>> fenced =
-          f ? UpdatesAfterFence(request.table, *f) : Result<std::vector<TableUpdate>>(f.error());
+    // The fence, when the step has one: the move's table write starts from it.
+    std::optional<PreparedFence> fence = fences[k];
+    if (fence) {
+      Result<std::vector<TableUpdate>> fenced = UpdatesAfterFence(request.table, *fence);
       if (!fenced) {
         PrintWarning(io.err, fmt::format("step {}: partition {} stays in the table while its data "
                                          "moves (no fence): {}",
                                          k + 1, s.move->partition, fenced.error().message));
+        fence.reset();
       } else {
-        fence = std::move(*f);
         request.table = std::move(*fenced);
       }
     }

@@ -211,6 +211,7 @@ ExitCode StageForNextBoot(Streams io, const ApplyRequest& asked,
   ApplyRequest check = asked;
   check.write.dry_run = true;
   check.write.at_next_boot = true;
+  check.fence = true;  // the boot's apply fences: the check says so
   check.write.backup_dir = dir.backups();
   check.journal_dir = dir.journals();
   check.json = false;

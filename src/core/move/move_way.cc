@@ -157,7 +157,9 @@ WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
 std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts>& costs) {
   if (choice.move.length_bytes == 0) return "way: no data moves";
   if (choice.copies_bytes == 0 && choice.way == MoveWay::kSavedCopies && !choice.ordered) {
-    return "way: no chunk needs a saved copy (no write reaches a source before it is committed)";
+    return fmt::format(
+        "way: no chunk needs a saved copy (no write reaches a source before it is committed{})",
+        choice.forced == MoveWay::kFlushOrdered ? "; --way ordered has nothing to order" : "");
   }
   std::string ordered;
   if (!choice.ordered) {

@@ -233,6 +233,14 @@ TEST(ChooseMoveWayTest, NotMeasuredIsSavedCopiesAndForcedIsTakenWhereItExists) {
   EXPECT_EQ(DescribeWay(impossible, std::nullopt),
             "way: saved copies (--way ordered is impossible here; about 1 GiB of saved copies; no "
             "flush-ordered way: the shift is below two 4 KiB chunks)");
+  // A shift beyond the ring needs no saved copy: forcing the ordered way says it has nothing
+  // to order.
+  const MoveGeometry far = Range(0, 200ull << 20, 1ull << 30);
+  const WayChoice needless = ChooseMoveWay(far, kSector, std::nullopt, MoveWay::kFlushOrdered);
+  EXPECT_EQ(needless.way, MoveWay::kSavedCopies);
+  EXPECT_EQ(DescribeWay(needless, std::nullopt),
+            "way: no chunk needs a saved copy (no write reaches a source before it is committed; "
+            "--way ordered has nothing to order)");
 }
 
 TEST(ChooseMoveWayTest, TheLineSaysBothEstimates) {

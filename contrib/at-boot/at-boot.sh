@@ -79,17 +79,19 @@ partalign_at_boot_early() {
 	[ -e "$pa_run/done" ] && return 0
 	[ -e "$pa_run/early" ] && return 0
 	mkdir -p "$pa_run" "$pa_mnt"
-	: >"$pa_run/early"
 	pa_read_conf
 	pa_i=0
 	while ! pa_dev=$(pa_find_journal "$pa_uuid"); do
 		pa_i=$((pa_i + 1))
 		if [ "$pa_i" -gt "${PARTALIGN_WAIT:-30}" ]; then
-			pa_say "no partition holds the journal filesystem UUID=$pa_uuid yet; looked for again before the root is mounted"
+			# dracut runs its settled hooks again while it waits for the root: looked for
+			# again then; initramfs-tools looks again in local-premount.
+			pa_say "no partition holds the journal filesystem UUID=$pa_uuid yet"
 			return 0
 		fi
 		sleep 1
 	done
+	: >"$pa_run/early"
 	if ! grep -q " $pa_mnt " /proc/mounts; then
 		mount -t "$pa_fstype" -o rw "$pa_dev" "$pa_mnt" ||
 			pa_fail "cannot mount the journal partition $pa_dev ($pa_fstype) on $pa_mnt"

@@ -6,9 +6,10 @@
 // no crash, no sanitizer report, no hang, and what the scan does not call unreadable keeps the
 // promises later layers rely on: partitions inside the disk, in number order, disjoint (a
 // read-only table may overlap: audit reports it, nothing changes it), one message per finding.
-// The same disk's first sectors, as a GPT's or a DOS table's ranges, go through FenceTransition
-// (partalign/table/table_fence.h): whatever they hold, no crash, and a fence that is made
-// changes nothing but the partition's entry and, on a GPT, the headers' two CRCs.
+// The same disk's first sectors, as a GPT's or a DOS table's ranges (sector 1 as an EBR), go
+// through FenceTransition (partalign/table/table_fence.h): whatever they hold, no crash, and a
+// fence that is made changes nothing but the partition's entry (a logical one's start and
+// size) and, on a GPT, the headers' two CRCs.
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
@@ -53,7 +54,9 @@ void FenceSectors(const SparseDisk& disk, uint64_t sector_size, uint32_t number)
                 RangeAt(disk, TableAreaRole::kGptBackupHeader, sectors - 1, 1, sector_size)};
   } else {
     t.label = LabelType::kDos;
-    t.ranges = {RangeAt(disk, TableAreaRole::kMbr, 0, 1, sector_size)};
+    // Sector 1 as the head of the logical chain: partition 5's EBR.
+    t.ranges = {RangeAt(disk, TableAreaRole::kMbr, 0, 1, sector_size),
+                RangeAt(disk, TableAreaRole::kEbr, 1, 1, sector_size)};
   }
   Result<TableTransition> fence = FenceTransition(t, number);
   if (!fence) {
@@ -74,8 +77,10 @@ void FenceSectors(const SparseDisk& disk, uint64_t sector_size, uint32_t number)
           r.role == TableAreaRole::kMbr
               ? i >= 446 + 16 * (number - 1) && i < 446 + 16 * number
               : r.role == TableAreaRole::kGptEntries || r.role == TableAreaRole::kGptBackupEntries;
-      FUZZ_CHECK((header && crc) || entry);
-      FUZZ_CHECK(header || r.new_bytes[i] == 0);
+      // A logical partition's start and size: one sector, right after its EBR.
+      const bool logical = r.role == TableAreaRole::kEbr && number == 5 && i >= 454 && i < 462;
+      FUZZ_CHECK((header && crc) || entry || logical);
+      FUZZ_CHECK(header || logical || r.new_bytes[i] == 0);
     }
   }
   FUZZ_CHECK(changed > 0);

@@ -15,12 +15,14 @@ namespace partalign {
 /// The transition from the table `step` starts from (the old bytes of its ranges that the old
 /// table uses) to the same table without partition `number`: on a GPT its entry zeroed in the
 /// primary and the backup array and both headers' CRCs recomputed; on a DOS disk a primary's
-/// 16-byte entry zeroed. Every other byte is kept; the ranges are in the crash-safe write
+/// 16-byte entry zeroed. A DOS logical partition keeps its entry, since taking it out would
+/// renumber those after it (another partition would take its name): the entry in its EBR
+/// points at a one-sector placeholder, the sector right after the EBR (the caller checks that
+/// no partition holds it). Every other byte is kept; the ranges are in the crash-safe write
 /// order (SortForWrite); the unchanged ones are kept, as in any transition. Fails, saying why,
-/// for a DOS logical partition (taking it out renumbers those after it, so that another
-/// partition would take its name), a DOS extended partition (it holds the logical ones), a
-/// partition the table has no entry for, or a table whose header or entries are not where its
-/// ranges say.
+/// for a DOS extended partition (it holds the logical ones), a logical partition that starts
+/// right after its EBR, a partition the table has no entry for, or a table whose header or
+/// entries are not where its ranges say.
 Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t number);
 
 }  // namespace partalign

@@ -94,17 +94,54 @@ Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t part
     return MakeError(fmt::format("libfdisk cannot read the table without partition {}: {}",
                                  partition, fenced.error().message));
   }
+  // A logical partition keeps its entry, pointed at the sector after its EBR (FenceTransition):
+  // a sector no partition of the step's tables holds, the move's destination included.
+  std::optional<uint64_t> placeholder;
+  for (const TableRange& r : transition->ranges) {
+    if (partition > 4 && r.role == TableAreaRole::kEbr && r.old_index &&
+        *r.old_index == partition - 5) {
+      placeholder = r.offset_bytes / transition->sector_size + 1;
+    }
+  }
+  if (placeholder) {
+    const uint64_t byte = *placeholder * transition->sector_size;
+    for (const TableRange& r : step.transition.ranges) {
+      if (byte >= r.offset_bytes && byte < r.offset_bytes + r.length_bytes) {
+        return MakeError(
+            fmt::format("the sector after the EBR of partition {} ({}) holds the {}: "
+                        "no place for its fence's placeholder",
+                        partition, *placeholder, AreaName(step.transition.label, r)));
+      }
+    }
+    for (const PartitionTable* t : {&step.old_table, &step.new_table}) {
+      for (const Partition& p : t->partitions) {
+        if (p.kind != PartitionKind::kExtended && *placeholder >= p.start_sector &&
+            *placeholder <= p.end_sector()) {
+          return MakeError(
+              fmt::format("the sector after the EBR of partition {} ({}) lies in "
+                          "partition {}: no place for its fence's placeholder",
+                          partition, *placeholder, p.number));
+        }
+      }
+    }
+  }
   std::vector<Partition> expected;
   for (const Partition& p : step.old_table.partitions) {
-    if (p.number != partition) expected.push_back(WithoutContents(p));
+    if (p.number != partition) {
+      expected.push_back(WithoutContents(p));
+    } else if (placeholder) {
+      Partition kept = WithoutContents(p);
+      kept.start_sector = *placeholder;
+      kept.size_sectors = 1;
+      expected.push_back(kept);
+    }
   }
   std::vector<Partition> got;
   for (const Partition& p : fenced->table.partitions) got.push_back(WithoutContents(p));
   if (got != expected || fenced->table.label != step.old_table.label) {
     return MakeError(
-        fmt::format("the table without partition {} does not read back as the "
-                    "table with every other partition as it was ({} partitions "
-                    "instead of {})",
+        fmt::format("the fenced table does not read back as the table with partition {} "
+                    "fenced and every other partition as it was ({} partitions instead of {})",
                     partition, got.size(), expected.size()));
   }
   return PreparedFence{partition, std::move(*transition), fenced->table.fingerprint};

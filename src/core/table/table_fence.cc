@@ -82,13 +82,41 @@ Status FenceGpt(TableRange* header, TableRange* entries, uint64_t sector_size, u
   return {};
 }
 
-Status FenceDos(TableRange* mbr, uint32_t number) {
-  if (number > 4) {
-    return MakeError(fmt::format(
-        "partition {} is a logical partition: taking it out of the table would renumber the "
-        "logical partitions after it, and another one would take its name",
-        number));
+// A logical partition keeps its entry (taking it out would renumber those after it), pointed at
+// one sector right after its EBR: the placeholder.
+Status FenceLogical(std::vector<TableRange>& ranges, uint32_t number) {
+  auto it = std::find_if(ranges.begin(), ranges.end(), [&](const TableRange& r) {
+    return r.role == TableAreaRole::kEbr && r.old_index && *r.old_index == number - 5;
+  });
+  if (it == ranges.end()) {
+    return MakeError(fmt::format("the table's ranges hold no EBR of partition {}", number));
   }
+  std::vector<uint8_t>& b = it->new_bytes;
+  if (b.size() < 512 || b[510] != 0x55 || b[511] != 0xAA) {
+    return MakeError(fmt::format("the EBR of partition {} at byte {} has no signature", number,
+                                 it->offset_bytes));
+  }
+  const uint8_t type = b[446 + 4];
+  if (Le32(b, 446 + 12) == 0 || type == 0x05 || type == 0x0f || type == 0x85) {
+    return MakeError(
+        fmt::format("the EBR of partition {} at byte {} has no partition in its "
+                    "first entry",
+                    number, it->offset_bytes));
+  }
+  if (Le32(b, 446 + 8) < 2) {
+    return MakeError(
+        fmt::format("partition {} starts right after its EBR: no free sector for "
+                    "the one-sector placeholder its fence needs",
+                    number));
+  }
+  PutLe32(b, 446 + 8, 1);
+  PutLe32(b, 446 + 12, 1);
+  return {};
+}
+
+Status FenceDos(std::vector<TableRange>& ranges, uint32_t number) {
+  if (number > 4) return FenceLogical(ranges, number);
+  TableRange* mbr = Find(ranges, TableAreaRole::kMbr);
   if (!mbr || mbr->offset_bytes != 0 || mbr->new_bytes.size() < 512 ||
       mbr->new_bytes[510] != 0x55 || mbr->new_bytes[511] != 0xAA) {
     return MakeError("the table's ranges hold no MBR with its signature at byte 0");
@@ -135,7 +163,7 @@ Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t nu
                         number, "backup");
     }
   } else if (step.label == LabelType::kDos) {
-    fenced = FenceDos(Find(fence.ranges, TableAreaRole::kMbr), number);
+    fenced = FenceDos(fence.ranges, number);
   }
   if (!fenced) return fenced.error();
   SortForWrite(&fence);

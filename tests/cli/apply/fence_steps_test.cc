@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The fence (fence_steps.h) against the real sfdisk (image files, no root): the fenced bytes
 // are byte for byte what `sfdisk --delete` writes, every other partition reads back as it was,
-// the step's table write takes the fence as its old bytes, and a logical partition is not
-// fenced.
+// the step's table write takes the fence as its old bytes, and a logical partition keeps its
+// entry, pointed at a placeholder.
 #include "cli/apply/fence_steps.h"
 
 #include <gtest/gtest.h>
@@ -112,15 +112,57 @@ TEST(FenceStepsTest, DosPrimaryFenceIsWhatSfdiskDeleteWrites) {
   ExpectSfdiskDeleteAgrees("dos_512", {{1, 2048, 18015}}, 1);
 }
 
-TEST(FenceStepsTest, LogicalAndExtendedPartitionsAreNotFenced) {
+// A logical partition keeps its entry, pointed at the sector after its EBR: sfdisk reads every
+// partition as before but that one, which is one sector there, and the step that moves it
+// starts its own table write from the fence.
+TEST(FenceStepsTest, ALogicalPartitionPointsAtAPlaceholderAfterItsEbr) {
+  test::TempDir dir;
+  const std::string image = LayoutImage(dir, "dos_512");
+  // sfdisk put the EBR of partition 6 in the sector right before it: no room for a placeholder.
+  Result<ComputedTransition> six = ComputeTableTransition(image, 512, {{6, 45056, 9944}});
+  ASSERT_TRUE(six) << six.error().message;
+  Result<PreparedFence> tight = PrepareFence(*six, 6);
+  ASSERT_FALSE(tight);
+  EXPECT_NE(tight.error().message.find("starts right after its EBR"), std::string::npos)
+      << tight.error().message;
+  for (auto [number, edit] : {std::pair{5u, ScriptEdit{5, 32768, 9232}}}) {
+    SCOPED_TRACE(number);
+    Result<ComputedTransition> c = ComputeTableTransition(image, 512, {edit});
+    ASSERT_TRUE(c) << c.error().message;
+    Result<PreparedFence> f = PrepareFence(*c, number);
+    ASSERT_TRUE(f) << f.error().message;
+    const std::string fenced = Fenced(dir, image, *f);
+    const nlohmann::json before = test::SfdiskJson(image);
+    const nlohmann::json after = test::SfdiskJson(fenced);
+    ASSERT_EQ(after["partitions"].size(), before["partitions"].size()) << after;
+    uint64_t ebr = 0;
+    for (const TableRange& r : f->transition.ranges) {
+      if (r.changed()) ebr = r.offset_bytes / 512;
+    }
+    for (size_t i = 0; i < before["partitions"].size(); ++i) {
+      nlohmann::json p = before["partitions"][i];
+      nlohmann::json q = after["partitions"][i];
+      q["node"] = p["node"];
+      if (p["node"].get<std::string>().ends_with(std::to_string(number))) {
+        p["start"] = ebr + 1;
+        p["size"] = 1;
+      }
+      EXPECT_EQ(q, p);
+    }
+    std::vector<TableUpdate> updates;
+    for (const TableRange& r : ChangedRanges(c->transition)) {
+      updates.push_back({r.offset_bytes, r.old_bytes, r.new_bytes});
+    }
+    Result<std::vector<TableUpdate>> after_fence = UpdatesAfterFence(updates, *f);
+    ASSERT_TRUE(after_fence) << after_fence.error().message;
+  }
+}
+
+TEST(FenceStepsTest, TheExtendedPartitionIsNotFenced) {
   test::TempDir dir;
   const std::string image = LayoutImage(dir, "dos_512");
   Result<ComputedTransition> c = ComputeTableTransition(image, 512, {{5, 32768, 9232}});
   ASSERT_TRUE(c) << c.error().message;
-  Result<PreparedFence> logical = PrepareFence(*c, 5);
-  ASSERT_FALSE(logical);
-  EXPECT_NE(logical.error().message.find("is a logical partition"), std::string::npos)
-      << logical.error().message;
   for (const Partition& p : c->old_table.partitions) {
     if (p.kind != PartitionKind::kExtended) continue;
     Result<PreparedFence> extended = PrepareFence(*c, p.number);

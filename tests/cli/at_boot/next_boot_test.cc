@@ -38,11 +38,13 @@ class NextBootTest : public ::testing::Test {
   void SetUp() override {
     PARTALIGN_REQUIRE_DEVICES();
     disk_ = std::make_unique<test::PartitionedLoop>(
-        fmt::format("label: dos\nstart={}, size={}, type=83\nstart={}, size={}, type=83\n",
-                    kRootStart, kRootSectors, kBootStart, kBootSectors),
+        layout_.empty()
+            ? fmt::format("label: dos\nstart={}, size={}, type=83\nstart={}, size={}, type=83\n",
+                          kRootStart, kRootSectors, kBootStart, kBootSectors)
+            : layout_,
         512, kDiskBytes);
     std::mt19937_64 random(39);
-    for (int number : {1, 2}) {
+    for (int number : {root_, 2}) {
       const std::string node = disk_->loop().PartitionPath(number);
       test::RunOrThrow(
           {"mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0", node});
@@ -92,12 +94,25 @@ class NextBootTest : public ::testing::Test {
   }
 
   void MountBoth() {
-    root_ = std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(1), Mnt(1));
+    root_mount_ =
+        std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(root_), Mnt(root_));
     boot_ = std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(2), Mnt(2));
   }
   void UnmountBoth() {
     ASSERT_TRUE(boot_->Unmount());
-    ASSERT_TRUE(root_->Unmount());
+    ASSERT_TRUE(root_mount_->Unmount());
+  }
+
+  // Each partition's start and size by its number, as sfdisk reads them.
+  std::map<int, std::pair<uint64_t, uint64_t>> Parts() const {
+    std::map<int, std::pair<uint64_t, uint64_t>> out;
+    const nlohmann::json table = test::SfdiskJson(disk_->device());
+    for (const nlohmann::json& p : table["partitions"]) {
+      const std::string node = p["node"];
+      const size_t digits = node.find_last_not_of("0123456789") + 1;
+      out[std::stoi(node.substr(digits))] = {p["start"].get<uint64_t>(), p["size"].get<uint64_t>()};
+    }
+    return out;
   }
 
   // The table's two partitions, as sfdisk reads them.
@@ -136,6 +151,22 @@ class NextBootTest : public ::testing::Test {
     return std::make_unique<test::MountPoint>(disk_->loop().PartitionPath(2), journal);
   }
 
+  // `partalign at-boot` on `journal`, killed by PARTALIGN_TEST_KILL_AFTER=`kill` (a power loss).
+  CommandResult CutAtBoot(const std::string& journal, const std::string& kill) const {
+    CommandResult cut =
+        test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", kill}});
+    EXPECT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+    return cut;
+  }
+
+  // The next boot's run: it finishes the realign. Its output.
+  std::string NextBootFinishes(const std::string& journal) const {
+    const CommandResult boot = test::RunPartalign({"at-boot", journal});
+    EXPECT_EQ(boot.exit_code, 0) << boot.out << boot.err;
+    EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+    return boot.out;
+  }
+
   // Partition 1 at 2048, partition 2 where it was (`before`: the table before), both
   // filesystems clean with their files.
   void ExpectRealigned(const std::vector<std::pair<uint64_t, uint64_t>>& before) const {
@@ -148,7 +179,11 @@ class NextBootTest : public ::testing::Test {
   }
 
   std::unique_ptr<test::PartitionedLoop> disk_;
-  std::unique_ptr<test::MountPoint> root_, boot_;
+  /// The partition standing for the root (1, or a logical one), and the sfdisk script of the
+  /// disk (empty: root at 63, /boot at 83968, both primary).
+  int root_ = 1;
+  std::string layout_;
+  std::unique_ptr<test::MountPoint> root_mount_, boot_;
   std::map<int, std::string> files_;
   std::string boot_uuid_;
 };
@@ -281,9 +316,8 @@ TEST_F(NextBootTest, AHalfMovedRootIsOutOfTheTableUntilTheNextBootFinishesIt) {
   const std::string journal = disk_->File("journal");
   std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
   ASSERT_TRUE(mounted);
-  const CommandResult cut =
-      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", "move:6"}});
-  ASSERT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+  const CommandResult cut = CutAtBoot(journal, "move:6");
+  ASSERT_EQ(cut.exit_code, 128 + 9);
   EXPECT_NE(cut.out.find("Fence: partition 1 leaves the table"), std::string::npos) << cut.out;
   // The real sfdisk and blkid see partition 2 alone; the boot scripts see the runner started.
   ASSERT_EQ(Table().size(), 1u);
@@ -292,9 +326,7 @@ TEST_F(NextBootTest, AHalfMovedRootIsOutOfTheTableUntilTheNextBootFinishesIt) {
   EXPECT_EQ(probe.out.find("TYPE=\"ext4\""), std::string::npos) << probe.out;
   EXPECT_TRUE(fs::exists(journal + "/partalign-next-boot/started"));
 
-  const CommandResult boot = test::RunPartalign({"at-boot", journal});
-  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
-  EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+  NextBootFinishes(journal);
   EXPECT_FALSE(fs::exists(journal + "/partalign-next-boot/started"));
   ASSERT_TRUE(mounted->Unmount());
   ExpectRealigned(before);
@@ -316,10 +348,8 @@ TEST_F(NextBootTest, AStoppedMoveKeepsItsFenceUntilItIsResumed) {
   ASSERT_EQ(Table().size(), 1u);
   EXPECT_EQ(Table()[0], before[1]);
 
-  const CommandResult boot = test::RunPartalign({"at-boot", journal});
-  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
-  EXPECT_EQ(boot.out.find("Fence lifted"), std::string::npos) << boot.out;
-  EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+  const std::string boot = NextBootFinishes(journal);
+  EXPECT_EQ(boot.find("Fence lifted"), std::string::npos) << boot;
   ASSERT_TRUE(mounted->Unmount());
   ExpectRealigned(before);
 }
@@ -334,16 +364,13 @@ TEST_F(NextBootTest, AFenceWithNoMoveUnderItIsLiftedAndTheMoveRunsAgain) {
   ASSERT_TRUE(mounted);
   // Killed in the fence's table phase at its fifth write or flush: the MBR without partition 1
   // is written, the fence's journal not finished, the move's not begun.
-  const CommandResult cut =
-      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", "table:5"}});
-  ASSERT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+  const CommandResult cut = CutAtBoot(journal, "table:5");
+  ASSERT_EQ(cut.exit_code, 128 + 9);
   EXPECT_NE(cut.out.find("Fence: partition 1 leaves the table"), std::string::npos) << cut.out;
   ASSERT_EQ(Table().size(), 1u);
 
-  const CommandResult boot = test::RunPartalign({"at-boot", journal});
-  ASSERT_EQ(boot.exit_code, 0) << boot.out << boot.err;
-  EXPECT_NE(boot.out.find("Fence lifted: partition 1 is back"), std::string::npos) << boot.out;
-  EXPECT_NE(boot.out.find("partalign: at-boot done"), std::string::npos) << boot.out;
+  const std::string boot = NextBootFinishes(journal);
+  EXPECT_NE(boot.find("Fence lifted: partition 1 is back"), std::string::npos) << boot;
   ASSERT_TRUE(mounted->Unmount());
   ExpectRealigned(before);
 }
@@ -355,9 +382,8 @@ TEST_F(NextBootTest, TakingThePlanBackLiftsAFenceTheBootLeft) {
   const std::string journal = disk_->File("journal");
   std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
   ASSERT_TRUE(mounted);
-  const CommandResult cut =
-      test::RunPartalign({"at-boot", journal}, "", {{"PARTALIGN_TEST_KILL_AFTER", "table:5"}});
-  ASSERT_EQ(cut.exit_code, 128 + 9) << cut.out << cut.err;
+  const CommandResult cut = CutAtBoot(journal, "table:5");
+  ASSERT_EQ(cut.exit_code, 128 + 9);
   ASSERT_EQ(Table().size(), 1u);
   EXPECT_TRUE(fs::exists(journal + "/partalign-next-boot/started"));
   // The cut left the fence's own step unfinished: taking the plan back is refused until it is
@@ -381,6 +407,50 @@ TEST_F(NextBootTest, TakingThePlanBackLiftsAFenceTheBootLeft) {
   ASSERT_TRUE(mounted->Unmount());
   EXPECT_EQ(Table(), before);
   ExpectFilesystem(1);
+  ExpectFilesystem(2);
+}
+
+// The root in a DOS logical partition, as on an XP-era dual-boot disk: partition 5 at 126 (its
+// EBR at 63, the head of the chain), in an extended partition that holds its aligned place too.
+class NextBootLogicalRootTest : public NextBootTest {
+ protected:
+  NextBootLogicalRootTest() {
+    root_ = 5;
+    layout_ = fmt::format(
+        "label: dos\nstart=63, size={}, type=5\nstart={}, size={}, type=83\nstart=126, size={}, "
+        "type=83\n",
+        kBootStart - 63, kBootStart, kBootSectors, kLogicalSectors);
+  }
+  static constexpr uint64_t kLogicalSectors = 79872;
+};
+
+// A power loss while the logical root moves: it keeps its entry and its number (taking it out
+// would make partition 6, were there one, the new partition 5), pointed at one sector right
+// after its EBR, where nothing can be mounted; the next boot finishes the move.
+TEST_F(NextBootLogicalRootTest, AHalfMovedLogicalRootIsOneEmptySectorUntilTheNextBoot) {
+  const auto before = Parts();
+  ASSERT_EQ(before.at(5), (std::pair<uint64_t, uint64_t>{126, kLogicalSectors}));
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  const CommandResult cut = CutAtBoot(journal, "move:6");
+  ASSERT_EQ(cut.exit_code, 128 + 9);
+  EXPECT_NE(cut.out.find("Fence: partition 5 leaves the table"), std::string::npos) << cut.out;
+  const auto fenced = Parts();
+  EXPECT_EQ(fenced.at(5), (std::pair<uint64_t, uint64_t>{64, 1}));
+  EXPECT_EQ(fenced.at(1), before.at(1));
+  EXPECT_EQ(fenced.at(2), before.at(2));
+  // Nothing there for blkid to find: the placeholder sector is empty.
+  const CommandResult probe =
+      test::RunCommand({"blkid", "-p", "-O", "32768", "-S", "512", disk_->device()});
+  EXPECT_EQ(probe.out.find("TYPE="), std::string::npos) << probe.out;
+
+  NextBootFinishes(journal);
+  ASSERT_TRUE(mounted->Unmount());
+  const auto after = Parts();
+  EXPECT_EQ(after.at(5), (std::pair<uint64_t, uint64_t>{2048, kLogicalSectors}));
+  EXPECT_EQ(after.at(2), before.at(2));
+  ExpectFilesystem(5);
   ExpectFilesystem(2);
 }
 

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // FenceTransition on hand-made tables: a GPT's entry zeroed in both arrays with both headers'
-// CRCs right again, a DOS primary's entry zeroed, every other byte kept, and the partitions that
-// cannot be fenced refused with the reason. (tests/cli/apply/fence_steps_test.cc checks the
-// bytes against `sfdisk --delete`.)
+// CRCs right again, a DOS primary's entry zeroed, a logical one pointed at a placeholder, every
+// other byte kept, and the partitions that cannot be fenced refused with the reason.
+// (tests/cli/apply/fence_steps_test.cc checks the bytes against `sfdisk --delete`.)
 #include "partalign/table/table_fence.h"
 
 #include <gtest/gtest.h>
@@ -165,10 +165,46 @@ TEST(TableFenceTest, DosPrimaryEntryZeroedAndBootCodeKept) {
   EXPECT_EQ(fence->ranges[0].new_bytes, expected);
 }
 
+// An EBR at LBA 200 whose first entry is a logical partition `start` sectors after it.
+TableRange Ebr(uint32_t start) {
+  std::vector<uint8_t> ebr(kSector, 0);
+  ebr[446 + 4] = 0x83;
+  Put32(ebr, 446 + 8, start);
+  Put32(ebr, 446 + 12, 100);
+  ebr[462 + 4] = 0x05;  // the link to the next EBR
+  Put32(ebr, 462 + 8, 400);
+  Put32(ebr, 462 + 12, 300);
+  ebr[510] = 0x55;
+  ebr[511] = 0xAA;
+  return Range(TableAreaRole::kEbr, 200, ebr);
+}
+
+// A logical partition keeps its entry (and so its number, and those of the partitions after
+// it), pointed at a one-sector placeholder right after its EBR; the link stays.
+TEST(TableFenceTest, LogicalEntryPointsAtAPlaceholderAfterItsEbr) {
+  TableTransition t = Dos();
+  t.ranges.push_back(Ebr(63));
+  Result<TableTransition> fence = FenceTransition(t, 5);
+  ASSERT_TRUE(fence) << fence.error().message;
+  const TableRange& ebr = Role(*fence, TableAreaRole::kEbr);
+  std::vector<uint8_t> expected = Ebr(63).old_bytes;
+  Put32(expected, 446 + 8, 1);
+  Put32(expected, 446 + 12, 1);
+  EXPECT_EQ(ebr.new_bytes, expected);
+  EXPECT_FALSE(Role(*fence, TableAreaRole::kMbr).changed());
+  // Right after its EBR: no free sector for the placeholder.
+  TableTransition tight = Dos();
+  tight.ranges.push_back(Ebr(1));
+  Result<TableTransition> refused = FenceTransition(tight, 5);
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().message.find("starts right after its EBR"), std::string::npos)
+      << refused.error().message;
+}
+
 TEST(TableFenceTest, DosRefusals) {
   for (auto [number, why] :
        {std::pair{2u, "is the extended partition"}, std::pair{3u, "has no partition 3"},
-        std::pair{5u, "is a logical partition"}}) {
+        std::pair{5u, "hold no EBR of partition 5"}}) {
     Result<TableTransition> fence = FenceTransition(Dos(), number);
     ASSERT_FALSE(fence) << number;
     EXPECT_NE(fence.error().message.find(why), std::string::npos) << fence.error().message;

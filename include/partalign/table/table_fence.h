@@ -17,12 +17,13 @@ namespace partalign {
 /// primary and the backup array and both headers' CRCs recomputed; on a DOS disk a primary's
 /// 16-byte entry zeroed. A DOS logical partition keeps its entry, since taking it out would
 /// renumber those after it (another partition would take its name): the entry in its EBR
-/// points at a one-sector placeholder, the sector right after the EBR (the caller checks that
-/// no partition holds it). Every other byte is kept; the ranges are in the crash-safe write
-/// order (SortForWrite); the unchanged ones are kept, as in any transition. Fails, saying why,
-/// for a DOS extended partition (it holds the logical ones), a logical partition that starts
-/// right after its EBR, a partition the table has no entry for, or a table whose header or
-/// entries are not where its ranges say.
-Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t number);
+/// points at a one-sector placeholder `placeholder_after_ebr` sectors after the EBR (the
+/// caller finds a sector no partition or table area holds). Every other byte is kept; the
+/// ranges are in the crash-safe write order (SortForWrite); the unchanged ones are kept, as in
+/// any transition. Fails, saying why, for a DOS extended partition (it holds the logical ones),
+/// a placeholder inside the partition itself, a partition the table has no entry for, or a
+/// table whose header or entries are not where its ranges say.
+Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t number,
+                                        uint64_t placeholder_after_ebr = 1);
 
 }  // namespace partalign

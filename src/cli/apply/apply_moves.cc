@@ -800,18 +800,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     }
     MoveRequest& request = *step_request;
     // The fence, when the step has one: the move's table write starts from it.
-    std::optional<PreparedFence> fence = fences[k];
-    if (fence) {
-      Result<std::vector<TableUpdate>> fenced = UpdatesAfterFence(request.table, *fence);
-      if (!fenced) {
-        PrintWarning(io.err, fmt::format("step {}: partition {} stays in the table while its data "
-                                         "moves (no fence): {}",
-                                         k + 1, s.move->partition, fenced.error().message));
-        fence.reset();
-      } else {
-        request.table = std::move(*fenced);
-      }
-    }
+    const std::optional<PreparedFence>& fence = fences[k];
+    if (fence) request.table = UpdatesAfterFence(std::move(request.table), *fence);
     // The cheaper safe way of this step's shift, by what writes and flushes cost now (measured
     // beside the journal; docs/mover.md §5a).
     const ChosenWay way = ChooseMoveWayNow(io, s.journal, sector_size, request.move, std::nullopt);

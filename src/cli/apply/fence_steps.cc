@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <filesystem>
 #include <optional>
 #include <ostream>
@@ -76,10 +77,74 @@ std::string JournalIn(const std::string& dir, const std::string& path, const std
                      kJournalFileSuffix);
 }
 
+// The placeholder of a logical partition's fence (PrepareFence), and its EBR's sector in
+// `*ebr`. An error when there is no such sector.
+Result<uint64_t> PlaceholderSector(const ComputedTransition& step, uint32_t partition,
+                                   uint64_t* ebr) {
+  const uint64_t ss = step.transition.sector_size;
+  std::optional<uint64_t> found_ebr;
+  for (const TableRange& r : step.transition.ranges) {
+    if (r.role == TableAreaRole::kEbr && r.old_index && *r.old_index == partition - 5) {
+      found_ebr = r.offset_bytes / ss;
+    }
+  }
+  if (!found_ebr) {
+    return MakeError(fmt::format("the table's ranges hold no EBR of partition {}", partition));
+  }
+  *ebr = *found_ebr;
+  // Every sector something holds, and the extended partition's end in both tables.
+  std::vector<std::pair<uint64_t, uint64_t>> held;  // first, last
+  uint64_t extended_end = UINT64_MAX;
+  for (const PartitionTable* t : {&step.old_table, &step.new_table}) {
+    bool has_extended = false;
+    for (const Partition& p : t->partitions) {
+      if (p.kind == PartitionKind::kExtended) {
+        extended_end = std::min(extended_end, p.end_sector());
+        has_extended = true;
+      } else {
+        held.emplace_back(p.start_sector, p.end_sector());
+      }
+    }
+    if (!has_extended) extended_end = 0;
+  }
+  for (const TableRange& r : step.transition.ranges) {
+    held.emplace_back(r.offset_bytes / ss, (r.offset_bytes + r.length_bytes - 1) / ss);
+  }
+  uint64_t sector = *ebr + 1;
+  for (bool moved = true; moved;) {
+    moved = false;
+    for (const auto& [first, last] : held) {
+      if (sector >= first && sector <= last) {
+        sector = last + 1;
+        moved = true;
+      }
+    }
+  }
+  if (sector > extended_end || sector - *ebr > UINT32_MAX) {
+    return MakeError(
+        fmt::format("no free sector after the EBR of partition {} inside the "
+                    "extended partition for the one-sector placeholder its fence "
+                    "needs",
+                    partition));
+  }
+  return sector;
+}
+
 }  // namespace
 
 Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t partition) {
-  Result<TableTransition> transition = FenceTransition(step.transition, partition);
+  // A logical partition keeps its entry, pointed at a one-sector placeholder (FenceTransition):
+  // the first sector after its EBR that no partition of the step's tables (the move's
+  // destination included) and no table area holds, inside the extended partition.
+  std::optional<uint64_t> placeholder;
+  uint64_t ebr = 0;
+  if (step.transition.label == LabelType::kDos && partition > 4) {
+    Result<uint64_t> found = PlaceholderSector(step, partition, &ebr);
+    if (!found) return found.error();
+    placeholder = *found;
+  }
+  Result<TableTransition> transition =
+      FenceTransition(step.transition, partition, placeholder ? *placeholder - ebr : 1);
   if (!transition) return transition.error();
   // The fenced table as libfdisk reads it: every other partition exactly as before.
   Result<UniqueFd> scratch = CreateScratchDisk(transition->disk_size_bytes);
@@ -93,37 +158,6 @@ Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t part
   if (!fenced) {
     return MakeError(fmt::format("libfdisk cannot read the table without partition {}: {}",
                                  partition, fenced.error().message));
-  }
-  // A logical partition keeps its entry, pointed at the sector after its EBR (FenceTransition):
-  // a sector no partition of the step's tables holds, the move's destination included.
-  std::optional<uint64_t> placeholder;
-  for (const TableRange& r : transition->ranges) {
-    if (partition > 4 && r.role == TableAreaRole::kEbr && r.old_index &&
-        *r.old_index == partition - 5) {
-      placeholder = r.offset_bytes / transition->sector_size + 1;
-    }
-  }
-  if (placeholder) {
-    const uint64_t byte = *placeholder * transition->sector_size;
-    for (const TableRange& r : step.transition.ranges) {
-      if (byte >= r.offset_bytes && byte < r.offset_bytes + r.length_bytes) {
-        return MakeError(
-            fmt::format("the sector after the EBR of partition {} ({}) holds the {}: "
-                        "no place for its fence's placeholder",
-                        partition, *placeholder, AreaName(step.transition.label, r)));
-      }
-    }
-    for (const PartitionTable* t : {&step.old_table, &step.new_table}) {
-      for (const Partition& p : t->partitions) {
-        if (p.kind != PartitionKind::kExtended && *placeholder >= p.start_sector &&
-            *placeholder <= p.end_sector()) {
-          return MakeError(
-              fmt::format("the sector after the EBR of partition {} ({}) lies in "
-                          "partition {}: no place for its fence's placeholder",
-                          partition, *placeholder, p.number));
-        }
-      }
-    }
   }
   std::vector<Partition> expected;
   for (const Partition& p : step.old_table.partitions) {
@@ -147,20 +181,22 @@ Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t part
   return PreparedFence{partition, std::move(*transition), fenced->table.fingerprint};
 }
 
-Result<std::vector<TableUpdate>> UpdatesAfterFence(std::vector<TableUpdate> updates,
-                                                   const PreparedFence& fence) {
+std::vector<TableUpdate> UpdatesAfterFence(std::vector<TableUpdate> updates,
+                                           const PreparedFence& fence) {
+  std::vector<TableUpdate> after;
   for (const TableRange& r : ChangedRanges(fence.transition)) {
     auto it = std::find_if(updates.begin(), updates.end(), [&](const TableUpdate& u) {
       return !u.in_data && u.offset_bytes == r.offset_bytes && u.old_bytes == r.old_bytes;
     });
-    if (it == updates.end()) {
-      return MakeError(
-          fmt::format("the fence of partition {} writes the {} at byte {}, which "
-                      "the step's own table write does not",
-                      fence.partition, AreaName(fence.transition.label, r), r.offset_bytes));
+    if (it != updates.end()) {
+      it->old_bytes = r.new_bytes;
+    } else {
+      // A sector the step leaves as it is (the old place of an EBR that moves): given back its
+      // bytes once the step's table is written, as the step without a fence leaves it.
+      after.push_back({r.offset_bytes, r.new_bytes, r.old_bytes});
     }
-    it->old_bytes = r.new_bytes;
   }
+  updates.insert(updates.end(), after.begin(), after.end());
   return updates;
 }
 

@@ -36,9 +36,10 @@ Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t part
 
 /// The step's table updates once the fence is on the disk: the same ranges, with the fenced
 /// bytes as the old bytes of those the fence changed (the move's rollback writes the fence
-/// back). Fails when the fence changes a range the step does not write.
-Result<std::vector<TableUpdate>> UpdatesAfterFence(std::vector<TableUpdate> updates,
-                                                   const PreparedFence& fence);
+/// back); a sector the fence changed that the step leaves as it is (the old place of a logical
+/// partition's EBR that moves) gets its bytes back last, after the step's table.
+std::vector<TableUpdate> UpdatesAfterFence(std::vector<TableUpdate> updates,
+                                           const PreparedFence& fence);
 
 /// Writes the fence: its backup (command "fence") into `backup_dir`, then the journaled step
 /// that moves no data (journal `journal`), and reads the table back (the fenced fingerprint).

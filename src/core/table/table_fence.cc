@@ -3,6 +3,7 @@
 #include "partalign/table/table_fence.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <span>
 
@@ -83,8 +84,8 @@ Status FenceGpt(TableRange* header, TableRange* entries, uint64_t sector_size, u
 }
 
 // A logical partition keeps its entry (taking it out would renumber those after it), pointed at
-// one sector right after its EBR: the placeholder.
-Status FenceLogical(std::vector<TableRange>& ranges, uint32_t number) {
+// one sector `placeholder` sectors after its EBR.
+Status FenceLogical(std::vector<TableRange>& ranges, uint32_t number, uint64_t placeholder) {
   auto it = std::find_if(ranges.begin(), ranges.end(), [&](const TableRange& r) {
     return r.role == TableAreaRole::kEbr && r.old_index && *r.old_index == number - 5;
   });
@@ -97,25 +98,28 @@ Status FenceLogical(std::vector<TableRange>& ranges, uint32_t number) {
                                  it->offset_bytes));
   }
   const uint8_t type = b[446 + 4];
-  if (Le32(b, 446 + 12) == 0 || type == 0x05 || type == 0x0f || type == 0x85) {
+  const uint64_t start = Le32(b, 446 + 8);
+  const uint64_t size = Le32(b, 446 + 12);
+  if (size == 0 || type == 0x05 || type == 0x0f || type == 0x85) {
     return MakeError(
         fmt::format("the EBR of partition {} at byte {} has no partition in its "
                     "first entry",
                     number, it->offset_bytes));
   }
-  if (Le32(b, 446 + 8) < 2) {
+  if (placeholder == 0 || placeholder > UINT32_MAX ||
+      (placeholder >= start && placeholder < start + size)) {
     return MakeError(
-        fmt::format("partition {} starts right after its EBR: no free sector for "
-                    "the one-sector placeholder its fence needs",
-                    number));
+        fmt::format("the placeholder of partition {}'s fence, {} sector(s) after "
+                    "its EBR, is not outside the partition",
+                    number, placeholder));
   }
-  PutLe32(b, 446 + 8, 1);
+  PutLe32(b, 446 + 8, static_cast<uint32_t>(placeholder));
   PutLe32(b, 446 + 12, 1);
   return {};
 }
 
-Status FenceDos(std::vector<TableRange>& ranges, uint32_t number) {
-  if (number > 4) return FenceLogical(ranges, number);
+Status FenceDos(std::vector<TableRange>& ranges, uint32_t number, uint64_t placeholder) {
+  if (number > 4) return FenceLogical(ranges, number, placeholder);
   TableRange* mbr = Find(ranges, TableAreaRole::kMbr);
   if (!mbr || mbr->offset_bytes != 0 || mbr->new_bytes.size() < 512 ||
       mbr->new_bytes[510] != 0x55 || mbr->new_bytes[511] != 0xAA) {
@@ -140,7 +144,8 @@ Status FenceDos(std::vector<TableRange>& ranges, uint32_t number) {
 
 }  // namespace
 
-Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t number) {
+Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t number,
+                                        uint64_t placeholder_after_ebr) {
   TableTransition fence;
   fence.label = step.label;
   fence.sector_size = step.sector_size;
@@ -163,7 +168,7 @@ Result<TableTransition> FenceTransition(const TableTransition& step, uint32_t nu
                         number, "backup");
     }
   } else if (step.label == LabelType::kDos) {
-    fenced = FenceDos(fence.ranges, number);
+    fenced = FenceDos(fence.ranges, number, placeholder_after_ebr);
   }
   if (!fenced) return fenced.error();
   SortForWrite(&fence);

@@ -454,6 +454,46 @@ TEST_F(NextBootLogicalRootTest, AHalfMovedLogicalRootIsOneEmptySectorUntilTheNex
   ExpectFilesystem(2);
 }
 
+// The root in the second logical partition, whose EBR is the sector right before it (where
+// sfdisk puts it): its placeholder is the first free sector after that EBR - past the
+// partition's old and new places, inside the extended partition - and the EBR moves with the
+// partition, its old place given its bytes back once the step's table is written.
+class NextBootSecondLogicalRootTest : public NextBootTest {
+ protected:
+  NextBootSecondLogicalRootTest() {
+    root_ = 6;
+    layout_ = fmt::format(
+        "label: dos\nstart=63, size={}, type=5\nstart={}, size={}, type=83\nstart=2048, "
+        "size=2048, type=83\nstart=4097, size={}, type=83\n",
+        kBootStart - 63, kBootStart, kBootSectors, kRootSectors6);
+  }
+  static constexpr uint64_t kRootSectors6 = 71680;
+};
+
+TEST_F(NextBootSecondLogicalRootTest, AHalfMovedSecondLogicalRootIsOneEmptySector) {
+  const auto before = Parts();
+  ASSERT_EQ(before.at(6), (std::pair<uint64_t, uint64_t>{4097, kRootSectors6}));
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  const CommandResult cut = CutAtBoot(journal, "move:6");
+  ASSERT_EQ(cut.exit_code, 128 + 9);
+  EXPECT_NE(cut.out.find("Fence: partition 6 leaves the table"), std::string::npos) << cut.err;
+  const auto fenced = Parts();
+  EXPECT_EQ(fenced.at(6), (std::pair<uint64_t, uint64_t>{6144 + kRootSectors6, 1}));
+  EXPECT_EQ(fenced.at(5), before.at(5));
+  EXPECT_EQ(fenced.at(2), before.at(2));
+
+  NextBootFinishes(journal);
+  ASSERT_TRUE(mounted->Unmount());
+  const auto after = Parts();
+  EXPECT_EQ(after.at(6), (std::pair<uint64_t, uint64_t>{6144, kRootSectors6}));
+  EXPECT_EQ(after.at(5), before.at(5));
+  EXPECT_EQ(after.at(2), before.at(2));
+  ExpectFilesystem(6);
+  ExpectFilesystem(2);
+}
+
 // A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.
 TEST_F(NextBootTest, AnEditedStageRecordStopsTheBootAndTouchesNothing) {
   MountBoth();

@@ -192,12 +192,17 @@ TEST(TableFenceTest, LogicalEntryPointsAtAPlaceholderAfterItsEbr) {
   Put32(expected, 446 + 12, 1);
   EXPECT_EQ(ebr.new_bytes, expected);
   EXPECT_FALSE(Role(*fence, TableAreaRole::kMbr).changed());
-  // Right after its EBR: no free sector for the placeholder.
+  // Elsewhere after the EBR, when the caller found the sector there.
+  Result<TableTransition> later = FenceTransition(t, 5, 200);
+  ASSERT_TRUE(later) << later.error().message;
+  Put32(expected, 446 + 8, 200);
+  EXPECT_EQ(Role(*later, TableAreaRole::kEbr).new_bytes, expected);
+  // Never inside the partition itself: right after its EBR, it starts there.
   TableTransition tight = Dos();
   tight.ranges.push_back(Ebr(1));
   Result<TableTransition> refused = FenceTransition(tight, 5);
   ASSERT_FALSE(refused);
-  EXPECT_NE(refused.error().message.find("starts right after its EBR"), std::string::npos)
+  EXPECT_NE(refused.error().message.find("is not outside the partition"), std::string::npos)
       << refused.error().message;
 }
 

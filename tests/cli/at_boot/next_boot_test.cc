@@ -410,89 +410,83 @@ TEST_F(NextBootTest, TakingThePlanBackLiftsAFenceTheBootLeft) {
   ExpectFilesystem(2);
 }
 
-// The root in a DOS logical partition, as on an XP-era dual-boot disk: partition 5 at 126 (its
-// EBR at 63, the head of the chain), in an extended partition that holds its aligned place too.
-class NextBootLogicalRootTest : public NextBootTest {
+// The root in a DOS logical partition (partition 2, an aligned primary, holds the journal).
+struct LogicalRoot {
+  const char* name;
+  int number;
+  std::string layout;
+  std::pair<uint64_t, uint64_t> before, placeholder, after;  // start, size
+};
+
+class NextBootLogicalRootTest : public NextBootTest,
+                                public ::testing::WithParamInterface<LogicalRoot> {
  protected:
   NextBootLogicalRootTest() {
-    root_ = 5;
-    layout_ = fmt::format(
-        "label: dos\nstart=63, size={}, type=5\nstart={}, size={}, type=83\nstart=126, size={}, "
-        "type=83\n",
-        kBootStart - 63, kBootStart, kBootSectors, kLogicalSectors);
+    root_ = GetParam().number;
+    layout_ = GetParam().layout;
   }
-  static constexpr uint64_t kLogicalSectors = 79872;
 };
 
-// A power loss while the logical root moves: it keeps its entry and its number (taking it out
-// would make partition 6, were there one, the new partition 5), pointed at one sector right
-// after its EBR, where nothing can be mounted; the next boot finishes the move.
-TEST_F(NextBootLogicalRootTest, AHalfMovedLogicalRootIsOneEmptySectorUntilTheNextBoot) {
+// A power loss while a logical root moves: it keeps its entry and its number (taking it out
+// would renumber the logical partitions after it), pointed at one empty sector after its EBR,
+// where nothing can be mounted; the next boot finishes the move.
+TEST_P(NextBootLogicalRootTest, AHalfMovedLogicalRootIsOneEmptySectorUntilTheNextBoot) {
+  const LogicalRoot& c = GetParam();
   const auto before = Parts();
-  ASSERT_EQ(before.at(5), (std::pair<uint64_t, uint64_t>{126, kLogicalSectors}));
+  ASSERT_EQ(before.at(c.number), c.before);
   const std::string journal = disk_->File("journal");
   std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
   ASSERT_TRUE(mounted);
   const CommandResult cut = CutAtBoot(journal, "move:6");
   ASSERT_EQ(cut.exit_code, 128 + 9);
-  EXPECT_NE(cut.out.find("Fence: partition 5 leaves the table"), std::string::npos) << cut.out;
-  const auto fenced = Parts();
-  EXPECT_EQ(fenced.at(5), (std::pair<uint64_t, uint64_t>{64, 1}));
-  EXPECT_EQ(fenced.at(1), before.at(1));
-  EXPECT_EQ(fenced.at(2), before.at(2));
+  EXPECT_NE(cut.out.find(fmt::format("Fence: partition {} leaves the table", c.number)),
+            std::string::npos)
+      << cut.out << cut.err;
+  auto fenced = Parts();
+  EXPECT_EQ(fenced.at(c.number), c.placeholder);
   // Nothing there for blkid to find: the placeholder sector is empty.
   const CommandResult probe =
-      test::RunCommand({"blkid", "-p", "-O", "32768", "-S", "512", disk_->device()});
+      test::RunCommand({"blkid", "-p", "-O", std::to_string(c.placeholder.first * 512), "-S", "512",
+                        disk_->device()});
   EXPECT_EQ(probe.out.find("TYPE="), std::string::npos) << probe.out;
+  fenced.erase(c.number);
+  for (const auto& [number, place] : fenced) EXPECT_EQ(place, before.at(number)) << number;
 
   NextBootFinishes(journal);
   ASSERT_TRUE(mounted->Unmount());
-  const auto after = Parts();
-  EXPECT_EQ(after.at(5), (std::pair<uint64_t, uint64_t>{2048, kLogicalSectors}));
-  EXPECT_EQ(after.at(2), before.at(2));
-  ExpectFilesystem(5);
+  auto after = Parts();
+  EXPECT_EQ(after.at(c.number), c.after);
+  after.erase(c.number);
+  for (const auto& [number, place] : after) EXPECT_EQ(place, before.at(number)) << number;
+  ExpectFilesystem(c.number);
   ExpectFilesystem(2);
 }
 
-// The root in the second logical partition, whose EBR is the sector right before it (where
-// sfdisk puts it): its placeholder is the first free sector after that EBR - past the
-// partition's old and new places, inside the extended partition - and the EBR moves with the
-// partition, its old place given its bytes back once the step's table is written.
-class NextBootSecondLogicalRootTest : public NextBootTest {
- protected:
-  NextBootSecondLogicalRootTest() {
-    root_ = 6;
-    layout_ = fmt::format(
-        "label: dos\nstart=63, size={}, type=5\nstart={}, size={}, type=83\nstart=2048, "
-        "size=2048, type=83\nstart=4097, size={}, type=83\n",
-        kBootStart - 63, kBootStart, kBootSectors, kRootSectors6);
-  }
-  static constexpr uint64_t kRootSectors6 = 71680;
-};
-
-TEST_F(NextBootSecondLogicalRootTest, AHalfMovedSecondLogicalRootIsOneEmptySector) {
-  const auto before = Parts();
-  ASSERT_EQ(before.at(6), (std::pair<uint64_t, uint64_t>{4097, kRootSectors6}));
-  const std::string journal = disk_->File("journal");
-  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
-  ASSERT_TRUE(mounted);
-  const CommandResult cut = CutAtBoot(journal, "move:6");
-  ASSERT_EQ(cut.exit_code, 128 + 9);
-  EXPECT_NE(cut.out.find("Fence: partition 6 leaves the table"), std::string::npos) << cut.err;
-  const auto fenced = Parts();
-  EXPECT_EQ(fenced.at(6), (std::pair<uint64_t, uint64_t>{6144 + kRootSectors6, 1}));
-  EXPECT_EQ(fenced.at(5), before.at(5));
-  EXPECT_EQ(fenced.at(2), before.at(2));
-
-  NextBootFinishes(journal);
-  ASSERT_TRUE(mounted->Unmount());
-  const auto after = Parts();
-  EXPECT_EQ(after.at(6), (std::pair<uint64_t, uint64_t>{6144, kRootSectors6}));
-  EXPECT_EQ(after.at(5), before.at(5));
-  EXPECT_EQ(after.at(2), before.at(2));
-  ExpectFilesystem(6);
-  ExpectFilesystem(2);
-}
+INSTANTIATE_TEST_SUITE_P(
+    Roots, NextBootLogicalRootTest,
+    ::testing::Values(
+        // As on an XP-era dual-boot disk: partition 5 at 126, its EBR at 63 (the head of the
+        // chain, at the extended partition's start, which stays): the placeholder is 64.
+        LogicalRoot{"FirstLogicalEbrATrackBefore",
+                    5,
+                    fmt::format("label: dos\nstart=63, size={}, type=5\nstart={}, size={}, "
+                                "type=83\nstart=126, size=79872, type=83\n",
+                                kBootStart - 63, kBootStart, kBootSectors),
+                    {126, 79872},
+                    {64, 1},
+                    {2048, 79872}},
+        // Partition 6 with its EBR in the sector right before it (where sfdisk puts it), which
+        // moves with it: the placeholder is the first free sector past its new place.
+        LogicalRoot{"SecondLogicalEbrRightBefore",
+                    6,
+                    fmt::format("label: dos\nstart=63, size={}, type=5\nstart={}, size={}, "
+                                "type=83\nstart=2048, size=2048, type=83\nstart=4097, "
+                                "size=71680, type=83\n",
+                                kBootStart - 63, kBootStart, kBootSectors),
+                    {4097, 71680},
+                    {6144 + 71680, 1},
+                    {6144, 71680}}),
+    [](const ::testing::TestParamInfo<LogicalRoot>& param) { return param.param.name; });
 
 // A stage record someone edited: the boot stops (exit non-zero) and the disk is untouched.
 TEST_F(NextBootTest, AnEditedStageRecordStopsTheBootAndTouchesNothing) {

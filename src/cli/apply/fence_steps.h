@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // The fence of a partition whose data moves at boot (docs/at-boot.md, "The fence"): before the
 // step's move, a journaled step that moves no data takes the partition's entry out of the
-// table (FenceTransition); the move's own table write then puts it back at its new place. Until
+// table (FenceTransition; a DOS logical partition's entry is pointed at a one-sector
+// placeholder instead); the move's own table write then puts it at its new place. Until
 // then no system booted in between (a live USB, an older kernel's initramfs) finds the
 // half-moved filesystem to mount. A fence with no move under it (a power loss between the two
 // steps, or a move rolled back) is lifted by LiftFence, which the boot runner calls before it
@@ -29,9 +30,12 @@ struct PreparedFence {
 };
 
 /// The fence of a step moving `partition`, whose table change libfdisk computed as `step`:
-/// FenceTransition, checked on a scratch copy of the disk's size, where libfdisk must read
-/// every partition of the step's old table but `partition`, each as it was. The error says why
-/// the partition cannot be fenced (a DOS logical partition, ...).
+/// FenceTransition (for a DOS logical partition with its placeholder: the first sector after
+/// its EBR, inside the extended partition, that no partition of the step's tables and no table
+/// area holds), checked on a scratch copy of the disk's size, where libfdisk must read every
+/// partition of the step's old table but `partition` (a logical one: at its placeholder), each
+/// as it was. The error says why the partition cannot be fenced (the extended partition, a
+/// logical one with no free sector after its EBR, ...).
 Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t partition);
 
 /// The step's table updates once the fence is on the disk: the same ranges, with the fenced

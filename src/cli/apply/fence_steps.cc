@@ -236,7 +236,8 @@ ExitCode WriteFence(Streams io, const Target& disk, const DeviceInfo& device,
 ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std::string& backup_dir,
                    const std::string& journal_dir, bool progress, bool* lifted) {
   *lifted = false;
-  Result<DeviceInfo> device = ProbeTarget(path, {});
+  const ProbeOptions options;
+  Result<DeviceInfo> device = ProbeTarget(path, options);
   if (!device) {
     PrintError(io.err, device.error().message);
     return ExitCode::kFailure;

@@ -837,8 +837,7 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
       if (fence) {
         // A move rolled back leaves the fence over data at its old place: lifted now. An
         // unfinished one keeps it until it is resumed.
-        bool lifted = false;
-        LiftFence(io, r.path, &*disk, r.write->backup_dir, r.journal_dir, r.progress, &lifted);
+        LiftFence(io, r.path, &*disk, r.write->backup_dir, r.journal_dir, r.progress);
       }
       PrintWhereItStopped(io, steps, k, r.path, /*next_started=*/true);
       return moved_code == ExitCode::kOk ? ExitCode::kFailure : moved_code;

@@ -2,10 +2,7 @@
 // The fence of a partition moved at boot (fence_steps.h; docs/at-boot.md, "The fence").
 #include "cli/apply/fence_steps.h"
 
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdint>
 #include <filesystem>
 #include <optional>
@@ -35,18 +32,6 @@ constexpr const char* kFenceCommand = "fence";
 Partition WithoutContents(Partition p) {
   p.contents = {};
   return p;
-}
-
-Status WriteAllAt(int fd, const std::vector<uint8_t>& bytes, uint64_t offset) {
-  size_t done = 0;
-  while (done < bytes.size()) {
-    const ssize_t n =
-        ::pwrite(fd, bytes.data() + done, bytes.size() - done, static_cast<off_t>(offset + done));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) return ErrnoError(n < 0 ? errno : EIO, "writing the fence's scratch copy");
-    done += static_cast<size_t>(n);
-  }
-  return {};
 }
 
 // Runs a step that moves no data whose table updates are `ranges`' changes.
@@ -149,8 +134,10 @@ Result<PreparedFence> PrepareFence(const ComputedTransition& step, uint32_t part
   // The fenced table as libfdisk reads it: every other partition exactly as before.
   Result<UniqueFd> scratch = CreateScratchDisk(transition->disk_size_bytes);
   if (!scratch) return scratch.error();
-  for (const TableRange& r : transition->ranges) {
-    if (Status s = WriteAllAt(scratch->get(), r.new_bytes, r.offset_bytes); !s) return s.error();
+  if (Status s = WriteTableRanges(scratch->get(), "the fence's scratch copy",
+                                  transition->sector_size, transition->ranges);
+      !s) {
+    return s.error();
   }
   const std::string scratch_path = fmt::format("/proc/self/fd/{}", scratch->get());
   Result<TableRead> fenced = ReadPartitionTable(
@@ -234,8 +221,7 @@ ExitCode WriteFence(Streams io, const Target& disk, const DeviceInfo& device,
 }
 
 ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std::string& backup_dir,
-                   const std::string& journal_dir, bool progress, bool* lifted) {
-  *lifted = false;
+                   const std::string& journal_dir, bool progress) {
   const ProbeOptions options;
   Result<DeviceInfo> device = ProbeTarget(path, options);
   if (!device) {
@@ -262,11 +248,10 @@ ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std:
     if (b.command != kFenceCommand || b.applied_table_fingerprint != table->table.fingerprint) {
       continue;
     }
-    bool holds = true;
-    for (const BackupRange& r : b.ranges) {
-      Result<std::vector<uint8_t>> now =
-          ReadExactly(looked.fd.get(), path, r.offset_bytes, r.length_bytes);
-      holds = holds && now && Xxh64Hex(now->data(), now->size()) == r.applied_xxh64;
+    Result<std::vector<std::vector<uint8_t>>> now = ReadBackupRangesNow(looked.fd.get(), path, b);
+    bool holds = static_cast<bool>(now);
+    for (size_t i = 0; holds && i < b.ranges.size(); ++i) {
+      holds = Xxh64Hex((*now)[i].data(), (*now)[i].size()) == b.ranges[i].applied_xxh64;
     }
     if (holds && (!fence || b.created >= fence->created)) fence = std::move(b);
   }
@@ -278,8 +263,9 @@ ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std:
     ExitCode code = ExitCode::kOk;
     WriteScope scope;
     scope.whole_disk = false;
-    for (const BackupRange& r : fence->ranges)
+    for (const BackupRange& r : fence->ranges) {
       scope.bytes.push_back({r.offset_bytes, r.length_bytes});
+    }
     acquired = AcquireForWrite(io, path, &code, {journal_dir}, scope);
     if (!acquired) return code;
   } else {
@@ -293,28 +279,12 @@ ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std:
     }
   }
   Target& disk = held ? *held : *acquired;
-  TableTransition lift;
-  lift.label = fence->label;
-  lift.sector_size = fence->sector_size;
-  lift.disk_size_bytes = disk.size_bytes;
-  for (const BackupRange& r : fence->ranges) {
-    Result<std::vector<uint8_t>> now =
-        ReadExactly(disk.fd.get(), path, r.offset_bytes, r.length_bytes);
-    if (!now) {
-      PrintError(io.err, now.error().message);
-      return ExitCode::kFailure;
-    }
-    lift.ranges.push_back({.role = r.role,
-                           .offset_bytes = r.offset_bytes,
-                           .length_bytes = r.length_bytes,
-                           .old_index = r.new_index,
-                           .new_index = r.old_index,
-                           .old_bytes = std::move(*now),
-                           .new_bytes = r.bytes});
-  }
-  SortForWrite(&lift);
-  if (Status valid = ValidateTransition(lift); !valid) {
-    PrintError(io.err, fmt::format("the fence's backup of '{}': {}", path, valid.error().message));
+  // Read again now that the disk is held: the restore of the fence's backup.
+  Result<std::vector<std::vector<uint8_t>>> now = ReadBackupRangesNow(disk.fd.get(), path, *fence);
+  Result<TableTransition> lift =
+      now ? RestoreTransition(*fence, *now) : Result<TableTransition>(now.error());
+  if (!lift) {
+    PrintError(io.err, fmt::format("the fence's backup of '{}': {}", path, lift.error().message));
     return ExitCode::kFailure;
   }
   io.out << fmt::format(
@@ -326,7 +296,7 @@ ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std:
   std::error_code ec;
   fs::create_directories(journal_dir, ec);
   const ExitCode code =
-      RunTableStep(io, disk, lift.ranges, JournalIn(journal_dir, path, "lift-fence"),
+      RunTableStep(io, disk, lift->ranges, JournalIn(journal_dir, path, "lift-fence"),
                    "lift a fence: the table as it was before it", progress);
   if (code != ExitCode::kOk) return code;
   Result<TableRead> after =
@@ -345,7 +315,6 @@ ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std:
                             path);
     }
   }
-  *lifted = true;
   if (!UpdateKernel(io, disk, after->table)) return ExitCode::kFailure;
   return ExitCode::kOk;
 }

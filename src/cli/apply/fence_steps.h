@@ -57,8 +57,8 @@ ExitCode WriteFence(Streams io, const Target& disk, const DeviceInfo& device,
 /// unfinished, the backup's bytes are written back through a journaled step that moves no
 /// data (its journal in `journal_dir`) and the kernel is told. `held`: the disk as the caller
 /// holds it for writing, or null (then it is acquired here, only when there is a fence to
-/// lift). `*lifted` says whether one was. Prints what it does; kOk also when there is none.
+/// lift). Prints what it does; kOk also when there is none.
 ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std::string& backup_dir,
-                   const std::string& journal_dir, bool progress, bool* lifted);
+                   const std::string& journal_dir, bool progress);
 
 }  // namespace partalign

@@ -137,9 +137,7 @@ ExitCode RunAtBoot(Streams io, const AtBootRequest& r) {
   }
   // A fence an earlier boot wrote with no move under it (a power loss between the two, or a
   // move rolled back): the table as it was, so that the plan left is read from it.
-  bool lifted = false;
-  if (ExitCode code =
-          LiftFence(io, s->disk, nullptr, dir.backups(), dir.journals(), r.progress, &lifted);
+  if (ExitCode code = LiftFence(io, s->disk, nullptr, dir.backups(), dir.journals(), r.progress);
       code != ExitCode::kOk) {
     return code == ExitCode::kRefused ? ExitCode::kFailure : code;
   }

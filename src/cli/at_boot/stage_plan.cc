@@ -311,9 +311,8 @@ ExitCode CancelNextBoot(Streams io, bool yes) {
   if (dir) {
     // A fence a boot left with no move under it (docs/at-boot.md, "The fence"): the table as it
     // was, before the stage that would lift it goes.
-    bool lifted = false;
     if (ExitCode code = LiftFence(io, staged.disk_path, nullptr, dir->backups(), dir->journals(),
-                                  /*progress=*/false, &lifted);
+                                  /*progress=*/false);
         code != ExitCode::kOk) {
       PrintError(io.err, "the plan stays staged");
       return code;

@@ -34,18 +34,6 @@ struct RestoreCommand {
   bool check = false;
 };
 
-Result<std::vector<std::vector<uint8_t>>> ReadCurrent(const Target& disk,
-                                                      const TableBackup& backup) {
-  std::vector<std::vector<uint8_t>> current;
-  for (const BackupRange& r : backup.ranges) {
-    Result<std::vector<uint8_t>> bytes =
-        ReadExactly(disk.fd.get(), disk.path, r.offset_bytes, r.length_bytes);
-    if (!bytes) return bytes.error();
-    current.push_back(std::move(*bytes));
-  }
-  return current;
-}
-
 // What is on disk now where the backup has other bytes.
 void PrintDifferences(std::ostream& out, const TableBackup& backup, const TableTransition& t) {
   TextTable table(
@@ -225,7 +213,8 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
                                    c.backup_path, saved.error().message));
     return ExitCode::kFailure;
   }
-  Result<std::vector<std::vector<uint8_t>>> current = ReadCurrent(*reader, *backup);
+  Result<std::vector<std::vector<uint8_t>>> current =
+      ReadBackupRangesNow(reader->fd.get(), reader->path, *backup);
   if (!current) {
     PrintError(io.err, current.error().message);
     return ExitCode::kFailure;
@@ -291,7 +280,7 @@ ExitCode RunRestore(const RestoreCommand& c, Streams io) {
   ExitCode code = ExitCode::kOk;
   std::optional<Target> disk = AcquireForWrite(io, path, &code);
   if (!disk) return code;
-  current = ReadCurrent(*disk, *backup);
+  current = ReadBackupRangesNow(disk->fd.get(), disk->path, *backup);
   if (!current) {
     PrintError(io.err, current.error().message + "; nothing was written");
     return ExitCode::kFailure;

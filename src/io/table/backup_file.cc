@@ -107,6 +107,17 @@ Result<PartitionTable> ReadSavedTable(const TableBackup& backup) {
   return std::move(read->table);
 }
 
+Result<std::vector<std::vector<uint8_t>>> ReadBackupRangesNow(int fd, const std::string& path,
+                                                              const TableBackup& backup) {
+  std::vector<std::vector<uint8_t>> current;
+  for (const BackupRange& r : backup.ranges) {
+    Result<std::vector<uint8_t>> bytes = ReadExactly(fd, path, r.offset_bytes, r.length_bytes);
+    if (!bytes) return bytes.error();
+    current.push_back(std::move(*bytes));
+  }
+  return current;
+}
+
 std::vector<std::string> HashContext(int fd, const std::string& path,
                                      const std::vector<BackupContext>& context) {
   std::vector<std::string> out;

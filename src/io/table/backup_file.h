@@ -37,6 +37,11 @@ Result<std::string> WriteBackupFile(const std::string& dir, const std::string& f
 /// missing).
 Result<PartitionTable> ReadSavedTable(const TableBackup& backup);
 
+/// The bytes on the open disk `fd` (named `path` in errors) now at each of `backup`'s ranges,
+/// in its order: what RestoreTransition takes back to the saved bytes.
+Result<std::vector<std::vector<uint8_t>>> ReadBackupRangesNow(int fd, const std::string& path,
+                                                              const TableBackup& backup);
+
 /// The xxh64 ("xxh64:" + 16 hex digits) of the bytes at each of `context` on the open disk
 /// `fd`, in order; an entry is empty when it cannot be read.
 std::vector<std::string> HashContext(int fd, const std::string& path,

@@ -18,10 +18,6 @@ constexpr uint64_t kBsdMagic2 = 132;
 constexpr uint64_t kBsdChecksum = 136;
 constexpr uint64_t kBsdNpartitions = 138;
 
-void PutLe32(std::vector<uint8_t>& bytes, uint64_t at, uint32_t value) {
-  for (int i = 0; i < 4; ++i) bytes[at + i] = static_cast<uint8_t>(value >> (8 * i));
-}
-
 }  // namespace
 
 bool IsBsdSliceType(std::string_view dos_type_code) {
@@ -77,8 +73,8 @@ std::optional<std::vector<uint8_t>> ShiftBsdDisklabel(std::span<const uint8_t> s
     const uint64_t moved = new_start + (p.offset_sectors - old_start);
     if (moved > UINT32_MAX) return std::nullopt;
     if (moved + p.size_sectors > new_start + new_size) return std::nullopt;
-    PutLe32(out, kBsdPartitionsOffset + i * kBsdPartitionEntryBytes + 4,
-            static_cast<uint32_t>(moved));
+    PutLe<uint32_t>(out, kBsdPartitionsOffset + i * kBsdPartitionEntryBytes + 4,
+                    static_cast<uint32_t>(moved));
   }
   const uint16_t sum = BsdDisklabelChecksum(out);
   out[kBsdChecksum] = static_cast<uint8_t>(sum);

@@ -4,28 +4,15 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstring>
 #include <span>
 
 #include <fmt/format.h>
 
+#include "partalign/util/byte_order.h"
 #include "partalign/util/crc32.h"
 
 namespace partalign {
 namespace {
-
-uint32_t Le32(const std::vector<uint8_t>& b, size_t at) {
-  return static_cast<uint32_t>(b[at]) | static_cast<uint32_t>(b[at + 1]) << 8 |
-         static_cast<uint32_t>(b[at + 2]) << 16 | static_cast<uint32_t>(b[at + 3]) << 24;
-}
-
-uint64_t Le64(const std::vector<uint8_t>& b, size_t at) {
-  return static_cast<uint64_t>(Le32(b, at)) | static_cast<uint64_t>(Le32(b, at + 4)) << 32;
-}
-
-void PutLe32(std::vector<uint8_t>& b, size_t at, uint32_t v) {
-  for (int i = 0; i < 4; ++i) b[at + i] = static_cast<uint8_t>(v >> (8 * i));
-}
 
 // The range of `role` in the old table, or nullptr.
 TableRange* Find(std::vector<TableRange>& ranges, TableAreaRole role) {
@@ -43,27 +30,28 @@ Status FenceGpt(TableRange* header, TableRange* entries, uint64_t sector_size, u
         fmt::format("the {} GPT has no header or no entries among the table's ranges", which));
   }
   std::vector<uint8_t>& h = header->new_bytes;
-  if (h.size() < 92 || std::memcmp(h.data(), "EFI PART", 8) != 0) {
+  if (h.size() < 92 || !HasMagic(h, 0, "EFI PART")) {
     return MakeError(
         fmt::format("the {} GPT header at byte {} has no signature", which, header->offset_bytes));
   }
-  const uint32_t header_size = Le32(h, 12);
-  const uint64_t entries_lba = Le64(h, 72);
-  const uint32_t count = Le32(h, 80);
-  const uint32_t entry_size = Le32(h, 84);
+  const uint32_t header_size = Le<uint32_t>(h, 12).value_or(0);
+  const uint64_t entries_lba = Le<uint64_t>(h, 72).value_or(0);
+  const uint32_t count = Le<uint32_t>(h, 80).value_or(0);
+  const uint32_t entry_size = Le<uint32_t>(h, 84).value_or(0);
   if (header_size < 92 || header_size > h.size() || entry_size < 128 || entry_size % 8 != 0) {
     return MakeError(
         fmt::format("the {} GPT header at byte {} has header size {} and entry "
                     "size {}",
                     which, header->offset_bytes, header_size, entry_size));
   }
-  if (Le64(h, 24) * sector_size != header->offset_bytes ||
+  if (Le<uint64_t>(h, 24).value_or(0) * sector_size != header->offset_bytes ||
       entries_lba * sector_size != entries->offset_bytes ||
       static_cast<uint64_t>(count) * entry_size > entries->new_bytes.size()) {
     return MakeError(
         fmt::format("the {} GPT header at byte {} does not name the places its "
                     "ranges have (itself at LBA {}, {} entries of {} bytes at LBA {})",
-                    which, header->offset_bytes, Le64(h, 24), count, entry_size, entries_lba));
+                    which, header->offset_bytes, Le<uint64_t>(h, 24).value_or(0), count, entry_size,
+                    entries_lba));
   }
   if (number == 0 || number > count) {
     return MakeError(
@@ -76,10 +64,10 @@ Status FenceGpt(TableRange* header, TableRange* entries, uint64_t sector_size, u
     return MakeError(fmt::format("the {} GPT has no partition {}", which, number));
   }
   std::fill_n(e.begin() + static_cast<ptrdiff_t>(at), entry_size, uint8_t{0});
-  PutLe32(h, 88,
-          Crc32(std::span<const uint8_t>(e.data(), static_cast<size_t>(count) * entry_size)));
-  PutLe32(h, 16, 0);
-  PutLe32(h, 16, Crc32(std::span<const uint8_t>(h.data(), header_size)));
+  PutLe<uint32_t>(
+      h, 88, Crc32(std::span<const uint8_t>(e.data(), static_cast<size_t>(count) * entry_size)));
+  PutLe<uint32_t>(h, 16, 0);
+  PutLe<uint32_t>(h, 16, Crc32(std::span<const uint8_t>(h.data(), header_size)));
   return {};
 }
 
@@ -98,8 +86,8 @@ Status FenceLogical(std::vector<TableRange>& ranges, uint32_t number, uint64_t p
                                  it->offset_bytes));
   }
   const uint8_t type = b[446 + 4];
-  const uint64_t start = Le32(b, 446 + 8);
-  const uint64_t size = Le32(b, 446 + 12);
+  const uint64_t start = Le<uint32_t>(b, 446 + 8).value_or(0);
+  const uint64_t size = Le<uint32_t>(b, 446 + 12).value_or(0);
   if (size == 0 || type == 0x05 || type == 0x0f || type == 0x85) {
     return MakeError(
         fmt::format("the EBR of partition {} at byte {} has no partition in its "
@@ -113,8 +101,8 @@ Status FenceLogical(std::vector<TableRange>& ranges, uint32_t number, uint64_t p
                     "its EBR, is not outside the partition",
                     number, placeholder));
   }
-  PutLe32(b, 446 + 8, static_cast<uint32_t>(placeholder));
-  PutLe32(b, 446 + 12, 1);
+  PutLe<uint32_t>(b, 446 + 8, static_cast<uint32_t>(placeholder));
+  PutLe<uint32_t>(b, 446 + 12, 1);
   return {};
 }
 
@@ -129,7 +117,7 @@ Status FenceDos(std::vector<TableRange>& ranges, uint32_t number, uint64_t place
   std::vector<uint8_t>& b = mbr->new_bytes;
   const size_t at = 446 + 16 * static_cast<size_t>(number - 1);
   const uint8_t type = b[at + 4];
-  if (Le32(b, at + 12) == 0) {
+  if (Le<uint32_t>(b, at + 12).value_or(0) == 0) {
     return MakeError(fmt::format("the MBR has no partition {}", number));
   }
   if (type == 0x05 || type == 0x0f || type == 0x85) {

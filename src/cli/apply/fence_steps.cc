@@ -309,8 +309,11 @@ ExitCode LiftFence(Streams io, const std::string& path, Target* held, const std:
                                          path, after->table.fingerprint, fence->table_fingerprint));
     return ExitCode::kFailure;
   }
+  // The fenced partition: out of the fenced table, or (a logical one) at its placeholder there.
   for (const Partition& p : after->table.partitions) {
-    if (!table->table.Find(p.number)) {
+    const Partition* fenced = table->table.Find(p.number);
+    if (!fenced || fenced->start_sector != p.start_sector ||
+        fenced->size_sectors != p.size_sectors) {
       io.out << fmt::format("Fence lifted: partition {} is back in the table of '{}'\n", p.number,
                             path);
     }

@@ -418,6 +418,8 @@ struct LogicalRoot {
   std::pair<uint64_t, uint64_t> before, placeholder, after;  // start, size
 };
 
+void PrintTo(const LogicalRoot& c, std::ostream* os) { *os << c.name; }
+
 class NextBootLogicalRootTest : public NextBootTest,
                                 public ::testing::WithParamInterface<LogicalRoot> {
  protected:
@@ -460,6 +462,27 @@ TEST_P(NextBootLogicalRootTest, AHalfMovedLogicalRootIsOneEmptySectorUntilTheNex
   for (const auto& [number, place] : after) EXPECT_EQ(place, before.at(number)) << number;
   ExpectFilesystem(c.number);
   ExpectFilesystem(2);
+}
+
+// A power loss right after a logical root's fence, before its move: the next boot puts its
+// entry back where it was, says so, and then moves it.
+TEST_P(NextBootLogicalRootTest, AFenceWithNoMoveUnderItIsLiftedAndTheMoveRunsAgain) {
+  const LogicalRoot& c = GetParam();
+  const auto before = Parts();
+  const std::string journal = disk_->File("journal");
+  std::unique_ptr<test::MountPoint> mounted = StageForBoot(journal);
+  ASSERT_TRUE(mounted);
+  const CommandResult cut = CutAtBoot(journal, "table:5");
+  ASSERT_EQ(cut.exit_code, 128 + 9);
+  EXPECT_EQ(Parts().at(c.number), c.placeholder);
+
+  const std::string boot = NextBootFinishes(journal);
+  EXPECT_NE(boot.find(fmt::format("Fence lifted: partition {} is back", c.number)),
+            std::string::npos)
+      << boot;
+  ASSERT_TRUE(mounted->Unmount());
+  EXPECT_EQ(Parts().at(c.number), c.after);
+  ExpectFilesystem(c.number);
 }
 
 INSTANTIATE_TEST_SUITE_P(

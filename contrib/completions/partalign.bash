@@ -35,8 +35,8 @@ _partalign() {
       valued="--assume --sector-size --grain -o --output --format --layout --discard --label --backup-dir"
       ;;
     apply)
-      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --make-room --copy-all --allow-reinstall-bootloader --bench --bench-seconds --bench-report --at-next-boot --journal-partition --cancel-next-boot"
-      valued="--target --assume --sector-size --backup-dir --journal-dir --discard --bench-seconds --bench-report --journal-partition"
+      opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir -J --json --journal-dir --progress --discard --make-room --copy-all --way --allow-reinstall-bootloader --bench --bench-seconds --bench-report --at-next-boot --journal-partition --cancel-next-boot"
+      valued="--target --assume --sector-size --backup-dir --journal-dir --discard --way --bench-seconds --bench-report --journal-partition"
       ;;
     restore)
       opts="-h --help --target --assume --sector-size -y --yes -n --dry-run --backup-dir --check"
@@ -84,7 +84,7 @@ _partalign() {
     plan:--format) mapfile -t COMPREPLY < <(compgen -W "text markdown json sfdisk" -- "$cur"); return ;;
     report:--format) mapfile -t COMPREPLY < <(compgen -W "html markdown" -- "$cur"); return ;;
     plan:--label) mapfile -t COMPREPLY < <(compgen -W "gpt dos" -- "$cur"); return ;;
-    move:--way) mapfile -t COMPREPLY < <(compgen -W "auto copies ordered" -- "$cur"); return ;;
+    move:--way | apply:--way) mapfile -t COMPREPLY < <(compgen -W "auto copies ordered" -- "$cur"); return ;;
   esac
   if [[ " $valued " == *" $prev "* ]]; then
     _filedir

@@ -803,8 +803,8 @@ ExitCode ApplyWithMoves(Streams io, const MoveApplyRequest& r) {
     const std::optional<PreparedFence>& fence = fences[k];
     if (fence) request.table = UpdatesAfterFence(std::move(request.table), *fence);
     // The cheaper safe way of this step's shift, by what writes and flushes cost now (measured
-    // beside the journal; docs/mover.md §5a).
-    const ChosenWay way = ChooseMoveWayNow(io, s.journal, sector_size, request.move, std::nullopt);
+    // beside the journal; docs/mover.md §5a), unless --way forced one.
+    const ChosenWay way = ChooseMoveWayNow(io, s.journal, sector_size, request.move, r.way);
     request.move = way.move;
     io.out << fmt::format(
                   "\nStep {}/{}: partition {}, {} bytes {} from byte {} to byte {}; copies {} "

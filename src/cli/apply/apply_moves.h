@@ -8,6 +8,7 @@
 
 #include <functional>
 #include <iosfwd>
+#include <optional>
 #include <string>
 
 #include "cli/apply/table_write.h"
@@ -16,6 +17,7 @@
 #include "partalign/boot/boot_scan.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/layout/plan.h"
+#include "partalign/move/move_way.h"
 #include "partalign/table/plan_check.h"
 
 namespace partalign {
@@ -36,6 +38,8 @@ struct MoveApplyRequest {
   bool json = false;
   /// Move every byte, not only what each partition's contents use (docs/used-map.md).
   bool copy_all = false;
+  /// --way: forced, or nullopt to choose per step by the costs measured then.
+  std::optional<MoveWay> way;
   /// --allow-reinstall-bootloader (docs/boot-records.md).
   BootScanOptions boot;
   /// Each partition whose data moves leaves the table while it moves: a fence written before

@@ -544,6 +544,7 @@ ExitCode ApplyPlan(Streams io, const ApplyRequest& asked) {
                              .progress = c.progress,
                              .json = c.json,
                              .copy_all = c.copy_all,
+                             .way = c.way,
                              .boot = c.boot,
                              .fence = c.fence,
                              .before_first_write = bench_before,

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,7 @@
 #include "cli/commands.h"
 #include "io/boot/boot_records.h"
 #include "io/move/journal_registry.h"
+#include "partalign/move/move_way.h"
 
 namespace partalign {
 
@@ -24,6 +26,9 @@ struct ApplyRequest {
   std::string journal_dir = DefaultJournalDir();
   bool progress = false;
   bool copy_all = false;
+  /// --way: how each small shift stays safe; nullopt (auto) takes the cheaper way, measured
+  /// beside the journal at the start of each step (docs/mover.md §5a).
+  std::optional<MoveWay> way;
   /// --discard N: the partitions whose contents the person gives up again (the plan's
   /// "empty": "discarded" is a claim, never consent: docs/apply.md).
   std::vector<uint32_t> discard;

@@ -14,6 +14,7 @@
 #include "cli/apply/apply_plan.h"
 #include "cli/at_boot/stage_plan.h"
 #include "cli/commands.h"
+#include "cli/move/move_way_choice.h"
 
 namespace partalign {
 
@@ -51,6 +52,12 @@ ExitCode RunApply(Streams io, const ApplyRequest& request, const NextBootOptions
                "--dry-run, --json or --bench");
     return ExitCode::kFailure;
   }
+  if (request.way) {
+    PrintError(io.err,
+               "apply --at-next-boot takes no --way: the boot measures the disk's costs when it "
+               "moves and chooses the way then");
+    return ExitCode::kFailure;
+  }
   if (!next_boot.places_given.empty()) {
     PrintError(io.err, fmt::format("apply --at-next-boot takes no {}: the boot keeps the journals "
                                    "and the backup on the journal partition (--journal-partition)",
@@ -65,6 +72,7 @@ ExitCode RunApply(Streams io, const ApplyRequest& request, const NextBootOptions
 void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
   auto command = std::make_shared<ApplyRequest>();
   auto next_boot = std::make_shared<NextBootOptions>();
+  auto way = std::make_shared<std::string>("auto");
   CLI::App* sub = app.add_subcommand(
       "apply",
       "execute a plan: journaled data moves and table changes through libfdisk, with backups "
@@ -89,6 +97,11 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
                 "before the moves: the plan file's word is not enough");
   sub->add_flag("--copy-all", command->copy_all,
                 "move every byte of a partition, not only what its filesystem uses");
+  sub->add_option("--way", *way,
+                  "how a small shift stays safe: auto (the cheaper of the two, measured beside "
+                  "the journal at each step), copies (saved copies in the journal) or ordered "
+                  "(writes ordered by flushes, no copies)")
+      ->check(CLI::IsMember({"auto", "copies", "ordered"}));
   sub->add_flag("--allow-reinstall-bootloader", command->boot.allow_reinstall_bootloader,
                 "move a partition holding GRUB's core.img as a file (blocklists) all the same; "
                 "GRUB must be reinstalled afterwards (the command is printed)");
@@ -104,10 +117,16 @@ void AddApplyCommand(CLI::App& app, CommandRunners& runners) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--cancel-next-boot", next_boot->cancel,
                 "take back the plan staged for the next boot");
-  runners[sub] = [command, next_boot, sub](Streams io) {
+  runners[sub] = [command, next_boot, way, sub](Streams io) {
     for (const char* name : {"--journal-dir", "--backup-dir"}) {
       if (sub->get_option(name)->count() > 0) next_boot->places_given.emplace_back(name);
     }
+    Result<std::optional<MoveWay>> parsed = ParseMoveWay(*way);
+    if (!parsed) {
+      PrintError(io.err, parsed.error().message);
+      return ExitCode::kFailure;
+    }
+    command->way = *parsed;
     return RunApply(io, *command, *next_boot);
   };
 }

@@ -202,6 +202,37 @@ TEST_P(ApplyMoveTest, MovesEveryPartitionAndKeepsEveryFile) {
   }
 }
 
+// --way forces the way of every step: the flush-ordered way (no saved copy) moves every
+// partition as the default does; --at-next-boot refuses it (the boot chooses when it moves).
+TEST_P(ApplyMoveTest, AForcedWayIsTheWayOfEveryStep) {
+  const std::string before = disk_->Snapshot("before.img");
+  const std::string plan_file = MakePlan("plan.json");
+  nlohmann::json plan = ReadJson(plan_file);
+  size_t moves = 0;
+  for (const nlohmann::json& a : plan["actions"]) moves += a["kind"] == "move-data";
+  ASSERT_GE(moves, 2u) << plan.dump(2);
+
+  CommandResult staged =
+      Partalign({"apply", "--yes", "--at-next-boot", "--way", "copies", plan_file});
+  EXPECT_EQ(staged.exit_code, 1) << staged.out << staged.err;
+  EXPECT_NE(staged.err.find("takes no --way"), std::string::npos) << staged.err;
+  EXPECT_EQ(test::CmpFiles(before, disk_->device()), "");
+
+  CommandResult r = Apply(plan_file, {"--way", "ordered"});
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  size_t ordered = 0;
+  for (size_t at = r.out.find("way: flush-ordered, no saved copies (asked");
+       at != std::string::npos;
+       at = r.out.find("way: flush-ordered, no saved copies (asked", at + 1)) {
+    ++ordered;
+  }
+  EXPECT_EQ(ordered, moves) << r.out;
+  EXPECT_EQ(r.out.find("way: saved copies"), std::string::npos) << r.out;
+  ExpectPlanApplied(plan);
+  ExpectFilesIntact();
+  ExpectInvariant(before, plan_file);
+}
+
 TEST_P(ApplyMoveTest, DryRunWritesNothingAndJsonListsTheSteps) {
   const std::string plan_file = MakePlan("plan.json");
   const std::string before = disk_->Snapshot("before.img");

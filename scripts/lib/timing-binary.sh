@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: GPL-3.0-or-later
 # Shared by the scripts that measure speed (bench-precision, bench-detect, bench-move,
-# bench-vs-fio; sourced, not run). They refuse a partalign built with the sanitizers
+# bench-plan, bench-vs-fio; sourced, not run). They refuse a partalign built with the sanitizers
 # (scripts/build.sh --sanitize, the README's second command and CI's build): its timings would
 # be the sanitizers' as much as the disk's.
 #   require_unsanitized PATH

@@ -134,11 +134,16 @@ bool Dominates(const State& a, const State& b) {
 
 // Keeps the states no other state beats in every respect, cheapest first, at most kMaxStates
 // (always including the one that leaves the most room, so that a feasible plan survives).
-std::vector<State> Prune(std::vector<State> states) {
-  std::stable_sort(states.begin(), states.end(),
-                   [](const State& a, const State& b) { return a.cost < b.cost; });
+std::vector<State> Prune(const std::vector<State>& states) {
+  // Sorted by index, stably: a state is about 130 bytes, and a layer holds up to about a
+  // thousand of them (kMaxStates parents, a few starts and ends each).
+  std::vector<uint32_t> order(states.size());
+  for (uint32_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](uint32_t a, uint32_t b) { return states[a].cost < states[b].cost; });
   std::vector<State> kept;
-  for (const State& s : states) {
+  for (uint32_t i : order) {
+    const State& s = states[i];
     bool dominated =
         std::any_of(kept.begin(), kept.end(), [&](const State& k) { return Dominates(k, s); });
     if (!dominated) kept.push_back(s);
@@ -567,6 +572,7 @@ Result<std::vector<Decision>> Search(const Context& cx, const Items& items) {
   for (const SearchItem& it : items.list) {
     std::vector<State> next;
     const std::vector<State>& prev = layers.back();
+    next.reserve(prev.size() * 8);  // a few starts and ends per state (ExpandData)
     for (size_t k = 0; k < prev.size(); ++k) {
       const State& st = prev[k];
       const int parent = static_cast<int>(k);
@@ -591,7 +597,7 @@ Result<std::vector<Decision>> Search(const Context& cx, const Items& items) {
           "no placement keeps every partition and its data (this is a bug: the "
           "table as it is should always remain possible)");
     }
-    layers.push_back(Prune(std::move(next)));
+    layers.push_back(Prune(next));
   }
 
   const std::vector<State>& last = layers.back();

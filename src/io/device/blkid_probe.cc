@@ -4,11 +4,13 @@
 #include <blkid.h>
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <span>
 #include <vector>
 
 #include <fmt/format.h>
@@ -112,12 +114,18 @@ Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::stri
   return found;
 }
 
-void HintPartitionProbes(int fd, const std::vector<std::pair<uint64_t, uint64_t>>& ranges) {
-  // What libblkid 2.38's superblock probers and FindFirstNonZero read of a partition without a
-  // signature (measured with strace on an empty partition): its first MiB, a page at 2 and 4
-  // MiB (LUKS2's secondary headers), and pages in its last 1.6 MiB (md, ZFS, UDF, DRBD...).
+namespace {
+
+// Asks the kernel to read ahead, all at once, what libblkid 2.38's superblock probers read of a
+// partition without a signature (measured with strace on an empty partition): its first 256 KiB
+// and a page past it, pages at 512 KiB, 1, 2 and 4 MiB (LUKS2's secondary headers), and pages in
+// its last 1.6 MiB (md, ZFS, UDF, DRBD...). A block device's page cache is empty at each open,
+// and libblkid's few dozen small reads per partition would otherwise wait one by one. Only a
+// hint. (A block device's head is read apart, with O_DIRECT: FindFirstNonZeroInEach.)
+void HintPartitionProbes(int fd, std::span<const ByteRange> ranges) {
   constexpr uint64_t kPage = 4096;
-  constexpr uint64_t kHead[] = {2u << 20, 4u << 20};
+  constexpr uint64_t kHeadRun = 256 * 1024 + kPage;
+  constexpr uint64_t kHead[] = {512 * 1024, 1u << 20, 2u << 20, 4u << 20};
   constexpr uint64_t kTail[] = {1580544, 507392, 498688, 486912, 466432, 376320,
                                 345600,  302592, 204288, 131584, 131072, 130560,
                                 65536,   32256,  8192,   4096,   1024,   512};
@@ -125,23 +133,30 @@ void HintPartitionProbes(int fd, const std::vector<std::pair<uint64_t, uint64_t>
     (void)::posix_fadvise(fd, static_cast<off_t>(at), static_cast<off_t>(length),
                           POSIX_FADV_WILLNEED);
   };
-  for (const auto& [offset, size] : ranges) {
-    // A range of a sparse image with no data is never probed (ProbePartitionContents); read
-    // ahead, its holes would only fill the page cache with zeros (about 2 of plan's 34 ms of
-    // CPU on scripts/bench-plan's image, 96 of whose 128 partitions are holes).
-    if (IsAllHoles(fd, offset, size)) continue;
-    hint(offset, std::min<uint64_t>(kDataProbeBytes + kPage, size));
+  // An image's head is read buffered (FindFirstNonZeroInEach): read it ahead whole.
+  struct stat st {};
+  const uint64_t head =
+      ::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode) ? kHeadRun : kDataProbeBytes + kPage;
+  for (const ByteRange& r : ranges) {
+    // A range of a sparse image with no data is never probed (ProbeSignature); read ahead, its
+    // holes would only fill the page cache with zeros (about 2 of plan's 34 ms of CPU on
+    // scripts/bench-plan's image, 96 of whose 128 partitions are holes).
+    if (IsAllHoles(fd, r.offset, r.length)) continue;
+    hint(r.offset, std::min(head, r.length));
     for (uint64_t at : kHead) {
-      if (at < size) hint(offset + at, kPage);
+      if (at < r.length) hint(r.offset + at, kPage);
     }
     for (uint64_t back : kTail) {
-      if (back <= size) hint(offset + size - back, kPage);
+      if (back <= r.length) hint(r.offset + r.length - back, kPage);
     }
   }
 }
 
-Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
-                                                 uint64_t size) {
+// What libblkid finds in [offset, offset + size) of `fd`, and the filesystem's size: the
+// contents with a signature, or with an image's holes; otherwise the proof is left for the head
+// to be read (kUnscanned).
+Result<PartitionContents> ProbeSignature(int fd, const std::string& path, uint64_t offset,
+                                         uint64_t size) {
   PartitionContents contents;
   // A range of a sparse image that holds no data at all reads as zeros: no signature can be
   // there, and libblkid's few dozen reads per probe are saved (most of audit's time on images
@@ -191,21 +206,50 @@ Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path
     head.resize(*got);
     contents.fs_size_bytes = FilesystemSizeBytes(contents.fs_type, head);
   }
-  if (contents.proof != ContentProof::kSignature) {
-    // Only the head: enough to find most data at once, cheap enough for every audit. A zero
-    // head proves nothing (kUnscanned); plan and apply read the rest when it matters
-    // (ProvePartitionsEmpty, src/cli/content/content_proof.h).
-    Result<std::optional<uint64_t>> data =
-        FindFirstNonZero(fd, path, offset, std::min<uint64_t>(kDataProbeBytes, size));
-    if (!data) return data.error();
-    if (*data) {
+  return contents;
+}
+
+}  // namespace
+
+Result<std::vector<PartitionContents>> ProbePartitionsContents(int fd, const std::string& path,
+                                                               std::span<const ByteRange> ranges) {
+  HintPartitionProbes(fd, ranges);
+  std::vector<PartitionContents> all;
+  std::vector<ByteRange> heads;
+  std::vector<size_t> headless;  // the index in `all` of each head
+  for (const ByteRange& r : ranges) {
+    Result<PartitionContents> contents = ProbeSignature(fd, path, r.offset, r.length);
+    if (!contents) return contents.error();
+    if (contents->proof == ContentProof::kUnscanned) {
+      heads.push_back({r.offset, std::min<uint64_t>(kDataProbeBytes, r.length)});
+      headless.push_back(all.size());
+    }
+    all.push_back(std::move(*contents));
+  }
+  // Only the head: enough to find most data at once, cheap enough for every audit. A zero head
+  // proves nothing (kUnscanned); plan and apply read the rest when it matters
+  // (ProvePartitionsEmpty, src/cli/content/content_proof.h).
+  Result<std::vector<std::optional<uint64_t>>> data = FindFirstNonZeroInEach(fd, path, heads);
+  if (!data) return data.error();
+  for (size_t k = 0; k < heads.size(); ++k) {
+    PartitionContents& contents = all[headless[k]];
+    if ((*data)[k]) {
       contents.proof = ContentProof::kData;
-      contents.data_offset_bytes = **data;
-    } else if (size <= kDataProbeBytes) {
+      contents.data_offset_bytes = *(*data)[k];
+    } else if (ranges[headless[k]].length <= kDataProbeBytes) {
       contents.proof = ContentProof::kZeros;  // the head is all of it
     }
   }
-  return contents;
+  return all;
+}
+
+Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
+                                                 uint64_t size) {
+  const ByteRange range{offset, size};
+  Result<std::vector<PartitionContents>> one =
+      ProbePartitionsContents(fd, path, std::span<const ByteRange>(&range, 1));
+  if (!one) return one.error();
+  return std::move(one->front());
 }
 
 }  // namespace partalign

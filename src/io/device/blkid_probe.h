@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "io/block/direct_reads.h"
 #include "partalign/layout/partition_table.h"
 #include "partalign/util/result.h"
 
@@ -47,11 +49,6 @@ Result<std::vector<BlkidSignature>> ProbeBlkidSignatures(int fd, const std::stri
 /// How many bytes at the start of a partition without a signature are read to look for data.
 inline constexpr uint64_t kDataProbeBytes = 1024 * 1024;
 
-/// Asks the kernel to read ahead, all at once, what ProbePartitionContents will read of each
-/// (offset, size) range: a block device's page cache is empty at each open, and libblkid's few
-/// dozen small reads per partition would otherwise wait one by one. Only a hint.
-void HintPartitionProbes(int fd, const std::vector<std::pair<uint64_t, uint64_t>>& ranges);
-
 /// What libblkid finds in the byte range [offset, offset + size) of `fd` (a partition of a
 /// disk or image): filesystem type, label, UUID, block size, and what is proven about its
 /// bytes (ContentProof): a signature; without one, a non-zero byte in its first
@@ -60,5 +57,12 @@ void HintPartitionProbes(int fd, const std::vector<std::pair<uint64_t, uint64_t>
 /// (partalign/layout/fs_size.h), since libblkid 2.38 does not report it.
 Result<PartitionContents> ProbePartitionContents(int fd, const std::string& path, uint64_t offset,
                                                  uint64_t size);
+
+/// ProbePartitionContents of each range (offset and length in bytes), one result per range in
+/// order, faster than one by one: what libblkid will read of every range is asked of the kernel
+/// first, and the heads of those without a signature are read together with O_DIRECT
+/// (FindFirstNonZeroInEach). The same results.
+Result<std::vector<PartitionContents>> ProbePartitionsContents(int fd, const std::string& path,
+                                                               std::span<const ByteRange> ranges);
 
 }  // namespace partalign

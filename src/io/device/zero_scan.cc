@@ -2,6 +2,7 @@
 #include "io/device/zero_scan.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -27,6 +28,10 @@ constexpr size_t kScanChunkBytes = 4 * kMiB;
 // page cache with what is read once.
 constexpr uint64_t kDirectScanMinBytes = 16 * kMiB;
 constexpr size_t kChunksInFlight = 4;
+// FindFirstNonZeroInEach: ranges up to this long are read in batches of at most this many bytes
+// in flight (16 partition heads of 1 MiB).
+constexpr uint64_t kBatchRangeMaxBytes = 4 * kMiB;
+constexpr uint64_t kBatchBytes = 16 * kMiB;
 // O_DIRECT offsets and lengths: the logical block of every disk partalign reads (4Kn disks
 // refuse 512-byte units: those reads fail, and the scan goes on buffered).
 constexpr uint64_t kDirectUnit = 512;
@@ -167,6 +172,65 @@ Result<std::optional<uint64_t>> FindFirstNonZero(int fd, const std::string& path
   }
   if (progress) progress(length, length);
   return std::optional<uint64_t>();
+}
+
+Result<std::vector<std::optional<uint64_t>>> FindFirstNonZeroInEach(
+    int fd, const std::string& path, std::span<const ByteRange> ranges) {
+  std::vector<std::optional<uint64_t>> found(ranges.size());
+  std::vector<bool> scanned(ranges.size(), false);
+  auto direct_readable = [](const ByteRange& r) {
+    return r.length > 0 && r.length <= kBatchRangeMaxBytes && r.offset % kDirectUnit == 0 &&
+           r.length % kDirectUnit == 0;
+  };
+  auto room = [](const ByteRange& r) {  // a range's bytes in the pool, from a page of its own
+    return static_cast<size_t>((r.length + AlignedBuffer::kAlignment - 1) /
+                               AlignedBuffer::kAlignment * AlignedBuffer::kAlignment);
+  };
+  size_t wanted = 0;
+  for (const ByteRange& r : ranges) {
+    if (direct_readable(r)) wanted = std::min<size_t>(wanted + room(r), kBatchBytes);
+  }
+  // A regular file's ranges are left to FindFirstNonZero: it skips their holes, and the file's
+  // page cache outlives the descriptor (a block device's is emptied at its last close), so
+  // buffered reads of an image probed again are served from memory.
+  struct stat st {};
+  UniqueFd direct;
+  if (wanted > 0 && ::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode)) direct = ReopenDirect(fd);
+  if (direct.valid()) {
+    AlignedBuffer pool(wanted);
+    size_t next = 0;
+    while (next < ranges.size()) {
+      // One batch: the next ranges that fit in the pool.
+      std::vector<IoSpan> requests;
+      std::vector<size_t> which;
+      size_t used = 0;
+      for (; next < ranges.size(); ++next) {
+        const ByteRange& r = ranges[next];
+        if (!direct_readable(r)) continue;
+        if (used + room(r) > pool.size()) break;
+        requests.push_back({pool.data() + used, r.length, r.offset});
+        which.push_back(next);
+        used += room(r);
+      }
+      // A batch that cannot be read so is left to FindFirstNonZero, range by range.
+      if (requests.empty() || !TransferAll(direct.get(), TransferKind::kRead, requests, path)) {
+        continue;
+      }
+      for (size_t k = 0; k < requests.size(); ++k) {
+        const size_t n = static_cast<size_t>(requests[k].length);
+        if (size_t i = FirstNonZero(requests[k].data, n); i < n) found[which[k]] = i;
+        scanned[which[k]] = true;
+      }
+    }
+  }
+  for (size_t i = 0; i < ranges.size(); ++i) {
+    if (scanned[i]) continue;
+    Result<std::optional<uint64_t>> one =
+        FindFirstNonZero(fd, path, ranges[i].offset, ranges[i].length);
+    if (!one) return one.error();
+    found[i] = *one;
+  }
+  return found;
 }
 
 }  // namespace partalign

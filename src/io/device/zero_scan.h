@@ -7,8 +7,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
+#include <span>
 #include <string>
+#include <vector>
 
+#include "io/block/direct_reads.h"
 #include "partalign/util/result.h"
 
 namespace partalign {
@@ -29,5 +32,14 @@ using ZeroScanProgress = std::function<void(uint64_t done_bytes, uint64_t total_
 Result<std::optional<uint64_t>> FindFirstNonZero(int fd, const std::string& path, uint64_t offset,
                                                  uint64_t length,
                                                  const ZeroScanProgress& progress = {});
+
+/// FindFirstNonZero of each of many short ranges of `fd` (the heads of every partition an audit
+/// probes). On a block device, read with O_DIRECT, a batch of ranges in flight at once, so that
+/// the page cache is neither filled nor copied from; a range that cannot be read so (a 4Kn
+/// device, an odd offset, a failed read), and every range of an image file (its holes skipped,
+/// its page cache kept), is scanned by FindFirstNonZero, which reports a real error as such.
+/// One result per range, in order.
+Result<std::vector<std::optional<uint64_t>>> FindFirstNonZeroInEach(
+    int fd, const std::string& path, std::span<const ByteRange> ranges);
 
 }  // namespace partalign

@@ -152,17 +152,10 @@ Status ReadWithLibfdisk(const std::string& path, const ReadTableOptions& options
 }
 
 // What libblkid finds in each partition of `table` on the open `fd` (the extended partition left
-// out), all of it hinted to the kernel first.
+// out), all of them probed together (ProbePartitionsContents).
 Status ProbeContents(int fd, const std::string& path, PartitionTable* table) {
-  std::vector<std::pair<uint64_t, uint64_t>> ranges;
-  for (const Partition& p : table->partitions) {
-    std::optional<uint64_t> offset = LbaToBytes(p.start_sector, table->sector_size);
-    std::optional<uint64_t> length = LbaToBytes(p.size_sectors, table->sector_size);
-    if (p.kind != PartitionKind::kExtended && offset && length) {
-      ranges.emplace_back(*offset, *length);
-    }
-  }
-  HintPartitionProbes(fd, ranges);
+  std::vector<ByteRange> ranges;
+  std::vector<Partition*> probed;
   for (Partition& p : table->partitions) {
     if (p.kind == PartitionKind::kExtended) continue;
     // Inside the disk (the scan checked every extent), so neither product wraps.
@@ -171,10 +164,12 @@ Status ProbeContents(int fd, const std::string& path, PartitionTable* table) {
     if (!offset || !length) {
       return MakeError(fmt::format("'{}': partition {} lies beyond 2^64 bytes", path, p.number));
     }
-    Result<PartitionContents> contents = ProbePartitionContents(fd, path, *offset, *length);
-    if (!contents) return contents.error();
-    p.contents = std::move(*contents);
+    ranges.push_back({*offset, *length});
+    probed.push_back(&p);
   }
+  Result<std::vector<PartitionContents>> contents = ProbePartitionsContents(fd, path, ranges);
+  if (!contents) return contents.error();
+  for (size_t i = 0; i < probed.size(); ++i) probed[i]->contents = std::move((*contents)[i]);
   return {};
 }
 

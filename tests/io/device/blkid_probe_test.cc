@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // ProbePartitionContents against filesystems made by the real mkfs tools: type, block size
 // and the size read from the superblock (libblkid 2.38 has no FSSIZE), for the whole
-// partition and for a filesystem smaller than its partition. Image files, no root.
+// partition and for a filesystem smaller than its partition. Image files, no root; and
+// ProbePartitionsContents over many partitions of a loop device with direct I/O (as root).
 #include "io/device/blkid_probe.h"
 
 #include <fcntl.h>
@@ -13,6 +14,8 @@
 
 #include "io/util/unique_fd.h"
 #include "partalign/util/units.h"
+#include "support/device_test.h"
+#include "support/loop_device.h"
 #include "support/run_command.h"
 #include "support/temp_dir.h"
 
@@ -154,6 +157,66 @@ TEST(BlkidProbeTest, OnlyHolesOrAWholeZeroRangeProveEmptiness) {
             static_cast<ssize_t>(zeros.size()));
   EXPECT_EQ(probe(32 * kMiB, 2 * kMiB).proof, ContentProof::kUnscanned);
   EXPECT_EQ(probe(32 * kMiB, kMiB).proof, ContentProof::kZeros);
+}
+
+// Twenty partitions of 2 MiB (the heads of more than one batch of direct reads) and one of 1 MiB
+// on a loop device, which has no holes to show: an ext2 filesystem, bytes at odd places of some
+// heads, written zeros, a byte past a head, and one partition of a head's size. Probed together
+// and one by one: the same contents, each what its bytes are.
+TEST(BlkidProbeTest, ManyPartitionsOfALoopDeviceAreProbedTogetherAsOneByOne) {
+  PARTALIGN_REQUIRE_DEVICES();
+  test::TempDir dir;
+  const std::string image = dir.File("disk.img");
+  constexpr uint64_t kSlot = 2 * kMiB;
+  constexpr size_t kCount = 21;
+  test::CreateSparseFile(image, 48 * kMiB);
+  const std::vector<std::string> mkfs = {
+      "mkfs.ext2", "-q",  "-F", "-b", "1024", "-E", "offset=" + std::to_string(3 * kSlot),
+      image,       "2048"};
+  CommandResult made = RunCommand(mkfs);
+  ASSERT_EQ(made.exit_code, 0) << test::Describe(mkfs, made);
+  {
+    UniqueFd fd(::open(image.c_str(), O_RDWR | O_CLOEXEC));
+    ASSERT_TRUE(fd.valid());
+    for (uint64_t at : {5 * kSlot + 4097, 9 * kSlot + kMiB - 1, 17 * kSlot + 3, 7 * kSlot + kMiB}) {
+      ASSERT_EQ(::pwrite(fd.get(), "x", 1, static_cast<off_t>(at)), 1);
+    }
+  }
+  test::LoopDevice loop(image, 512, /*direct_io=*/true);
+  std::vector<ByteRange> ranges;
+  for (uint64_t i = 0; i + 1 < kCount; ++i) ranges.push_back({i * kSlot, kSlot});
+  ranges.push_back({44 * kMiB, kMiB});
+  UniqueFd fd(::open(loop.path().c_str(), O_RDONLY | O_CLOEXEC));
+  ASSERT_TRUE(fd.valid());
+  Result<std::vector<PartitionContents>> together =
+      ProbePartitionsContents(fd.get(), loop.path(), ranges);
+  ASSERT_TRUE(together) << together.error().message;
+  ASSERT_EQ(together->size(), kCount);
+  for (size_t i = 0; i < kCount; ++i) {
+    Result<PartitionContents> one =
+        ProbePartitionContents(fd.get(), loop.path(), ranges[i].offset, ranges[i].length);
+    ASSERT_TRUE(one) << one.error().message;
+    const PartitionContents& t = (*together)[i];
+    EXPECT_EQ(t.fs_type, one->fs_type) << i;
+    EXPECT_EQ(t.proof, one->proof) << i;
+    EXPECT_EQ(t.data_offset_bytes, one->data_offset_bytes) << i;
+    EXPECT_EQ(t.fs_size_bytes, one->fs_size_bytes) << i;
+  }
+  const std::vector<PartitionContents>& c = *together;
+  EXPECT_EQ(c[3].fs_type, "ext2");
+  EXPECT_EQ(c[3].proof, ContentProof::kSignature);
+  EXPECT_EQ(c[3].fs_size_bytes, 2 * kMiB);
+  EXPECT_EQ(c[5].proof, ContentProof::kData);
+  EXPECT_EQ(c[5].data_offset_bytes, std::optional<uint64_t>(4097));
+  EXPECT_EQ(c[9].proof, ContentProof::kData);
+  EXPECT_EQ(c[9].data_offset_bytes, std::optional<uint64_t>(kMiB - 1));
+  EXPECT_EQ(c[17].proof, ContentProof::kData);
+  EXPECT_EQ(c[17].data_offset_bytes, std::optional<uint64_t>(3));
+  // A byte just past the head, and heads of zeros: nothing proven about the rest.
+  EXPECT_EQ(c[7].proof, ContentProof::kUnscanned);
+  EXPECT_EQ(c[0].proof, ContentProof::kUnscanned);
+  // A partition no longer than the head, all zeros: empty.
+  EXPECT_EQ(c[kCount - 1].proof, ContentProof::kZeros);
 }
 
 }  // namespace

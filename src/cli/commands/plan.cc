@@ -189,6 +189,11 @@ ExitCode RunPlan(const PlanCommand& command, Streams io) {
   // plan --json (and -o) of the disk's own table prints the plan alone: the partitions'
   // contents are read only if they can change it (MakeProvenPlan).
   const bool plan_alone = format == "json" && !spec && !command.content.make_room;
+  // Held open from before the disk is read to the end, as audit does: a block device's page
+  // cache is emptied at its last close, and the sleeping-system and boot-record scans below read
+  // again the first sectors of the partitions libblkid has just read. Only a holder: what cannot
+  // be opened is reported by LoadDisk.
+  [[maybe_unused]] const Result<Target> holder = OpenTarget(command.target.target);
   Result<LoadedDisk> disk = LoadDisk(command.target, io, !plan_alone);
   if (!disk) {
     PrintError(io.err, disk.error().message);

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/migrate/snapshot.h"
 
+#include <algorithm>
 #include <cctype>
 
 #include <fmt/format.h>
@@ -188,6 +189,12 @@ Status ReadPartition(const nlohmann::json& j, const std::string& path, uint64_t 
   }
   if (!head.empty()) {
     if (!head_bytes) return MakeError(path + ".content.head_bytes: missing");
+    // verify reads these bytes from the disk: a snapshot records at most the first 64 KiB.
+    const uint64_t most = std::min(kContentDigestBytes, p->size_sectors * sector_size);
+    if (*head_bytes == 0 || *head_bytes > most) {
+      return MakeError(
+          fmt::format("{}.content.head_bytes: {} is not 1 to {}", path, *head_bytes, most));
+    }
     *digest = ContentDigest{p->start_sector * sector_size, *head_bytes, head};
   }
   return {};

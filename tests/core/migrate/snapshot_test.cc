@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 #include "partalign/migrate/snapshot.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -85,6 +86,27 @@ TEST(SnapshotTest, BrokenFilesNameWhatIsWrong) {
   transport["device"]["transport"] = "carrier-pigeon";
   EXPECT_EQ(SnapshotFromJson(transport.dump()).error().message,
             "device.transport: unknown value 'carrier-pigeon'");
+}
+
+// verify reads the digested bytes from the disk: an edited file must not make it read more than
+// a snapshot records (found by tests/fuzz/snapshot_fuzz.cc).
+TEST(SnapshotTest, ADigestLongerThanASnapshotRecordsIsRefused) {
+  nlohmann::json j = SnapshotToJson(Sample());
+  nlohmann::json& content = j["table"]["partitions"][0]["content"];
+  for (const uint64_t bytes : {uint64_t{0}, kContentDigestBytes + 1, uint64_t{1} << 40}) {
+    content["head_bytes"] = bytes;
+    EXPECT_EQ(SnapshotFromJson(j.dump()).error().message,
+              fmt::format("table.partitions[0].content.head_bytes: {} is not 1 to 65536", bytes));
+  }
+  nlohmann::json small = j;
+  small["table"]["partitions"][0]["size_sectors"] = 2;
+  small["table"]["partitions"][0]["content"]["head_bytes"] = 8193;
+  EXPECT_EQ(SnapshotFromJson(small.dump()).error().message,
+            "table.partitions[0].content.head_bytes: 8193 is not 1 to 8192");
+  content["head_bytes"] = kContentDigestBytes;
+  Result<Snapshot> whole = SnapshotFromJson(j.dump());
+  ASSERT_TRUE(whole) << whole.error().message;
+  EXPECT_EQ(whole->digests.at(0).length_bytes, kContentDigestBytes);
 }
 
 TEST(SnapshotTest, FileNameNamesTheDiskAndTheTime) {

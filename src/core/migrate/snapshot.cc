@@ -226,6 +226,13 @@ Status ReadTable(const nlohmann::json& j, Snapshot* s) {
         !st) {
       return st;
     }
+    // verify finds a partition by its number: two of one number would be compared crosswise.
+    for (size_t k = 0; k < t.partitions.size(); ++k) {
+      if (t.partitions[k].number == p.number) {
+        return MakeError(
+            fmt::format("table.partitions[{}].number: {} is partitions[{}]'s too", i, p.number, k));
+      }
+    }
     t.partitions.push_back(std::move(p));
     if (digest) s->digests.push_back(std::move(*digest));
   }

@@ -109,6 +109,22 @@ TEST(SnapshotTest, ADigestLongerThanASnapshotRecordsIsRefused) {
   EXPECT_EQ(whole->digests.at(0).length_bytes, kContentDigestBytes);
 }
 
+// verify pairs partitions by number: a file naming one number twice had a partition of an
+// unchanged disk reported moved (found by tests/fuzz/snapshot_fuzz.cc).
+TEST(SnapshotTest, TwoPartitionsOfOneNumberAreRefused) {
+  nlohmann::json j = SnapshotToJson(Sample());
+  nlohmann::json second = j["table"]["partitions"][0];
+  second["start_sector"] = 6000;
+  second["start_bytes"] = 6000 * 4096;
+  j["table"]["partitions"].push_back(second);
+  EXPECT_EQ(SnapshotFromJson(j.dump()).error().message,
+            "table.partitions[1].number: 1 is partitions[0]'s too");
+  j["table"]["partitions"][1]["number"] = 2;
+  Result<Snapshot> two = SnapshotFromJson(j.dump());
+  ASSERT_TRUE(two) << two.error().message;
+  EXPECT_EQ(two->table.partitions.size(), 2u);
+}
+
 TEST(SnapshotTest, FileNameNamesTheDiskAndTheTime) {
   Identity id = Sample().identity;
   EXPECT_EQ(SnapshotFileName(id, "20261123T100000Z"),

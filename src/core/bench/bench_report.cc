@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -110,11 +113,20 @@ class JsonReader {
     }
     return it->get<uint64_t>();
   }
-  /// An optional number: `fallback` when absent or of another type (never throws).
+  /// An optional number: `fallback` when absent or of another type (never throws); for an
+  /// integer, also when the value is not a non-negative integer that fits `T` (a conversion
+  /// from a double out of its range is undefined).
   template <typename T>
   T Optional(const nlohmann::json& object, const char* key, T fallback) {
     auto it = object.find(key);
-    return it != object.end() && it->is_number() ? it->get<T>() : fallback;
+    if (it == object.end() || !it->is_number()) return fallback;
+    if constexpr (std::is_floating_point_v<T>) {
+      return it->get<T>();
+    } else {
+      if (!it->is_number_unsigned()) return fallback;
+      const uint64_t value = it->get<uint64_t>();
+      return value <= std::numeric_limits<T>::max() ? static_cast<T>(value) : fallback;
+    }
   }
   std::string String(const nlohmann::json& object, const char* key) {
     auto it = object.find(key);
@@ -142,12 +154,14 @@ Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t ind
   if (!align) return align.error();
   Result<uint64_t> depth = r.Unsigned(j, "queue_depth", where);
   if (!depth) return depth.error();
+  if (*depth > UINT32_MAX) return r.Missing("queue_depth", "a queue depth", where);
   s.cell.block_size = *block;
   s.cell.offset_align = *align;
   s.cell.queue_depth = static_cast<uint32_t>(*depth);
   auto grid = j.find("grid");
   s.cell.in_grid = grid != j.end() && grid->is_boolean() && grid->get<bool>();
-  if (auto group = j.find("group"); group != j.end() && group->is_number_unsigned()) {
+  if (auto group = j.find("group");
+      group != j.end() && group->is_number_unsigned() && group->get<uint64_t>() <= UINT32_MAX) {
     s.group = group->get<uint32_t>();
   }
   for (auto [key, field] :

@@ -187,6 +187,30 @@ TEST(BenchJsonTest, MalformedDocumentsAreErrorsNotExceptions) {
   EXPECT_TRUE(ParseBenchJson(j, "x.json"));
 }
 
+// Numbers a run never writes: a double far beyond 2^64 where an integer belongs was converted
+// with undefined behaviour, a queue depth beyond 2^32 cut short (found by
+// tests/fuzz/bench_fuzz.cc).
+TEST(BenchJsonTest, IntegersOutOfRangeAreNotConverted) {
+  nlohmann::json j = BenchJson(Report(20000, 20000, 20000, 4));
+  j["settings"]["seed"] = 7.77778e+97;
+  j["settings"]["rounds"] = uint64_t{1} << 40;
+  j["target"]["size_bytes"] = -4096;
+  j["cells"][0]["io_count"] = 1.5;
+  j["cells"][1]["group"] = uint64_t{1} << 33;
+  Result<BenchReport> r = ParseBenchJson(j, "x.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->settings.seed, 0u);
+  EXPECT_EQ(r->settings.rounds, 0u);
+  EXPECT_EQ(r->target.size_bytes, 0u);
+  EXPECT_EQ(r->cells[0].io_count, 0u);
+  EXPECT_FALSE(r->cells[1].group.has_value());
+  j["cells"][2]["queue_depth"] = (uint64_t{1} << 32) + 1;
+  r = ParseBenchJson(j, "x.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "'x.json': cells[2]: \"queue_depth\" is missing or not a queue depth");
+}
+
 TEST(CompareReportsTest, FindsTheChangedCellAndSaysTheRestIsUnchanged) {
   BenchReport before = Report(20000, 20000, 20000, 5);
   BenchReport after = Report(20000, 20000, 23000, 6);  // random 4 KiB QD1 15% faster

@@ -82,6 +82,15 @@ UsedMap ReadExtUsedMap(const std::string& path, uint64_t offset_bytes, uint64_t 
                                              "partition's {} bytes",
                                              fs_blocks, block_bytes, length_bytes));
   }
+  // What e2fsck checks first: every group's bitmaps and inode table inside the filesystem, in
+  // its group (flex_bg: anywhere), not on another's. ext2fs_open2 does not; a descriptor that
+  // names another place would make the bitmaps of an uninitialised group up from it, and leave
+  // the group's real inode table (which e2fsck finds again from the backup descriptors) out.
+  if (const errcode_t checked = ext2fs_check_desc(fs.get()); checked != 0) {
+    return UsedMap::WholeBecause(
+        length_bytes, "ext",
+        "its group descriptors are corrupt (" + Message(checked) + "; run e2fsck)");
+  }
   if (const errcode_t read = ext2fs_read_block_bitmap(fs.get()); read != 0) {
     return UsedMap::WholeBecause(length_bytes, "ext",
                                  "its block bitmaps cannot be read (" + Message(read) + ")");

@@ -203,6 +203,35 @@ TEST(UsedMapReaderTest, ExtThatNeedsRecoveryOrIsTooLargeIsCopiedWhole) {
   EXPECT_NE(map->notes()[0].find("needs recovery"), std::string::npos) << map->notes()[0];
 }
 
+// A group descriptor naming an inode table outside the filesystem: libext2fs opens it, makes
+// the uninitialised group's bitmap up from the wrong place and prints a warning; e2fsck finds
+// the table again from the backup descriptors. Nothing of it may be left behind.
+TEST(UsedMapReaderTest, ExtWithACorruptGroupDescriptorIsCopiedWhole) {
+  TempDir dir;
+  const std::string fs = dir.File("fs.img");
+  test::CreateSparseFile(fs, 64 << 20);
+  // 1 KiB blocks, 2048 a group: group 2 holds no backup superblock and is BLOCK_UNINIT.
+  RunOrThrow({"mkfs.ext4", "-q", "-F", "-b", "1024", "-g", "2048", "-G", "1", fs});
+  {
+    Result<UsedMap> clean = Place(dir, fs, 64 << 20).Map("ext4");
+    ASSERT_TRUE(clean);
+    EXPECT_FALSE(clean->IsWhole());
+    EXPECT_TRUE(clean->notes().empty());
+  }
+  // One debugfs session: a second one would refuse the bitmaps whose checksums no longer match.
+  test::WriteFile(dir.File("commands"), "set_bg 2 inode_table 9999999\nset_bg 2 checksum calc\n");
+  RunOrThrow({"debugfs", "-w", "-f", dir.File("commands"), fs});
+  const Placed placed = Place(dir, fs, 64 << 20);
+  const std::string before = test::ReadFile(placed.image);
+  Result<UsedMap> map = placed.Map("ext4");
+  ASSERT_TRUE(map);
+  EXPECT_TRUE(map->IsWhole());
+  ASSERT_EQ(map->notes().size(), 1u);
+  EXPECT_NE(map->notes()[0].find("group descriptors are corrupt"), std::string::npos)
+      << map->notes()[0];
+  EXPECT_TRUE(test::ReadFile(placed.image) == before) << "the map is read without writing";
+}
+
 TEST(UsedMapReaderTest, XfsMapIsTheComplementOfXfsDbsFreeSpace) {
   TempDir dir;
   MakeFiles(dir.File("src"), 30, 5);

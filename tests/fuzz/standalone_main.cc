@@ -5,10 +5,15 @@
 // bytes inserted and erased, the input cut short, a run copied elsewhere), so that CI runs
 // every harness on its seeds and a few thousand neighbours of them and the harnesses never rot.
 // scripts/fuzz builds the same harnesses with libFuzzer for long runs.
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <csignal>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
@@ -61,6 +66,37 @@ void Mutate(std::vector<uint8_t>& b, partalign::Xoshiro256& rng) {
   }
 }
 
+// What runs now, for a finding: the harness aborts (FUZZ_CHECK, or ASan and UBSan with
+// abort_on_error), and the handler saves the input where the driver was started, so that a
+// mutation found in CI can be replayed alone: HARNESS FILE.
+const uint8_t* g_input = nullptr;
+size_t g_input_size = 0;
+char g_finding[512] = "";
+
+void SaveFinding(int) {
+  const int fd = ::open(g_finding, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+  if (fd >= 0) {
+    for (size_t done = 0; done < g_input_size;) {
+      const ssize_t n = ::write(fd, g_input + done, g_input_size - done);
+      if (n <= 0) break;
+      done += static_cast<size_t>(n);
+    }
+    ::close(fd);
+    static constexpr char kSaved[] = "standalone: the input is saved in ";
+    (void)!::write(2, kSaved, sizeof kSaved - 1);
+    (void)!::write(2, g_finding, std::strlen(g_finding));
+    (void)!::write(2, "\n", 1);
+  }
+  std::signal(SIGABRT, SIG_DFL);
+  std::raise(SIGABRT);
+}
+
+void Run(const std::vector<uint8_t>& input) {
+  g_input = input.data();
+  g_input_size = input.size();
+  LLVMFuzzerTestOneInput(input.data(), input.size());
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -88,15 +124,18 @@ int main(int argc, char** argv) {
   }
   std::sort(inputs.begin(), inputs.end());
   partalign::Xoshiro256 rng(seed);
+  std::snprintf(g_finding, sizeof g_finding, "finding-%s",
+                std::filesystem::path(argv[0]).filename().c_str());
+  std::signal(SIGABRT, SaveFinding);
   uint64_t runs = 0;
   for (const std::filesystem::path& path : inputs) {
     const std::vector<uint8_t> original = ReadAll(path);
-    LLVMFuzzerTestOneInput(original.data(), original.size());
+    Run(original);
     ++runs;
     for (uint64_t m = 0; m < mutations; ++m) {
       std::vector<uint8_t> input = original;
       Mutate(input, rng);
-      LLVMFuzzerTestOneInput(input.data(), input.size());
+      Run(input);
       ++runs;
     }
   }

@@ -14,10 +14,9 @@
 // Every other byte of the partition is zero; a later record wins where two overlap.
 //
 // Any input: no crash, no sanitizer report, no read outside the partition (core parsers); the
-// map covers the
-// partition's first 64 KiB, its ranges are sorted, disjoint, not touching and inside the
-// partition, and its chunks of the mover hold every used byte (what tests/io/used/
-// used_map_mutation_test.cc checks on mkfs images, here on every input).
+// map covers the partition's first 64 KiB, its ranges are sorted, disjoint, not touching and
+// inside the partition, and its chunks of the mover hold every used byte (what
+// tests/io/used/used_map_mutation_test.cc checks on mkfs images, here on every input).
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>

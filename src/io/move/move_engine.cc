@@ -429,12 +429,21 @@ Result<std::optional<std::string>> Engine::CheckDiskState() {
 }
 
 Status Engine::CheckOldTable() {
+  // Read together, every range in flight at once (a move of used chunks keeps one range after
+  // each run of them), then compared in the table's order.
+  std::vector<const TableUpdate*> checked;
+  std::vector<AlignedBuffer> on_disk;
+  std::vector<IoSpan> spans;
   for (const TableUpdate& update : table_) {
     if (update.in_data) continue;  // at the new place, where the data is not yet
-    AlignedBuffer on_disk(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
-    IoSpan span{on_disk.data(), update.old_bytes.size(), update.offset_bytes};
-    if (Status read = device_.Read({&span, 1}); !read) return read;
-    if (std::memcmp(on_disk.data(), update.old_bytes.data(), update.old_bytes.size()) != 0) {
+    checked.push_back(&update);
+    on_disk.emplace_back(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
+    spans.push_back({on_disk.back().data(), update.old_bytes.size(), update.offset_bytes});
+  }
+  if (Status read = device_.Read(spans); !read) return read;
+  for (size_t i = 0; i < checked.size(); ++i) {
+    const TableUpdate& update = *checked[i];
+    if (std::memcmp(on_disk[i].data(), update.old_bytes.data(), update.old_bytes.size()) != 0) {
       return MakeError(fmt::format(
           "the partition-table bytes at byte {} of '{}' are not the ones the move was planned "
           "with; nothing was written",
@@ -1176,14 +1185,20 @@ Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const Move
         FormatSize(total), ranges.front().offset_bytes, ranges.back().end(),
         FormatSize(kMaxDestinationOutsideSourceBytes)));
   }
-  std::vector<TableUpdate> out;
+  // Read together, every range in flight at once (a move of used chunks has one range after each
+  // run of them).
+  std::vector<AlignedBuffer> buffers;
+  std::vector<IoSpan> spans;
   for (const ByteExtent& r : ranges) {
-    AlignedBuffer buffer(AlignUp(r.length_bytes, AlignedBuffer::kAlignment));
-    IoSpan span{buffer.data(), r.length_bytes, r.offset_bytes};
-    if (Status read = device.Read({&span, 1}); !read) return read.error();
+    buffers.emplace_back(AlignUp(r.length_bytes, AlignedBuffer::kAlignment));
+    spans.push_back({buffers.back().data(), r.length_bytes, r.offset_bytes});
+  }
+  if (Status read = device.Read(spans); !read) return read.error();
+  std::vector<TableUpdate> out;
+  for (size_t i = 0; i < ranges.size(); ++i) {
     TableUpdate update;
-    update.offset_bytes = r.offset_bytes;
-    update.old_bytes.assign(buffer.data(), buffer.data() + r.length_bytes);
+    update.offset_bytes = ranges[i].offset_bytes;
+    update.old_bytes.assign(buffers[i].data(), buffers[i].data() + ranges[i].length_bytes);
     update.new_bytes = update.old_bytes;
     update.restore_only = true;
     out.push_back(std::move(update));

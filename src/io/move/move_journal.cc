@@ -19,23 +19,63 @@ Result<AlignedBuffer> ReadRegion(BlockIo& io, uint64_t offset, uint64_t length) 
   return buffer;
 }
 
+// Regions of the journal written together, every write in flight at once (a journal of a move
+// of used chunks is initialized with tens of them: one at a time, each waited for, they cost a
+// round trip to the disk each). Each region is padded with zeros to whole journal blocks. Writes in
+// flight together may reach the disk in any order, as any writes between two flushes may.
+class RegionWrites {
+ public:
+  void Add(uint64_t offset, std::span<const uint8_t> bytes) {
+    if (bytes.empty()) return;
+    AddBuffer(bytes);
+    places_.push_back({buffers_.size() - 1, offset});
+  }
+  // Version 3 keeps a mirror copy of the table data, the copy map, the digest table and the
+  // state blocks `layout.mirror_bytes` after each (docs/mover.md §3): written with it, read
+  // when it fails its check.
+  void AddMirrored(const JournalLayout& layout, uint64_t offset, std::span<const uint8_t> bytes) {
+    Add(offset, bytes);
+    if (!bytes.empty() && layout.mirror_bytes != 0) {
+      places_.push_back({buffers_.size() - 1, offset + layout.mirror_bytes});
+    }
+  }
+  Status WriteTo(BlockIo& io) {
+    if (places_.empty()) return {};
+    std::vector<IoSpan> spans;
+    spans.reserve(places_.size());
+    for (const Place& p : places_) {
+      AlignedBuffer& b = buffers_[p.buffer];
+      spans.push_back({b.data(), b.size(), p.offset});
+    }
+    return io.Write(spans);
+  }
+
+ private:
+  struct Place {
+    size_t buffer = 0;
+    uint64_t offset = 0;
+  };
+  void AddBuffer(std::span<const uint8_t> bytes) {
+    AlignedBuffer buffer(AlignUp(bytes.size(), kJournalBlockBytes));
+    std::memcpy(buffer.data(), bytes.data(), bytes.size());
+    std::memset(buffer.data() + bytes.size(), 0, buffer.size() - bytes.size());
+    buffers_.push_back(std::move(buffer));
+  }
+  std::vector<AlignedBuffer> buffers_;
+  std::vector<Place> places_;
+};
+
 Status WriteRegion(BlockIo& io, uint64_t offset, std::span<const uint8_t> bytes) {
-  if (bytes.empty()) return {};
-  AlignedBuffer buffer(AlignUp(bytes.size(), kJournalBlockBytes));
-  std::memset(buffer.data(), 0, buffer.size());
-  std::memcpy(buffer.data(), bytes.data(), bytes.size());
-  IoSpan span{buffer.data(), buffer.size(), offset};
-  return io.Write({&span, 1});
+  RegionWrites writes;
+  writes.Add(offset, bytes);
+  return writes.WriteTo(io);
 }
 
-// Version 3 keeps a mirror copy of the table data, the copy map, the digest table and the state
-// blocks `layout.mirror_bytes` after each (docs/mover.md §3): written with it, read when it
-// fails its check.
 Status WriteMirrored(BlockIo& io, const JournalLayout& layout, uint64_t offset,
                      std::span<const uint8_t> bytes) {
-  if (Status w = WriteRegion(io, offset, bytes); !w) return w;
-  if (layout.mirror_bytes == 0) return {};
-  return WriteRegion(io, offset + layout.mirror_bytes, bytes);
+  RegionWrites writes;
+  writes.AddMirrored(layout, offset, bytes);
+  return writes.WriteTo(io);
 }
 
 // The region at `offset` for which `check` succeeds: the first copy, else (version 3) the
@@ -72,32 +112,22 @@ Result<MoveJournal> MoveJournal::Initialize(BlockIo& io, const JournalHeader& he
   if (!encoded) return encoded.error();
   // The header goes last, after a flush: a journal with a valid header has every byte the
   // header describes (table data, empty state blocks) on durable storage.
+  const JournalLayout& l = header.layout;
+  RegionWrites body;
   for (size_t i = 0; i < table.size(); ++i) {
-    const uint64_t old_at = TableDataOffset(header.layout, header.table, i, false);
-    const uint64_t new_at = TableDataOffset(header.layout, header.table, i, true);
-    const JournalLayout& l = header.layout;
-    if (Status w = WriteMirrored(io, l, old_at, table[i].old_bytes); !w) return w.error();
-    if (Status w = WriteMirrored(io, l, new_at, table[i].new_bytes); !w) return w.error();
+    body.AddMirrored(l, TableDataOffset(l, header.table, i, false), table[i].old_bytes);
+    body.AddMirrored(l, TableDataOffset(l, header.table, i, true), table[i].new_bytes);
   }
-  if (header.layout.copy_map_bytes > 0) {
-    if (Status w = WriteMirrored(io, header.layout, header.layout.copy_map_offset,
-                                 EncodeCopyMap(header.move.copy));
-        !w) {
-      return w.error();
-    }
-  }
+  if (l.copy_map_bytes > 0) body.AddMirrored(l, l.copy_map_offset, EncodeCopyMap(header.move.copy));
   // A journal file is new and zero, but a reused or simulated one may not be: no stale state.
   const std::vector<uint8_t> zero(2 * kJournalBlockBytes, 0);
-  if (Status w = WriteMirrored(io, header.layout, header.layout.state_offset, zero); !w) {
-    return w.error();
-  }
+  body.AddMirrored(l, l.state_offset, zero);
+  if (Status w = body.WriteTo(io); !w) return w.error();
   if (Status f = io.Flush(); !f) return f.error();
-  if (Status w = WriteRegion(io, 0, *encoded); !w) return w.error();
-  if (header.layout.header_copy_offset != 0) {
-    if (Status w = WriteRegion(io, header.layout.header_copy_offset, *encoded); !w) {
-      return w.error();
-    }
-  }
+  RegionWrites head;
+  head.Add(0, *encoded);
+  if (l.header_copy_offset != 0) head.Add(l.header_copy_offset, *encoded);
+  if (Status w = head.WriteTo(io); !w) return w.error();
   if (Status f = io.Flush(); !f) return f.error();
   return MoveJournal(io, header, hasher);
 }
@@ -209,25 +239,47 @@ uint64_t MoveJournal::KnownDigestSteps() const {
 }
 
 Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
+  // Every first copy read together (a move of used chunks keeps tens of regions: one at a
+  // time, each waited for, they cost a round trip each); a mirror only where a first copy fails
+  // its check.
+  const size_t count = header_.table.size();
+  std::vector<AlignedBuffer> first;
+  std::vector<IoSpan> spans;
+  for (size_t i = 0; i < 2 * count; ++i) {
+    const TableUpdateInfo& info = header_.table[i / 2];
+    first.emplace_back(AlignUp(info.length_bytes, kJournalBlockBytes));
+    if (first.back().size() == 0) continue;
+    spans.push_back({first.back().data(), first.back().size(),
+                     TableDataOffset(header_.layout, header_.table, i / 2, i % 2 == 1)});
+  }
+  if (Status read = io_->Read(spans); !read) return read.error();
   std::vector<TableUpdate> updates;
-  for (size_t i = 0; i < header_.table.size(); ++i) {
+  for (size_t i = 0; i < count; ++i) {
     const TableUpdateInfo& info = header_.table[i];
     TableUpdate update;
     update.offset_bytes = info.offset_bytes;
     update.in_data = info.in_data;
     update.restore_only = info.restore_only;
     for (bool is_new : {false, true}) {
-      Result<std::vector<uint8_t>> bytes = ReadMirrored<std::vector<uint8_t>>(
-          *io_, header_.layout, TableDataOffset(header_.layout, header_.table, i, is_new),
-          info.length_bytes, [&](std::span<const uint8_t> region) -> Result<std::vector<uint8_t>> {
-            std::span<const uint8_t> data = region.first(info.length_bytes);
-            if (hasher_->Hash64(data) != (is_new ? info.new_checksum : info.old_checksum)) {
-              return MakeError(fmt::format(
-                  "the journal's copy of the {} table bytes at device byte {} is corrupt",
-                  is_new ? "new" : "old", info.offset_bytes));
-            }
-            return std::vector<uint8_t>(data.begin(), data.end());
-          });
+      auto check = [&](std::span<const uint8_t> region) -> Result<std::vector<uint8_t>> {
+        std::span<const uint8_t> data = region.first(info.length_bytes);
+        if (hasher_->Hash64(data) != (is_new ? info.new_checksum : info.old_checksum)) {
+          return MakeError(
+              fmt::format("the journal's copy of the {} table bytes at device byte {} is corrupt",
+                          is_new ? "new" : "old", info.offset_bytes));
+        }
+        return std::vector<uint8_t>(data.begin(), data.end());
+      };
+      const uint64_t at = TableDataOffset(header_.layout, header_.table, i, is_new);
+      Result<std::vector<uint8_t>> bytes = check(first[2 * i + is_new].span());
+      if (!bytes && header_.layout.mirror_bytes != 0) {
+        Result<AlignedBuffer> mirror =
+            ReadRegion(*io_, at + header_.layout.mirror_bytes, info.length_bytes);
+        if (mirror) {
+          Result<std::vector<uint8_t>> mirrored = check(mirror->span());
+          if (mirrored) bytes = std::move(mirrored);
+        }
+      }
       if (!bytes) return bytes.error();
       (is_new ? update.new_bytes : update.old_bytes) = std::move(*bytes);
     }

@@ -1,0 +1,136 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// How the journal reaches its disk: a journal is initialized with every region of its body in
+// flight at once (one batch, a flush, the header, a flush), and its table regions are read back
+// in one batch, a mirror copy only where a first copy fails its check. A move of used chunks
+// keeps a region after each run of them; one at a time, each waited for, they cost a round trip
+// each (a seek each on a rotating disk). Simulated disks, no root needed.
+#include "io/move/move_journal.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include "partalign/move/journal_format.h"
+#include "support/simulated_disk.h"
+#include "support/simulated_move.h"
+
+namespace partalign {
+namespace {
+
+using test::kSimSector;
+using test::SimulatedDisk;
+using test::SimulatedMove;
+
+// The calls made to the BlockIo it wraps.
+class CountingIo final : public BlockIo {
+ public:
+  explicit CountingIo(BlockIo& inner) : inner_(inner) {}
+  Status Read(std::span<const IoSpan> requests) override {
+    ++reads;
+    read_spans += requests.size();
+    return inner_.Read(requests);
+  }
+  Status Write(std::span<const IoSpan> requests) override {
+    ++writes;
+    write_spans += requests.size();
+    return inner_.Write(requests);
+  }
+  Status Flush() override {
+    ++flushes;
+    return inner_.Flush();
+  }
+  uint64_t size_bytes() const override { return inner_.size_bytes(); }
+  const std::string& name() const override { return inner_.name(); }
+
+  int reads = 0, writes = 0, flushes = 0;
+  size_t read_spans = 0, write_spans = 0;
+
+ private:
+  BlockIo& inner_;
+};
+
+constexpr uint64_t kDevice = 1 << 20;
+
+// Up by 63 sectors, four runs of used chunks: the table at both ends of the device and the
+// bytes after each run that the move overwrites outside its source (its preimage).
+MoveGeometry UsedRuns() {
+  MoveGeometry move{8 * kSimSector, 71 * kSimSector, 800 * kSimSector, 16384, 2, 2};
+  move.copy = *CopySet::FromRuns({{0, 1}, {5, 3}, {20, 2}, {24, 1}}, RangeChunkCount(move));
+  return move;
+}
+
+void ExpectSameTable(const std::vector<TableUpdate>& read, const std::vector<TableUpdate>& want) {
+  ASSERT_EQ(read.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    EXPECT_EQ(read[i].offset_bytes, want[i].offset_bytes) << i;
+    EXPECT_EQ(read[i].old_bytes, want[i].old_bytes) << i;
+    EXPECT_EQ(read[i].new_bytes, want[i].new_bytes) << i;
+    EXPECT_EQ(read[i].in_data, want[i].in_data) << i;
+    EXPECT_EQ(read[i].restore_only, want[i].restore_only) << i;
+  }
+}
+
+// The journal on `disk` loaded, and its table regions read back; `reads` counts the reads of
+// the latter.
+std::vector<TableUpdate> ReadBack(SimulatedDisk& disk, const SimulatedMove& sim, int& reads) {
+  CountingIo io(disk);
+  Result<MoveJournal> journal = MoveJournal::Load(io, sim.hasher());
+  EXPECT_TRUE(journal) << journal.error().message;
+  if (!journal) return {};
+  io.reads = 0;
+  Result<std::vector<TableUpdate>> read = journal->ReadTableUpdates();
+  EXPECT_TRUE(read) << read.error().message;
+  reads = io.reads;
+  return read ? *read : std::vector<TableUpdate>{};
+}
+
+TEST(MoveJournalTest, ItsRegionsAreWrittenTogetherAndReadBackTogether) {
+  SimulatedMove sim(kDevice, UsedRuns(), true, 11);
+  const std::vector<TableUpdate>& table = sim.table();
+  size_t preimages = 0;
+  for (const TableUpdate& u : table) preimages += u.restore_only;
+  ASSERT_GE(preimages, 3u) << "the move should overwrite bytes after several runs";
+  ASSERT_NE(sim.header().layout.mirror_bytes, 0u);
+
+  SimulatedDisk journal_disk = sim.NewJournalDisk();
+  CountingIo init(journal_disk);
+  ASSERT_TRUE(MoveJournal::Initialize(init, sim.header(), table, sim.hasher()));
+  // The body (old and new bytes of each region, the copy map, the empty states, each with its
+  // mirror), a flush, the header and its copy, a flush.
+  EXPECT_EQ(init.writes, 2);
+  EXPECT_EQ(init.flushes, 2);
+  EXPECT_GE(init.write_spans, 4 * table.size() + 2);
+
+  int reads = 0;
+  ExpectSameTable(ReadBack(journal_disk, sim, reads), table);
+  EXPECT_EQ(reads, 1);
+}
+
+TEST(MoveJournalTest, ATableRegionWhoseFirstCopyIsDamagedIsReadFromItsMirror) {
+  SimulatedMove sim(kDevice, UsedRuns(), true, 12);
+  const std::vector<TableUpdate>& table = sim.table();
+  SimulatedDisk journal_disk = sim.NewJournalDisk();
+  ASSERT_TRUE(MoveJournal::Initialize(journal_disk, sim.header(), table, sim.hasher()));
+  // The new bytes of the last region, first copy, overwritten.
+  const size_t last = table.size() - 1;
+  const uint64_t at = TableDataOffset(sim.header().layout, sim.header().table, last, true);
+  const std::vector<uint8_t> noise(table[last].new_bytes.size(), 0xa5);
+  journal_disk.Poke(at, noise);
+
+  int reads = 0;
+  ExpectSameTable(ReadBack(journal_disk, sim, reads), table);
+  EXPECT_EQ(reads, 2);  // the batch, then the one mirror
+
+  // Both copies damaged: the error names the region, as before.
+  journal_disk.Poke(at + sim.header().layout.mirror_bytes, noise);
+  Result<MoveJournal> again = MoveJournal::Load(journal_disk, sim.hasher());
+  ASSERT_TRUE(again) << again.error().message;
+  Result<std::vector<TableUpdate>> none = again->ReadTableUpdates();
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find(
+                fmt::format("new table bytes at device byte {}", table[last].offset_bytes)),
+            std::string::npos)
+      << none.error().message;
+}
+
+}  // namespace
+}  // namespace partalign

@@ -34,6 +34,7 @@ struct DeviceCosts {
   double stream_bytes_per_second = 0;
   double ordered_bytes_per_second = 0;
   uint64_t ordered_chunk_bytes = 0;  ///< the chunk the ordered pattern was measured with
+  uint64_t ordered_cycles = 0;       ///< chunks of the ordered pattern measured
 };
 
 /// The geometry of `move` (its range; copy set and batch fields are replaced) in which no step
@@ -80,6 +81,14 @@ WayChoice ConsiderMoveWays(const MoveGeometry& move, uint64_t logical_sector_siz
 
 /// `considered` with its estimates by `costs` and, unless it was forced, the cheaper way taken.
 WayChoice DecideMoveWay(WayChoice considered, const std::optional<DeviceCosts>& costs);
+
+/// Whether `so_far`, a measurement not finished, already decides the way of `considered`: one
+/// way's estimate is at least kClearWayMargin times the other's, a gap too wide for the rest
+/// of the measurement to be worth its flushes (they are most of its time: 0.4 ms each on the
+/// test machine, a rotation or more on a rotating disk). False when nothing is weighed or a way is
+/// forced.
+inline constexpr double kClearWayMargin = 2.0;
+bool WayIsClear(const WayChoice& considered, const DeviceCosts& so_far);
 
 /// DecideMoveWay(ConsiderMoveWays(...)): chooses the way of `move`: the flush-ordered one
 /// (its copy set refined: the same bytes) when it exists and its commits and remaining copies

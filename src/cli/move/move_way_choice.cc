@@ -23,8 +23,9 @@ ChosenWay ChooseMoveWayNow(Streams io, const std::string& journal_path,
   const WayChoice considered = ConsiderMoveWays(move, logical_sector_size, forced);
   std::optional<DeviceCosts> costs;
   if (!forced && considered.ordered && considered.copies_bytes > 0) {
-    Result<DeviceCosts> measured =
-        MeasureDeviceCosts(journal_path, considered.ordered->chunk_bytes);
+    Result<DeviceCosts> measured = MeasureDeviceCosts(
+        journal_path, considered.ordered->chunk_bytes,
+        [&](const DeviceCosts& so_far) { return WayIsClear(considered, so_far); });
     if (measured) {
       costs = *measured;
     } else {

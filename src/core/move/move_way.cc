@@ -149,6 +149,15 @@ WayChoice DecideMoveWay(WayChoice choice, const std::optional<DeviceCosts>& cost
   return choice;
 }
 
+bool WayIsClear(const WayChoice& considered, const DeviceCosts& so_far) {
+  if (considered.forced) return false;
+  const WayChoice estimated = DecideMoveWay(considered, so_far);
+  const double copies = estimated.copies_seconds;
+  const double ordered = estimated.ordered_seconds;
+  if (copies <= 0 || ordered <= 0) return false;
+  return std::max(copies, ordered) >= kClearWayMargin * std::min(copies, ordered);
+}
+
 WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
                         const std::optional<DeviceCosts>& costs, std::optional<MoveWay> forced) {
   return DecideMoveWay(ConsiderMoveWays(move, logical_sector_size, forced), costs);

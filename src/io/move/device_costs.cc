@@ -41,7 +41,8 @@ Status Flush(int fd, const std::string& path) {
   return {};
 }
 
-Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk) {
+Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk,
+                            const CostsDecided& decided) {
   AlignedBuffer buffer(kProbeBytes + AlignedBuffer::kAlignment);
   // Not zeros: a file system that compresses or dedups would take them for free.
   uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -61,7 +62,7 @@ Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk) {
   const uint64_t cycles =
       std::max<uint64_t>(1, std::min<uint64_t>(kOrderedCycles, kProbeBytes / chunk));
   start = std::chrono::steady_clock::now();
-  for (uint64_t i = 0; i < cycles; ++i) {
+  for (uint64_t i = 0; i < cycles;) {
     // The chunk (the device write and its flush), the digest block and the state block (each
     // a journal write and its flush).
     if (Status s = WriteAll(fd, buffer.data(), chunk, i * chunk, probe); !s) return s.error();
@@ -74,15 +75,18 @@ Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk) {
       }
       if (Status s = Flush(fd, probe); !s) return s.error();
     }
+    ++i;
+    costs.ordered_cycles = i;
+    costs.ordered_bytes_per_second = static_cast<double>(i * chunk) / Since(start);
+    if (decided && i % kOrderedCyclesPerLook == 0 && i < cycles && decided(costs)) break;
   }
-  costs.ordered_bytes_per_second = static_cast<double>(cycles * chunk) / Since(start);
   return costs;
 }
 
 }  // namespace
 
 Result<DeviceCosts> MeasureDeviceCosts(const std::string& journal_path,
-                                       uint64_t ordered_chunk_bytes) {
+                                       uint64_t ordered_chunk_bytes, const CostsDecided& decided) {
   const std::string probe = journal_path + ".probe";
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
   UniqueFd fd(::open(probe.c_str(), kFlags | O_DIRECT, 0600));
@@ -94,7 +98,7 @@ Result<DeviceCosts> MeasureDeviceCosts(const std::string& journal_path,
                  EEXIST};
   }
   if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", probe));
-  Result<DeviceCosts> costs = Measure(fd.get(), probe, ordered_chunk_bytes);
+  Result<DeviceCosts> costs = Measure(fd.get(), probe, ordered_chunk_bytes, decided);
   fd.reset();
   if (::unlink(probe.c_str()) != 0 && costs) {
     return ErrnoError(errno, fmt::format("cannot remove '{}'", probe));

@@ -243,6 +243,23 @@ TEST(ChooseMoveWayTest, NotMeasuredIsSavedCopiesAndForcedIsTakenWhereItExists) {
             "--way ordered has nothing to order)");
 }
 
+TEST(ChooseMoveWayTest, AMeasurementEndsEarlyOnlyWhenOneWayCostsTwiceTheOther) {
+  const WayChoice considered = ConsiderMoveWays(Partial(2048), kSector);
+  // Saved copies 0.60 s; the ordered way 2.05 s (slow flushes), 0.97 s, 0.15 s.
+  EXPECT_TRUE(WayIsClear(considered, Costs(1024, 150)));
+  EXPECT_FALSE(WayIsClear(considered, Costs(1024, 317)));
+  EXPECT_TRUE(WayIsClear(considered, Costs(1024, 2000)));
+  // At the margin (twice 616 MiB at 1 GiB/s is 1.203 s): 1.21 s is clear, 1.19 s is not.
+  EXPECT_TRUE(WayIsClear(considered, Costs(1024, 308.0 / 1.21)));
+  EXPECT_FALSE(WayIsClear(considered, Costs(1024, 308.0 / 1.19)));
+  // Nothing to weigh: no ordered rate, a forced way, no flush-ordered way.
+  EXPECT_FALSE(WayIsClear(considered, Costs(1024, 0)));
+  EXPECT_FALSE(WayIsClear(ConsiderMoveWays(Partial(2048), kSector, MoveWay::kSavedCopies),
+                          Costs(1024, 150)));
+  const MoveGeometry one = Range(63 * kSector, 64 * kSector, 1ull << 30);
+  EXPECT_FALSE(WayIsClear(ConsiderMoveWays(one, kSector), Costs(1024, 150)));
+}
+
 TEST(ChooseMoveWayTest, TheLineSaysBothEstimates) {
   const DeviceCosts costs = Costs(1024, 317);
   const WayChoice choice = ChooseMoveWay(Partial(2048), kSector, costs);

@@ -9,6 +9,7 @@
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <vector>
 
 #include "support/temp_dir.h"
 
@@ -30,6 +31,33 @@ TEST(DeviceCostsTest, MeasuresBothPatternsAndLeavesNothingBehind) {
   EXPECT_GT(stream->stream_bytes_per_second, 0);
   EXPECT_EQ(stream->ordered_bytes_per_second, 0);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+}
+
+TEST(DeviceCostsTest, TheOrderedPatternEndsWhereTheWayIsDecided) {
+  test::TempDir dir;
+  const std::string journal = dir.File("move.journal");
+  // 128 KiB chunks: 64 of them unless the way is decided; asked after every 16 but the last.
+  std::vector<uint64_t> asked_at;
+  auto never = [&](const DeviceCosts& so_far) {
+    EXPECT_GT(so_far.stream_bytes_per_second, 0);
+    EXPECT_GT(so_far.ordered_bytes_per_second, 0);
+    asked_at.push_back(so_far.ordered_cycles);
+    return false;
+  };
+  Result<DeviceCosts> all = MeasureDeviceCosts(journal, 128 * 1024, never);
+  ASSERT_TRUE(all) << all.error().message;
+  EXPECT_EQ(all->ordered_cycles, 64u);
+  EXPECT_EQ(asked_at, (std::vector<uint64_t>{16, 32, 48}));
+  Result<DeviceCosts> early =
+      MeasureDeviceCosts(journal, 128 * 1024, [](const DeviceCosts&) { return true; });
+  ASSERT_TRUE(early) << early.error().message;
+  EXPECT_EQ(early->ordered_cycles, 16u);
+  EXPECT_GT(early->ordered_bytes_per_second, 0);
+  EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  // Without a question, the whole pattern.
+  Result<DeviceCosts> plain = MeasureDeviceCosts(journal, 128 * 1024);
+  ASSERT_TRUE(plain) << plain.error().message;
+  EXPECT_EQ(plain->ordered_cycles, 64u);
 }
 
 TEST(DeviceCostsTest, AProbeNameThatExistsIsRefusedAndKept) {

@@ -35,6 +35,18 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
 
 AlignedBuffer::~AlignedBuffer() { std::free(data_); }
 
+Result<std::vector<AlignedBuffer>> ReadEach(BlockIo& io, std::span<const ByteRange> ranges) {
+  std::vector<AlignedBuffer> buffers;
+  std::vector<IoSpan> requests;
+  for (const ByteRange& r : ranges) {
+    const uint64_t pages = (r.length + AlignedBuffer::kAlignment - 1) / AlignedBuffer::kAlignment;
+    buffers.emplace_back(static_cast<size_t>(pages * AlignedBuffer::kAlignment));
+    if (r.length > 0) requests.push_back({buffers.back().data(), r.length, r.offset});
+  }
+  if (Status read = io.Read(requests); !read) return read.error();
+  return buffers;
+}
+
 Status FdBlockIo::Read(std::span<const IoSpan> requests) {
   return TransferAll(fd_.get(), TransferKind::kRead, requests, name_);
 }

@@ -10,6 +10,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "io/util/unique_fd.h"
 #include "partalign/util/result.h"
@@ -22,6 +23,12 @@ struct IoSpan {
   uint8_t* data = nullptr;
   uint64_t length = 0;
   uint64_t offset = 0;
+};
+
+/// One range to read: `length` bytes at byte `offset`.
+struct ByteRange {
+  uint64_t offset = 0;
+  uint64_t length = 0;
 };
 
 /// Thread-safe: the mover's pipeline stages call it from several threads at once.
@@ -60,6 +67,11 @@ class AlignedBuffer {
   uint8_t* data_ = nullptr;
   size_t size_ = 0;
 };
+
+/// Reads every range of `io` with one Read, all in flight together (one at a time, each
+/// waited for, they cost a round trip each): one buffer per range, in order, a whole number of
+/// pages whose first `length` bytes are the range's. A range of 0 bytes reads nothing.
+Result<std::vector<AlignedBuffer>> ReadEach(BlockIo& io, std::span<const ByteRange> ranges);
 
 /// BlockIo on a file descriptor (block device or regular file), io_uring with a pread/pwrite
 /// fallback, fdatasync for Flush.

@@ -13,12 +13,6 @@
 
 namespace partalign {
 
-/// One range to read: `length` bytes at byte `offset`.
-struct ByteRange {
-  uint64_t offset = 0;
-  uint64_t length = 0;
-};
-
 /// Reads every range of `path` (read-only; O_DIRECT when the device or file system allows it
 /// and every offset and length is a multiple of 512, buffered otherwise), all requests in
 /// flight together. The buffers, one per range in order, hold exactly its bytes (an

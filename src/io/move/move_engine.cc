@@ -429,21 +429,20 @@ Result<std::optional<std::string>> Engine::CheckDiskState() {
 }
 
 Status Engine::CheckOldTable() {
-  // Read together, every range in flight at once (a move of used chunks keeps one range after
-  // each run of them), then compared in the table's order.
+  // Read together (a move of used chunks keeps one range after each run of them), then
+  // compared in the table's order.
   std::vector<const TableUpdate*> checked;
-  std::vector<AlignedBuffer> on_disk;
-  std::vector<IoSpan> spans;
+  std::vector<ByteRange> ranges;
   for (const TableUpdate& update : table_) {
     if (update.in_data) continue;  // at the new place, where the data is not yet
     checked.push_back(&update);
-    on_disk.emplace_back(AlignUp(update.old_bytes.size(), AlignedBuffer::kAlignment));
-    spans.push_back({on_disk.back().data(), update.old_bytes.size(), update.offset_bytes});
+    ranges.push_back({update.offset_bytes, update.old_bytes.size()});
   }
-  if (Status read = device_.Read(spans); !read) return read;
+  Result<std::vector<AlignedBuffer>> on_disk = ReadEach(device_, ranges);
+  if (!on_disk) return on_disk.error();
   for (size_t i = 0; i < checked.size(); ++i) {
     const TableUpdate& update = *checked[i];
-    if (std::memcmp(on_disk[i].data(), update.old_bytes.data(), update.old_bytes.size()) != 0) {
+    if (std::memcmp((*on_disk)[i].data(), update.old_bytes.data(), update.old_bytes.size()) != 0) {
       return MakeError(fmt::format(
           "the partition-table bytes at byte {} of '{}' are not the ones the move was planned "
           "with; nothing was written",
@@ -1185,20 +1184,17 @@ Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const Move
         FormatSize(total), ranges.front().offset_bytes, ranges.back().end(),
         FormatSize(kMaxDestinationOutsideSourceBytes)));
   }
-  // Read together, every range in flight at once (a move of used chunks has one range after each
-  // run of them).
-  std::vector<AlignedBuffer> buffers;
-  std::vector<IoSpan> spans;
-  for (const ByteExtent& r : ranges) {
-    buffers.emplace_back(AlignUp(r.length_bytes, AlignedBuffer::kAlignment));
-    spans.push_back({buffers.back().data(), r.length_bytes, r.offset_bytes});
-  }
-  if (Status read = device.Read(spans); !read) return read.error();
+  // Read together: a move of used chunks has one range after each run of them.
+  std::vector<ByteRange> where;
+  for (const ByteExtent& r : ranges) where.push_back({r.offset_bytes, r.length_bytes});
+  Result<std::vector<AlignedBuffer>> buffers = ReadEach(device, where);
+  if (!buffers) return buffers.error();
   std::vector<TableUpdate> out;
   for (size_t i = 0; i < ranges.size(); ++i) {
     TableUpdate update;
     update.offset_bytes = ranges[i].offset_bytes;
-    update.old_bytes.assign(buffers[i].data(), buffers[i].data() + ranges[i].length_bytes);
+    const uint8_t* bytes = (*buffers)[i].data();
+    update.old_bytes.assign(bytes, bytes + ranges[i].length_bytes);
     update.new_bytes = update.old_bytes;
     update.restore_only = true;
     out.push_back(std::move(update));

@@ -78,6 +78,19 @@ Status WriteMirrored(BlockIo& io, const JournalLayout& layout, uint64_t offset,
   return writes.WriteTo(io);
 }
 
+// `first`, the first copy of the region at `offset`, when `check` passes it; else (version 3)
+// the mirror's, read now; the first copy's error when neither passes.
+template <typename T, typename Check>
+Result<T> CheckMirrored(BlockIo& io, const JournalLayout& layout, uint64_t offset, uint64_t length,
+                        std::span<const uint8_t> first, Check check) {
+  Result<T> result = check(first);
+  if (result || layout.mirror_bytes == 0) return result;
+  Result<AlignedBuffer> mirror = ReadRegion(io, offset + layout.mirror_bytes, length);
+  if (!mirror) return result;
+  Result<T> mirrored = check(mirror->span());
+  return mirrored ? mirrored : result;
+}
+
 // The region at `offset` for which `check` succeeds: the first copy, else (version 3) the
 // mirror's; the first copy's error when neither passes.
 template <typename T, typename Check>
@@ -85,12 +98,7 @@ Result<T> ReadMirrored(BlockIo& io, const JournalLayout& layout, uint64_t offset
                        Check check) {
   Result<AlignedBuffer> first = ReadRegion(io, offset, length);
   if (!first) return first.error();
-  Result<T> result = check(first->span());
-  if (result || layout.mirror_bytes == 0) return result;
-  Result<AlignedBuffer> mirror = ReadRegion(io, offset + layout.mirror_bytes, length);
-  if (!mirror) return result;
-  Result<T> mirrored = check(mirror->span());
-  return mirrored ? mirrored : result;
+  return CheckMirrored<T>(io, layout, offset, length, first->span(), check);
 }
 
 }  // namespace
@@ -243,16 +251,13 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
   // time, each waited for, they cost a round trip each); a mirror only where a first copy fails
   // its check.
   const size_t count = header_.table.size();
-  std::vector<AlignedBuffer> first;
-  std::vector<IoSpan> spans;
+  std::vector<ByteRange> ranges;  // old and new bytes of each region, whole journal blocks
   for (size_t i = 0; i < 2 * count; ++i) {
-    const TableUpdateInfo& info = header_.table[i / 2];
-    first.emplace_back(AlignUp(info.length_bytes, kJournalBlockBytes));
-    if (first.back().size() == 0) continue;
-    spans.push_back({first.back().data(), first.back().size(),
-                     TableDataOffset(header_.layout, header_.table, i / 2, i % 2 == 1)});
+    ranges.push_back({TableDataOffset(header_.layout, header_.table, i / 2, i % 2 == 1),
+                      AlignUp(header_.table[i / 2].length_bytes, kJournalBlockBytes)});
   }
-  if (Status read = io_->Read(spans); !read) return read.error();
+  Result<std::vector<AlignedBuffer>> first = ReadEach(*io_, ranges);
+  if (!first) return first.error();
   std::vector<TableUpdate> updates;
   for (size_t i = 0; i < count; ++i) {
     const TableUpdateInfo& info = header_.table[i];
@@ -270,16 +275,9 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
         }
         return std::vector<uint8_t>(data.begin(), data.end());
       };
-      const uint64_t at = TableDataOffset(header_.layout, header_.table, i, is_new);
-      Result<std::vector<uint8_t>> bytes = check(first[2 * i + is_new].span());
-      if (!bytes && header_.layout.mirror_bytes != 0) {
-        Result<AlignedBuffer> mirror =
-            ReadRegion(*io_, at + header_.layout.mirror_bytes, info.length_bytes);
-        if (mirror) {
-          Result<std::vector<uint8_t>> mirrored = check(mirror->span());
-          if (mirrored) bytes = std::move(mirrored);
-        }
-      }
+      const size_t k = 2 * i + is_new;
+      Result<std::vector<uint8_t>> bytes = CheckMirrored<std::vector<uint8_t>>(
+          *io_, header_.layout, ranges[k].offset, info.length_bytes, (*first)[k].span(), check);
       if (!bytes) return bytes.error();
       (is_new ? update.new_bytes : update.old_bytes) = std::move(*bytes);
     }

@@ -2,6 +2,7 @@
 #include "io/block/block_io.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -21,6 +22,12 @@ AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
   data_ = static_cast<uint8_t*>(p);
 }
 
+AlignedBuffer AlignedBuffer::Populated(size_t size) {
+  AlignedBuffer buffer(size);
+  PopulatePages(buffer.span());
+  return buffer;
+}
+
 AlignedBuffer::AlignedBuffer(AlignedBuffer&& other) noexcept
     : data_(std::exchange(other.data_, nullptr)), size_(std::exchange(other.size_, 0)) {}
 
@@ -35,12 +42,18 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
 
 AlignedBuffer::~AlignedBuffer() { std::free(data_); }
 
+void PopulatePages(std::span<uint8_t> memory) {
+  // Only a hint: a kernel without it (before 5.14) faults the pages in as they are used.
+  if (!memory.empty()) (void)::madvise(memory.data(), memory.size(), MADV_POPULATE_WRITE);
+}
+
 Result<std::vector<AlignedBuffer>> ReadEach(BlockIo& io, std::span<const ByteRange> ranges) {
   std::vector<AlignedBuffer> buffers;
   std::vector<IoSpan> requests;
   for (const ByteRange& r : ranges) {
     const uint64_t pages = (r.length + AlignedBuffer::kAlignment - 1) / AlignedBuffer::kAlignment;
-    buffers.emplace_back(static_cast<size_t>(pages * AlignedBuffer::kAlignment));
+    buffers.push_back(
+        AlignedBuffer::Populated(static_cast<size_t>(pages * AlignedBuffer::kAlignment)));
     if (r.length > 0) requests.push_back({buffers.back().data(), r.length, r.offset});
   }
   if (Status read = io.Read(requests); !read) return read.error();

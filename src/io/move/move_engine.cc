@@ -630,8 +630,14 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
     return f;
   };
 
+  // The buffers the pass fills in full, in memory before the first read (docs/mover.md §10): a
+  // pass of one batch, which may use a slot of it, is left to fault in what it uses.
+  const bool populate = items > 1;
   std::vector<AlignedBuffer> buffers;
-  for (uint64_t i = 0; i < kMoveDepth; ++i) buffers.emplace_back(cpb * slot);
+  for (uint64_t i = 0; i < kMoveDepth; ++i) {
+    buffers.push_back(populate && i < items ? AlignedBuffer::Populated(cpb * slot)
+                                            : AlignedBuffer(cpb * slot));
+  }
   std::vector<std::vector<bool>> from_copy(kMoveDepth, std::vector<bool>(cpb, false));
   auto steps_of = [&](uint64_t item) {
     const uint64_t batch = first_batch + item;
@@ -836,7 +842,8 @@ Result<bool> Engine::RunSegment(const Segment& segment, bool rollback, uint64_t 
   //    digest read from the source. Destinations are disjoint and written once, so nothing can
   //    change a verified batch afterwards: this is the verification pass, overlapped with the
   //    move.
-  AlignedBuffer verify_buffer(cpb * move_.chunk_bytes);
+  AlignedBuffer verify_buffer = populate ? AlignedBuffer::Populated(cpb * move_.chunk_bytes)
+                                         : AlignedBuffer(cpb * move_.chunk_bytes);
   stages.push_back([&](uint64_t item) -> Status {
     auto [first, last] = steps_of(item);
     std::vector<IoSpan> spans;

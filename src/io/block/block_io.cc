@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "io/block/uring_batch.h"
+#include "partalign/topology/alignment.h"
 
 namespace partalign {
 
@@ -51,9 +52,8 @@ Result<std::vector<AlignedBuffer>> ReadEach(BlockIo& io, std::span<const ByteRan
   std::vector<AlignedBuffer> buffers;
   std::vector<IoSpan> requests;
   for (const ByteRange& r : ranges) {
-    const uint64_t pages = (r.length + AlignedBuffer::kAlignment - 1) / AlignedBuffer::kAlignment;
-    buffers.push_back(
-        AlignedBuffer::Populated(static_cast<size_t>(pages * AlignedBuffer::kAlignment)));
+    buffers.push_back(AlignedBuffer::Populated(
+        static_cast<size_t>(AlignUp(r.length, AlignedBuffer::kAlignment))));
     if (r.length > 0) requests.push_back({buffers.back().data(), r.length, r.offset});
   }
   if (Status read = io.Read(requests); !read) return read.error();

@@ -15,14 +15,19 @@
 //   partalign_apply_invariant_sweep [--cases N] [--seed S] [--case I] [--minutes M]
 //                                   [--kill-fraction F] [--make-room-fraction F]
 //                                   [--dir DIR] [--keep] [--verbose] [--max-rounds N]
+//                                   [--way auto|copies|ordered] [--kill-at K]
 // --case I runs only case I of seed S (what a failure prints to reproduce it); --minutes M
 // runs cases until M minutes have passed (then --cases is only a ceiling); --max-rounds N: the
 // plans a case may make, each applied when it has work (default 4; 2: one plan + apply, and
 // the plan after it finds nothing to do). A quarter of the
 // cases (--make-room-fraction) plan and apply with --make-room: a partition's contents may be
-// shrunk by its own tool, and only its checker and files judge its bytes then.
+// shrunk by its own tool, and only its checker and files judge its bytes then. --way W is
+// apply's (left out: apply chooses by measuring the disk, so a case may take either way from
+// run to run); --kill-at K kills the cases drawn to be killed at point K instead of the drawn
+// one (every point of one case, one run each: a loop over K).
 // PARTALIGN=path/to/partalign overrides the partalign built with it.
 // Exit status: 0 no violation, 1 a violation or an error, 77 skipped (not root).
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -47,6 +52,7 @@
 #include <nlohmann/json.hpp>
 
 #include "io/table/fdisk_table.h"
+#include "io/util/unique_fd.h"
 #include "partalign/layout/ebr_placement.h"
 #include "support/disk_invariant.h"
 #include "support/loop_device.h"
@@ -88,6 +94,10 @@ struct Options {
   std::string dir;
   bool keep = false;
   bool verbose = false;
+  /// apply's --way (auto, copies, ordered); empty: apply's default, chosen by measurement.
+  std::string way;
+  /// Overrides the kill point of a case drawn to be killed (--kill-at), 0: the drawn one.
+  int kill_at = 0;
   /// The plans a case may make (each applied when it has work): the last must find nothing.
   int max_rounds = kMaxRounds;
 };
@@ -525,21 +535,33 @@ class Case {
     } else {
       test::SfdiskImage(image_, SfdiskScript(d_), d_.ss);
     }
-    Attach();
-    // Random bytes in every gap: every byte outside the partitions and the table.
+    // Random bytes in every gap: every byte outside the partitions and the table. Written to the
+    // image before the loop device exists: through the whole loop device, a gap that ends or
+    // starts inside a 4 KiB block is a read-modify-write of that block in the whole device's page
+    // cache, and the partition's bytes it holds are written back whenever the last holder of the
+    // device closes it. When another program held it at that moment (a blkid scanning devices, a
+    // test beside), the write-back came after mkfs had written the partition through its own
+    // node, and the stale block erased the start of the filesystem before partalign ever ran
+    // (seed 20261127, case 0: the XFS superblock after a 2 KiB gap).
     std::vector<std::pair<uint64_t, uint64_t>> taken = test::TableAreaRanges(image_, d_.ss);
     for (const PartSpec& p : d_.parts)
       taken.push_back({p.start * d_.ss, (p.start + p.size) * d_.ss});
     std::sort(taken.begin(), taken.end());
     uint64_t at = 0;
     auto fill = [&](uint64_t from, uint64_t to) {
-      if (to > from) WriteAt(loop_->path(), from, r_.Bytes(static_cast<size_t>(to - from)));
+      if (to > from) WriteAt(image_, from, r_.Bytes(static_cast<size_t>(to - from)));
     };
     for (const auto& [first, end] : taken) {
       fill(at, first);
       at = std::max(at, end);
     }
     fill(at, d_.sectors * d_.ss);
+    // Each partition through its own node: a partition's page cache holds only its own bytes.
+    // The whole device held open meanwhile, as a program scanning devices may hold it: a write
+    // through it would then be written back late in every run, not in an unlucky one.
+    Attach();
+    UniqueFd held(::open(loop_->path().c_str(), O_RDONLY | O_CLOEXEC));
+    if (!held.valid()) throw std::runtime_error("cannot open " + loop_->path());
     for (const PartSpec& p : d_.parts) Fill(p);
   }
 
@@ -718,6 +740,7 @@ class Case {
       for (const std::string& a : SectorSizeArgs()) apply_args.push_back(a);
       // apply takes --make-room for a plan that shrinks, and refuses it for one that does not.
       if (shrinks) apply_args.push_back("--make-room");
+      if (!options_.way.empty()) apply_args.insert(apply_args.end(), {"--way", options_.way});
       apply_args.push_back(plan);
       std::vector<std::string> dry_args = apply_args;
       dry_args.insert(dry_args.end() - 1, {"--dry-run", "--json"});
@@ -951,6 +974,10 @@ Options ParseOptions(int argc, char** argv) {
       o.keep = true;
     } else if (a == "--verbose") {
       o.verbose = true;
+    } else if (a == "--kill-at") {
+      o.kill_at = std::stoi(value());
+    } else if (a == "--way") {
+      o.way = value();
     } else if (a == "--max-rounds") {
       o.max_rounds = std::stoi(value());
     } else {
@@ -1002,6 +1029,7 @@ int Main(int argc, char** argv) {
     // Whether the case plans with --make-room: from a generator of its own, so that the disk
     // each seed and case draws stays the one it drew before the option existed.
     spec.make_room = Random(CaseSeed(o.seed ^ kMakeRoomStream, index)).Chance(o.make_room_fraction);
+    if (spec.kill && o.kill_at > 0) spec.kill_point = o.kill_at;
     ++cases;
     make_room += spec.make_room;
     old_tool += spec.old_layout.has_value();

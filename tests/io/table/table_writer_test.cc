@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-3.0-or-later
+// WriteTableRanges on a loop device: it writes the table's sectors and nothing else, also when
+// the sectors beside them belong to a partition written through its own node since the whole
+// disk's page cache last read them (a partition that stays in use while apply writes the table
+// of the others).
+#include "io/table/table_writer.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "io/block/block_io.h"
+#include "io/device/target.h"
+#include "support/device_test.h"
+#include "support/partitioned_loop.h"
+
+namespace partalign {
+namespace {
+
+constexpr uint64_t kSector = 512;
+
+// `length` bytes at `offset` of `path`, read with O_DIRECT: what the disk holds, not a cache.
+std::vector<uint8_t> ReadDirect(const std::string& path, uint64_t offset, size_t length) {
+  AlignedBuffer buffer(length);
+  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
+  EXPECT_GE(fd, 0) << path << ": " << std::strerror(errno);
+  if (fd < 0) return {};
+  const ssize_t n = ::pread(fd, buffer.data(), length, static_cast<off_t>(offset));
+  EXPECT_EQ(n, static_cast<ssize_t>(length)) << path << ": " << std::strerror(errno);
+  ::close(fd);
+  return {buffer.data(), buffer.data() + length};
+}
+
+void WriteDirect(const std::string& path, uint64_t offset, const std::vector<uint8_t>& bytes) {
+  AlignedBuffer buffer(bytes.size());
+  std::memcpy(buffer.data(), bytes.data(), bytes.size());
+  const int fd = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
+  ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
+  EXPECT_EQ(::pwrite(fd, buffer.data(), bytes.size(), static_cast<off_t>(offset)),
+            static_cast<ssize_t>(bytes.size()))
+      << path << ": " << std::strerror(errno);
+  ::close(fd);
+}
+
+TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNode) {
+  PARTALIGN_REQUIRE_DEVICES();
+  // An EBR at sector 8 of a logical partition's chain shares its 4 KiB block (sectors 8-15)
+  // with the partition before it, as on a disk laid out in cylinders: here partition 1 ends at
+  // sector 7 and partition 2 starts at sector 9, each a neighbour of sector 8 in the block. The
+  // disk's size is a multiple of 4 KiB: the kernel caches it in 4 KiB blocks.
+  const test::PartitionedLoop disk("label: dos\nstart=1, size=7\nstart=9, size=16375\n", kSector,
+                                   8ull << 20);
+  const test::LoopDevice& loop = disk.loop();
+  const std::string& image = disk.image();
+
+  TableRange ebr;  // new bytes for sector 8 alone (an EBR)
+  ebr.offset_bytes = 8 * kSector;
+  ebr.length_bytes = kSector;
+  ebr.old_bytes.assign(kSector, 0);
+  ebr.new_bytes.assign(kSector, 0xEB);
+  TableRange mbr;  // and for the MBR
+  mbr.offset_bytes = 0;
+  mbr.length_bytes = kSector;
+  mbr.old_bytes = ReadDirect(image, 0, kSector);
+  mbr.new_bytes = mbr.old_bytes;
+  mbr.new_bytes[0] = 0xFA;
+  const std::vector<uint8_t> last_of_1(kSector, 0xA1), first_of_2(kSector, 0xB2);
+  {
+    Result<Target> whole = OpenTarget(loop.path(), {.write = true});
+    ASSERT_TRUE(whole) << whole.error().message;
+    // apply reads the table through the whole disk first (libfdisk, libblkid): the blocks of
+    // sectors 0-7 and 8-15 are in the whole disk's page cache from then on.
+    std::vector<uint8_t> cached(8192);
+    ASSERT_EQ(::pread(whole->fd.get(), cached.data(), cached.size(), 0), 8192)
+        << std::strerror(errno);
+    // Partitions 1 and 2 are in use: their owners write through the partition nodes.
+    WriteDirect(loop.PartitionPath(1), 6 * kSector, last_of_1);  // disk sector 7
+    WriteDirect(loop.PartitionPath(2), 0, first_of_2);           // disk sector 9
+    Status s = WriteTableRanges(whole->fd.get(), loop.path(), kSector, {ebr, mbr});
+    ASSERT_TRUE(s) << s.error().message;
+    // Read back through the same descriptor, the table's sectors hold the new bytes.
+    Result<std::vector<uint8_t>> read = ReadExactly(whole->fd.get(), loop.path(), 0, 9 * kSector);
+    ASSERT_TRUE(read) << read.error().message;
+    EXPECT_EQ(std::vector<uint8_t>(read->begin(), read->begin() + kSector), mbr.new_bytes);
+    EXPECT_EQ(std::vector<uint8_t>(read->begin() + 8 * kSector, read->end()), ebr.new_bytes);
+  }
+
+  // The table sectors hold the new bytes, and the partitions' sectors what their owners wrote.
+  EXPECT_EQ(ReadDirect(image, 8 * kSector, kSector), ebr.new_bytes);
+  EXPECT_EQ(ReadDirect(image, 0, kSector), mbr.new_bytes);
+  EXPECT_EQ(ReadDirect(image, 7 * kSector, kSector), last_of_1)
+      << "the write of sector 0 wrote sector 7 back as the whole disk's cache held it";
+  EXPECT_EQ(ReadDirect(image, 9 * kSector, kSector), first_of_2)
+      << "the write of sector 8 wrote sector 9 back as the whole disk's cache held it";
+}
+
+}  // namespace
+}  // namespace partalign

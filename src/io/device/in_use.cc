@@ -433,6 +433,9 @@ Result<Target> OpenForScopedWrite(const std::string& path, const WriteScope& sco
     }
   }
   if (staying) *staying = std::move(*again);
+  // Held now: no partition the write changes can be mounted and written through its node.
+  // What was cached of them before the hold is forgotten, so the used maps read next are theirs.
+  DropCachedPages(*target);
   return target;
 }
 

@@ -61,11 +61,19 @@ Result<Target> OpenTarget(const std::string& path, OpenFlags flags) {
     if (size == 0) return MakeError(fmt::format("'{}' has no medium (size 0)", path));
     target.size_bytes = size;
     target.logical_sector_size = static_cast<uint64_t>(sector_size);
+    DropCachedPages(target);
   } else {
     if (st.st_size == 0) return MakeError(fmt::format("image '{}' is empty", path));
     target.size_bytes = static_cast<uint64_t>(st.st_size);
   }
   return target;
+}
+
+void DropCachedPages(const Target& target) {
+  // Also starts the write-back of dirty pages, which it leaves: they are newer than the disk.
+  if (target.kind == TargetKind::kBlockDevice) {
+    ::posix_fadvise(target.fd.get(), 0, 0, POSIX_FADV_DONTNEED);
+  }
 }
 
 Result<size_t> ReadAt(int fd, void* buffer, size_t length, uint64_t offset,

@@ -38,8 +38,17 @@ struct Target {
 };
 
 /// Opens `path` read-only unless `flags.write`. Refuses directories, character devices, FIFOs,
-/// sockets, empty images and block devices with no medium.
+/// sockets, empty images and block devices with no medium. A block device's cached pages are
+/// dropped first (DropCachedPages): what is read through it is what the disk holds.
 Result<Target> OpenTarget(const std::string& path, OpenFlags flags = {});
+
+/// Drops the clean pages of a block device's page cache (POSIX_FADV_DONTNEED), so that what is
+/// read next comes from the disk. The whole disk and each partition node have page caches of
+/// their own, and the kernel keeps the whole disk's while anything holds it (a mounted partition
+/// does): bytes written through a partition's node after they were read through the whole disk
+/// were read as they had been, and an apply copied the used blocks of an ext4 map older than a
+/// file (docs/apply.md, "In use"). Nothing for an image file: no partition node caches its bytes.
+void DropCachedPages(const Target& target);
 
 /// Reads exactly `length` bytes at `offset` (short only at end of file); retries on EINTR.
 Result<size_t> ReadAt(int fd, void* buffer, size_t length, uint64_t offset,

@@ -3,8 +3,9 @@
 // partition 1 is mounted (standing for the root file system, holding partalign's state
 // directory, journals and backups) and whose partition 2 is a misaligned ext4 with files. apply
 // moves partition 2 while partition 1 stays mounted, its files untouched and its kernel
-// partition unchanged; with partition 2 mounted too it refuses and writes nothing; a kill at
-// any of 50 points of the move is recovered by resume from the journal on partition 1.
+// partition unchanged, also a file written to partition 2 after the plan; with partition 2
+// mounted too it refuses and writes nothing; a kill at any of 50 points of the move is
+// recovered by resume from the journal on partition 1.
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
@@ -167,6 +168,28 @@ TEST_F(ApplyOnlineTest, MovesPartition2WhilePartition1StaysMounted) {
   }
   EXPECT_TRUE(test::FilesIn(Root("journals"), ".partalign-journal").empty());
   EXPECT_FALSE(test::FilesIn(Root("backups"), ".partalign-backup").empty());
+}
+
+// A file written to partition 2 between the plan and apply, through its own node: the plan read
+// partition 2 through the whole disk, and the kernel keeps the whole disk's page cache while
+// partition 1 is mounted. apply read its used map from there, as it was before the file, moved
+// only the blocks used then, and the file was lost (e2fsck clean, its bytes garbage).
+TEST_F(ApplyOnlineTest, MovesAFileWrittenToPartition2AfterThePlan) {
+  MountRoot();
+  const std::string plan = MakePlan();
+  {
+    test::MountPoint data(disk_->loop().PartitionPath(2), disk_->File("mnt2"));
+    std::mt19937_64 random(41);
+    std::string content(24 << 20, '\0');
+    for (char& c : content) c = static_cast<char>(random());
+    test::WriteFile(disk_->File("mnt2/after-the-plan"), content);
+    files_[2]["after-the-plan"] = std::move(content);
+    ASSERT_TRUE(data.Unmount());
+  }
+  const CommandResult r = Partalign(ApplyArgs(plan));
+  ASSERT_EQ(r.exit_code, 0) << r.out << r.err;
+  ExpectRootUntouched();
+  ExpectDataAt(kP2NewStart);
 }
 
 TEST_F(ApplyOnlineTest, RefusesWhilePartition2IsMounted) {

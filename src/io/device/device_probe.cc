@@ -47,6 +47,8 @@ Result<TableInfo> ProbeTable(const Target& target, uint64_t sector_size) {
 Result<DeviceInfo> ProbeTarget(const std::string& path, const ProbeOptions& options) {
   Result<Target> target = OpenTarget(path);
   if (!target) return target.error();
+  // A command's first read of the disk: nothing cached before it is taken for the disk's bytes.
+  DropCachedPages(*target);
 
   DeviceInfo info;
   info.identity.path = path;

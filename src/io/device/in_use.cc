@@ -443,6 +443,7 @@ Result<Target> OpenForTableWrite(const std::string& path) {
   Result<Target> target = OpenTarget(path, {.write = true, .exclusive = true});
   if (!target) return target.error();
   if (Status s = LockExclusive(*target); !s) return s.error();
+  DropCachedPages(*target);  // held: what was cached before is forgotten (OpenForScopedWrite)
   return target;
 }
 

@@ -61,7 +61,6 @@ Result<Target> OpenTarget(const std::string& path, OpenFlags flags) {
     if (size == 0) return MakeError(fmt::format("'{}' has no medium (size 0)", path));
     target.size_bytes = size;
     target.logical_sector_size = static_cast<uint64_t>(sector_size);
-    DropCachedPages(target);
   } else {
     if (st.st_size == 0) return MakeError(fmt::format("image '{}' is empty", path));
     target.size_bytes = static_cast<uint64_t>(st.st_size);

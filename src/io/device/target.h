@@ -38,8 +38,7 @@ struct Target {
 };
 
 /// Opens `path` read-only unless `flags.write`. Refuses directories, character devices, FIFOs,
-/// sockets, empty images and block devices with no medium. A block device's cached pages are
-/// dropped first (DropCachedPages): what is read through it is what the disk holds.
+/// sockets, empty images and block devices with no medium.
 Result<Target> OpenTarget(const std::string& path, OpenFlags flags = {});
 
 /// Drops the clean pages of a block device's page cache (POSIX_FADV_DONTNEED), so that what is
@@ -47,7 +46,9 @@ Result<Target> OpenTarget(const std::string& path, OpenFlags flags = {});
 /// their own, and the kernel keeps the whole disk's while anything holds it (a mounted partition
 /// does): bytes written through a partition's node after they were read through the whole disk
 /// were read as they had been, and an apply copied the used blocks of an ext4 map older than a
-/// file (docs/apply.md, "In use"). Nothing for an image file: no partition node caches its bytes.
+/// file (docs/apply.md, "In use"). Called where a command starts to read a disk (ProbeTarget)
+/// and where a write holds it (OpenForScopedWrite, OpenForTableWrite); not at every open, which
+/// would drop what the command itself read a moment before. Nothing for an image file.
 void DropCachedPages(const Target& target);
 
 /// Reads exactly `length` bytes at `offset` (short only at end of file); retries on EINTR.

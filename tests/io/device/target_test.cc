@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// OpenTarget and DropCachedPages on a loop device held open all along (as a mounted partition
-// holds its disk): bytes written through a partition's node after they were read through the
-// whole disk are read as the disk holds them, not as the whole disk's page cache kept them.
+// DropCachedPages, and where it is called, on a loop device held open all along (as a mounted
+// partition holds its disk): bytes written through a partition's node after they were read
+// through the whole disk are read as the disk holds them, not as the whole disk's page cache
+// kept them - after DropCachedPages, after ProbeTarget (a command's first read) and after
+// OpenForTableWrite (a write's hold).
 #include "io/device/target.h"
 
 #include <fcntl.h>
@@ -10,12 +12,16 @@
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
+#include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <gtest/gtest.h>
 
 #include "io/block/block_io.h"
+#include "io/device/device_probe.h"
+#include "io/device/in_use.h"
 #include "support/device_test.h"
 #include "support/partitioned_loop.h"
 
@@ -44,30 +50,52 @@ std::vector<uint8_t> WriteThroughNode(const std::string& node, uint8_t value) {
   return std::vector<uint8_t>(kBytes, value);
 }
 
-TEST(TargetTest, ReadsWhatAPartitionsNodeWroteAfterTheWholeDiskCachedIt) {
-  PARTALIGN_REQUIRE_DEVICES();
-  const test::PartitionedLoop disk("label: dos\nstart=2048, size=12288\n", 512, 8ull << 20);
-  const test::LoopDevice& loop = disk.loop();
+class CachedPagesTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    PARTALIGN_REQUIRE_DEVICES();
+    disk_ = std::make_unique<test::PartitionedLoop>("label: dos\nstart=2048, size=12288\n", 512,
+                                                    8ull << 20);
+    // Held from the start, like the disk of a mounted partition: the kernel keeps its cache.
+    Result<Target> held = OpenTarget(disk_->device());
+    ASSERT_TRUE(held) << held.error().message;
+    held_ = std::make_unique<Target>(std::move(*held));
+  }
 
-  // Held from the start, like the disk of a mounted partition: the kernel keeps its cache.
-  Result<Target> held = OpenTarget(loop.path());
-  ASSERT_TRUE(held) << held.error().message;
-  const std::vector<uint8_t> zeros(kBytes, 0);
-  ASSERT_EQ(Read(*held, kPartitionStart), zeros);  // now in the whole disk's page cache
+  // The partition's first bytes read through the held descriptor (so cached), then written
+  // through the partition's node as its file system would write them; read through the held
+  // descriptor again after `drop`: the bytes written.
+  void ExpectNewBytesAfter(const std::function<void()>& drop) {
+    const std::vector<uint8_t> before = Read(*held_, kPartitionStart);
+    const std::vector<uint8_t> written =
+        WriteThroughNode(disk_->loop().PartitionPath(1), static_cast<uint8_t>(before[0] + 0x5A));
+    // The hazard: without it, nothing here would be tested.
+    ASSERT_EQ(Read(*held_, kPartitionStart), before) << "the whole disk's cache followed the node";
+    drop();
+    EXPECT_EQ(Read(*held_, kPartitionStart), written);
+  }
 
-  // Written through the partition's node, as its file system writes it; through the held
-  // descriptor, the old bytes still (the hazard: without it nothing here is tested).
-  const std::vector<uint8_t> first = WriteThroughNode(loop.PartitionPath(1), 0x5A);
-  EXPECT_EQ(Read(*held, kPartitionStart), zeros) << "the whole disk's cache followed the node";
-  DropCachedPages(*held);
-  EXPECT_EQ(Read(*held, kPartitionStart), first);
+  std::unique_ptr<test::PartitionedLoop> disk_;
+  std::unique_ptr<Target> held_;
+};
 
-  // Again, and a new open reads the disk.
-  const std::vector<uint8_t> second = WriteThroughNode(loop.PartitionPath(1), 0xA5);
-  EXPECT_EQ(Read(*held, kPartitionStart), first) << "the whole disk's cache followed the node";
-  Result<Target> opened = OpenTarget(loop.path());
-  ASSERT_TRUE(opened) << opened.error().message;
-  EXPECT_EQ(Read(*opened, kPartitionStart), second);
+TEST_F(CachedPagesTest, DropCachedPagesReadsTheDiskAgain) {
+  ExpectNewBytesAfter([&] { DropCachedPages(*held_); });
+  ExpectNewBytesAfter([&] { DropCachedPages(*held_); });  // and again
+}
+
+TEST_F(CachedPagesTest, ProbeTargetStartsFromTheDisk) {
+  ExpectNewBytesAfter([&] {
+    Result<DeviceInfo> probed = ProbeTarget(disk_->device(), {});
+    EXPECT_TRUE(probed) << probed.error().message;
+  });
+}
+
+TEST_F(CachedPagesTest, OpenForTableWriteForgetsWhatWasCachedBeforeItsHold) {
+  ExpectNewBytesAfter([&] {
+    Result<Target> held = OpenForTableWrite(disk_->device());
+    EXPECT_TRUE(held) << held.error().message;
+  });
 }
 
 }  // namespace

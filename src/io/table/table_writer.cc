@@ -3,7 +3,6 @@
 
 #include <fcntl.h>
 #include <signal.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -24,13 +23,14 @@ namespace {
 // back as that cache holds them: beside an EBR of a disk laid out in cylinders, the sectors of a
 // partition that stays in use were written back as they were when apply first read the table,
 // over what the partition's owner had written since through the partition's node
-// (tests/io/table/table_writer_test.cc). An image file whose file system refuses O_DIRECT, or
-// its alignment, is written through the page cache: no partition node caches its sectors.
+// (tests/io/table/table_writer_test.cc). What O_DIRECT cannot write is written through the
+// page cache, as before: an image file whose file system refuses O_DIRECT or its alignment (no
+// partition node caches an image's sectors), a table of 512-byte sectors read with --sector-size
+// on a disk of 4096-byte ones (a write smaller than the disk's sector is a read-modify-write
+// however it is made).
 class DirectWrites {
  public:
   DirectWrites(int fd, const std::string& path) : fd_(fd), path_(path) {
-    struct stat st {};
-    block_device_ = ::fstat(fd, &st) == 0 && S_ISBLK(st.st_mode);
     flags_ = ::fcntl(fd, F_GETFL);
     if (flags_ < 0) return;
     // A descriptor opened with O_DIRECT keeps it; another has it for the write, and back after.
@@ -47,8 +47,7 @@ class DirectWrites {
       }
       std::memcpy(buffer_.data(), data, length);
       Status s = WriteAll(buffer_.data(), length, offset);
-      // A block device takes the table's own sectors: its errors are the write's.
-      if (s || block_device_ || s.error().errno_value != EINVAL) return s;
+      if (s || s.error().errno_value != EINVAL) return s;
       Buffered();
     }
     return WriteAll(data, length, offset);
@@ -81,7 +80,6 @@ class DirectWrites {
 
   int fd_;
   const std::string& path_;
-  bool block_device_ = false;
   int flags_ = -1;
   bool direct_ = false;
   AlignedBuffer buffer_;

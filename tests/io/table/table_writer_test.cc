@@ -8,6 +8,7 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdint>
 #include <cstring>
@@ -99,6 +100,31 @@ TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNo
       << "the write of sector 0 wrote sector 7 back as the whole disk's cache held it";
   EXPECT_EQ(ReadDirect(image, 9 * kSector, kSector), first_of_2)
       << "the write of sector 8 wrote sector 9 back as the whole disk's cache held it";
+}
+
+// A table of 512-byte sectors on a disk of 4096-byte ones (read with --sector-size 512): O_DIRECT
+// refuses a write smaller than the disk's sector, and the range is written through the page
+// cache, the rest of its 4096-byte sector kept.
+TEST(TableWriterTest, WritesARangeSmallerThanTheDisksSectorThroughThePageCache) {
+  PARTALIGN_REQUIRE_DEVICES();
+  const test::PartitionedLoop disk("label: gpt\nstart=256, size=1536\n", 4096, 8ull << 20);
+  const std::vector<uint8_t> before = ReadDirect(disk.image(), 0, 4096);
+  TableRange half;
+  half.offset_bytes = 1024;
+  half.length_bytes = kSector;
+  half.old_bytes.assign(before.begin() + 1024, before.begin() + 1024 + kSector);
+  half.new_bytes.assign(kSector, 0x42);
+  {
+    Result<Target> whole = OpenTarget(disk.device(), {.write = true});
+    ASSERT_TRUE(whole) << whole.error().message;
+    ASSERT_EQ(whole->logical_sector_size, 4096u);
+    Status s = WriteTableRanges(whole->fd.get(), disk.device(), kSector, {half});
+    ASSERT_TRUE(s) << s.error().message;
+    EXPECT_EQ(::fcntl(whole->fd.get(), F_GETFL) & O_DIRECT, 0) << "the descriptor's flags restored";
+  }
+  std::vector<uint8_t> expected = before;
+  std::copy(half.new_bytes.begin(), half.new_bytes.end(), expected.begin() + 1024);
+  EXPECT_EQ(ReadDirect(disk.image(), 0, 4096), expected);
 }
 
 }  // namespace

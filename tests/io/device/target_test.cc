@@ -6,12 +6,7 @@
 // OpenForTableWrite (a write's hold).
 #include "io/device/target.h"
 
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
 #include <cstdint>
-#include <cstring>
 #include <functional>
 #include <memory>
 #include <string>
@@ -19,11 +14,11 @@
 
 #include <gtest/gtest.h>
 
-#include "io/block/block_io.h"
 #include "io/device/device_probe.h"
 #include "io/device/in_use.h"
 #include "support/device_test.h"
 #include "support/partitioned_loop.h"
+#include "support/stack_tools.h"
 
 namespace partalign {
 namespace {
@@ -36,18 +31,6 @@ std::vector<uint8_t> Read(const Target& t, uint64_t offset) {
   Result<size_t> got = ReadAt(t.fd.get(), bytes.data(), bytes.size(), offset, t.path);
   EXPECT_TRUE(got) << got.error().message;
   return bytes;
-}
-
-// kBytes of `value` at the start of the partition `node`, written with O_DIRECT.
-std::vector<uint8_t> WriteThroughNode(const std::string& node, uint8_t value) {
-  AlignedBuffer buffer(kBytes);
-  std::memset(buffer.data(), value, kBytes);
-  const int fd = ::open(node.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
-  EXPECT_GE(fd, 0) << node << ": " << std::strerror(errno);
-  EXPECT_EQ(::pwrite(fd, buffer.data(), kBytes, 0), static_cast<ssize_t>(kBytes))
-      << node << ": " << std::strerror(errno);
-  if (fd >= 0) ::close(fd);
-  return std::vector<uint8_t>(kBytes, value);
 }
 
 class CachedPagesTest : public ::testing::Test {
@@ -67,8 +50,8 @@ class CachedPagesTest : public ::testing::Test {
   // descriptor again after `drop`: the bytes written.
   void ExpectNewBytesAfter(const std::function<void()>& drop) {
     const std::vector<uint8_t> before = Read(*held_, kPartitionStart);
-    const std::vector<uint8_t> written =
-        WriteThroughNode(disk_->loop().PartitionPath(1), static_cast<uint8_t>(before[0] + 0x5A));
+    const std::vector<uint8_t> written(kBytes, static_cast<uint8_t>(before[0] + 0x5A));
+    test::WriteBytesAt(disk_->loop().PartitionPath(1), 0, written);
     // The hazard: without it, nothing here would be tested.
     ASSERT_EQ(Read(*held_, kPartitionStart), before) << "the whole disk's cache followed the node";
     drop();

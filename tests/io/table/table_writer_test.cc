@@ -17,38 +17,16 @@
 
 #include <gtest/gtest.h>
 
-#include "io/block/block_io.h"
 #include "io/device/target.h"
+#include "support/boot_disks.h"
 #include "support/device_test.h"
 #include "support/partitioned_loop.h"
+#include "support/stack_tools.h"
 
 namespace partalign {
 namespace {
 
 constexpr uint64_t kSector = 512;
-
-// `length` bytes at `offset` of `path`, read with O_DIRECT: what the disk holds, not a cache.
-std::vector<uint8_t> ReadDirect(const std::string& path, uint64_t offset, size_t length) {
-  AlignedBuffer buffer(length);
-  const int fd = ::open(path.c_str(), O_RDONLY | O_DIRECT | O_CLOEXEC);
-  EXPECT_GE(fd, 0) << path << ": " << std::strerror(errno);
-  if (fd < 0) return {};
-  const ssize_t n = ::pread(fd, buffer.data(), length, static_cast<off_t>(offset));
-  EXPECT_EQ(n, static_cast<ssize_t>(length)) << path << ": " << std::strerror(errno);
-  ::close(fd);
-  return {buffer.data(), buffer.data() + length};
-}
-
-void WriteDirect(const std::string& path, uint64_t offset, const std::vector<uint8_t>& bytes) {
-  AlignedBuffer buffer(bytes.size());
-  std::memcpy(buffer.data(), bytes.data(), bytes.size());
-  const int fd = ::open(path.c_str(), O_WRONLY | O_DIRECT | O_CLOEXEC);
-  ASSERT_GE(fd, 0) << path << ": " << std::strerror(errno);
-  EXPECT_EQ(::pwrite(fd, buffer.data(), bytes.size(), static_cast<off_t>(offset)),
-            static_cast<ssize_t>(bytes.size()))
-      << path << ": " << std::strerror(errno);
-  ::close(fd);
-}
 
 TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNode) {
   PARTALIGN_REQUIRE_DEVICES();
@@ -69,7 +47,7 @@ TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNo
   TableRange mbr;  // and for the MBR
   mbr.offset_bytes = 0;
   mbr.length_bytes = kSector;
-  mbr.old_bytes = ReadDirect(image, 0, kSector);
+  mbr.old_bytes = test::ReadBytes(image, 0, kSector);
   mbr.new_bytes = mbr.old_bytes;
   mbr.new_bytes[0] = 0xFA;
   const std::vector<uint8_t> last_of_1(kSector, 0xA1), first_of_2(kSector, 0xB2);
@@ -82,8 +60,8 @@ TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNo
     ASSERT_EQ(::pread(whole->fd.get(), cached.data(), cached.size(), 0), 8192)
         << std::strerror(errno);
     // Partitions 1 and 2 are in use: their owners write through the partition nodes.
-    WriteDirect(loop.PartitionPath(1), 6 * kSector, last_of_1);  // disk sector 7
-    WriteDirect(loop.PartitionPath(2), 0, first_of_2);           // disk sector 9
+    test::WriteBytesAt(loop.PartitionPath(1), 6 * kSector, last_of_1);  // disk sector 7
+    test::WriteBytesAt(loop.PartitionPath(2), 0, first_of_2);           // disk sector 9
     Status s = WriteTableRanges(whole->fd.get(), loop.path(), kSector, {ebr, mbr});
     ASSERT_TRUE(s) << s.error().message;
     // Read back through the same descriptor, the table's sectors hold the new bytes.
@@ -94,11 +72,11 @@ TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNo
   }
 
   // The table sectors hold the new bytes, and the partitions' sectors what their owners wrote.
-  EXPECT_EQ(ReadDirect(image, 8 * kSector, kSector), ebr.new_bytes);
-  EXPECT_EQ(ReadDirect(image, 0, kSector), mbr.new_bytes);
-  EXPECT_EQ(ReadDirect(image, 7 * kSector, kSector), last_of_1)
+  EXPECT_EQ(test::ReadBytes(image, 8 * kSector, kSector), ebr.new_bytes);
+  EXPECT_EQ(test::ReadBytes(image, 0, kSector), mbr.new_bytes);
+  EXPECT_EQ(test::ReadBytes(image, 7 * kSector, kSector), last_of_1)
       << "the write of sector 0 wrote sector 7 back as the whole disk's cache held it";
-  EXPECT_EQ(ReadDirect(image, 9 * kSector, kSector), first_of_2)
+  EXPECT_EQ(test::ReadBytes(image, 9 * kSector, kSector), first_of_2)
       << "the write of sector 8 wrote sector 9 back as the whole disk's cache held it";
 }
 
@@ -108,7 +86,7 @@ TEST(TableWriterTest, WritesOnlyItsSectorsBesideAPartitionWrittenThroughItsOwnNo
 TEST(TableWriterTest, WritesARangeSmallerThanTheDisksSectorThroughThePageCache) {
   PARTALIGN_REQUIRE_DEVICES();
   const test::PartitionedLoop disk("label: gpt\nstart=256, size=1536\n", 4096, 8ull << 20);
-  const std::vector<uint8_t> before = ReadDirect(disk.image(), 0, 4096);
+  const std::vector<uint8_t> before = test::ReadBytes(disk.image(), 0, 4096);
   TableRange half;
   half.offset_bytes = 1024;
   half.length_bytes = kSector;
@@ -124,7 +102,7 @@ TEST(TableWriterTest, WritesARangeSmallerThanTheDisksSectorThroughThePageCache) 
   }
   std::vector<uint8_t> expected = before;
   std::copy(half.new_bytes.begin(), half.new_bytes.end(), expected.begin() + 1024);
-  EXPECT_EQ(ReadDirect(disk.image(), 0, 4096), expected);
+  EXPECT_EQ(test::ReadBytes(disk.image(), 0, 4096), expected);
 }
 
 }  // namespace

@@ -35,10 +35,11 @@ struct CellMeasurement {
   uint32_t place = 0;  ///< index of its range
   uint32_t group = 0;  ///< index of its group in the plan: cells of a group share windows
   /// One rate per completed round, in round order. A cell measured alone: I/Os counted in the
-  /// window / the window (its IOPS then). A cell sharing windows: queue depth / the mean latency
-  /// of its I/Os in the window (by Little's law the IOPS it would have alone at that latency),
-  /// leaving out its slowest tenth (WindowRate), so that the i-th values of two cells of one
-  /// group come from the same window and form a pair.
+  /// window / the window (its IOPS then). A cell sharing windows I/O by I/O (queue depth 1,
+  /// random offsets): 1 / the median latency of its I/Os in the window (MedianRate). A cell
+  /// taking turns (TakesTurns): queue depth / the mean latency of its I/Os in its slots without
+  /// their slowest tenth (WindowRate). The i-th values of two cells of one group come from the
+  /// same window and form a pair.
   std::vector<double> trial_iops;
   uint64_t ios = 0;
   uint64_t bytes = 0;
@@ -54,16 +55,27 @@ inline constexpr uint64_t kMinTrialNs = 1'000'000;
 /// Submission-order blocks generated per window; a window with more I/Os reuses them cyclically.
 inline constexpr uint32_t kOrderBlocks = 64;
 
-/// Latencies kept per cell and window for WindowRate (a fast NVMe device does ~500 I/Os per
-/// millisecond; a window shares that among its cells). Beyond, the first ones count.
+/// Latencies kept per cell and window for MedianRate and WindowRate (a fast NVMe device does ~500
+/// I/Os per millisecond; a window shares that among its cells). Beyond, the first ones count.
 inline constexpr size_t kMaxWindowSamples = 16384;
 
-/// The rate of a cell in a window it shares: `queue_depth` / the mean of `latencies_ns`
-/// without its slowest tenth (rounded up; with fewer than 4 latencies, all of them). A window in
-/// which the machine stalls one I/O for milliseconds - a stall hits whichever cell's I/O was in
-/// flight - would otherwise give that cell a rate many times too low; a misalignment penalty slows
-/// most of a cell's I/Os and stays. Reorders `latencies_ns`. 0 when it is empty.
+/// The rate of a cell in the slots of a window it takes turns in (TakesTurns): `queue_depth` /
+/// the mean of `latencies_ns` without its slowest tenth (rounded up; with fewer than 4
+/// latencies, all of them): by Little's law the IOPS it would have alone at that latency. Its
+/// I/Os queue behind each other, and a deep queue is reaped in batches, so a single latency is
+/// not the I/O's own: the mean is what follows the throughput. A slot in which the machine
+/// stalls one I/O for milliseconds would otherwise give that cell a rate many times too low.
+/// Reorders `latencies_ns`. 0 when it is empty.
 double WindowRate(std::vector<uint64_t>& latencies_ns, uint32_t queue_depth);
+
+/// The rate of a cell in a window it shares I/O by I/O (queue depth 1, random offsets): 1 / the
+/// median of `latencies_ns` (of the two middle ones, their mean), the rate of its typical I/O.
+/// Each latency there is one I/O's own. Where they fall in two modes (an I/O that finds the
+/// device's thread awake and one that waits for it to wake: FUSE, a USB bridge, a CPU in deep
+/// idle) and the share of each changes from window to window, the mean follows the share and
+/// drowns a small penalty; the median stays in the larger mode. A stall is one latency among
+/// the others. Reorders `latencies_ns`. 0 when it is empty.
+double MedianRate(std::vector<uint64_t>& latencies_ns);
 
 struct BenchMeasurements {
   std::vector<CellMeasurement> cells;  ///< in plan order

@@ -51,6 +51,18 @@ double WindowRate(std::vector<uint64_t>& latencies_ns, uint32_t queue_depth) {
   return sum > 0 ? static_cast<double>(queue_depth) * static_cast<double>(kept) * 1e9 / sum : 0;
 }
 
+double MedianRate(std::vector<uint64_t>& latencies_ns) {
+  const size_t n = latencies_ns.size();
+  if (n == 0) return 0;
+  const auto upper = latencies_ns.begin() + static_cast<std::ptrdiff_t>(n / 2);
+  std::nth_element(latencies_ns.begin(), upper, latencies_ns.end());
+  double median = static_cast<double>(*upper);
+  if (n % 2 == 0) {
+    median = (median + static_cast<double>(*std::max_element(latencies_ns.begin(), upper))) / 2;
+  }
+  return median > 0 ? 1e9 / median : 0;
+}
+
 Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<BenchRange>& ranges,
                                    BenchEngine& engine, const BenchProgressFn& progress) {
   BenchMeasurements result;
@@ -164,7 +176,7 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
       for (size_t k = 0; k < group.cells.size(); ++k) {
         CellMeasurement& m = result.cells[group.cells[k]];
         const StreamResult& s = trial->streams[k];
-        const double shared_rate = alone ? 0 : WindowRate(samples[k], depth);
+        const double shared_rate = alone ? 0 : MedianRate(samples[k]);
         const bool measured = alone ? s.ios > 0 && trial->measured_ns > 0 : shared_rate > 0;
         if (!measured) {
           return MakeError(

@@ -5,6 +5,8 @@
 // errors are honoured.
 #include "partalign/bench/bench_runner.h"
 
+#include <algorithm>
+
 #include <gtest/gtest.h>
 
 #include "core/bench/fake_bench_engine.h"
@@ -72,6 +74,52 @@ TEST(WindowRateTest, LeavesOutTheSlowestTenthOnly) {
   EXPECT_EQ(WindowRate(none, 1), 0);
 }
 
+TEST(MedianRateTest, IsTheRateOfTheMiddleLatency) {
+  // Two stalls among 21 I/Os of 100-120 us change nothing: the median is the 11th latency.
+  std::vector<uint64_t> latencies;
+  for (uint64_t i = 0; i < 19; ++i) latencies.push_back(100'000 + i * 1'000);
+  latencies.insert(latencies.end(), {50'000'000, 40'000'000});
+  EXPECT_DOUBLE_EQ(MedianRate(latencies), 1e9 / 110'000);
+  EXPECT_EQ(latencies.size(), 21u);
+  // An even count: the mean of the two middle ones.
+  std::vector<uint64_t> even{4'000'000, 1'000'000, 3'000'000, 2'000'000};
+  EXPECT_DOUBLE_EQ(MedianRate(even), 1e9 / 2'500'000);
+  std::vector<uint64_t> one{2'000'000};
+  EXPECT_DOUBLE_EQ(MedianRate(one), 500);
+  std::vector<uint64_t> none;
+  EXPECT_EQ(MedianRate(none), 0);
+}
+
+TEST(RunBenchTest, ASmallPenaltyIsFoundInLatenciesOfTwoModes) {
+  // A device like the simulated SSD behind FUSE (scripts/bench-detect): an I/O takes 25 us, or
+  // 50 us when it finds the daemon's thread asleep, and that share changes from window to
+  // window (50-95%). Crossing a 4 KiB boundary costs 1.25 us more, 2.5% of the typical I/O:
+  // the smallest effect the 2018 bridge study reports. The mean of a window follows the share of
+  // slow I/Os and drowned the penalty (taken so, the 4 KiB row's intervals were +-2.5-4.6% here
+  // and found 2 of these 18 cells); the median stays in the larger mode.
+  int found = 0;
+  double widest = 0;
+  for (uint64_t seed = 1; seed <= 3; ++seed) {
+    BenchReport r = RunFake({.base_ns = 25'000,
+                             .crossing_penalty = 0.05,
+                             .io_sigma = 0.1,
+                             .wake_share_min = 0.5,
+                             .wake_share_max = 0.95,
+                             .wake_ns = 25'000,
+                             .seed = seed * 101},
+                            8'000'000'000, seed);
+    for (uint64_t align : {512u, 1024u, 1536u, 2048u, 2560u, 3072u, 3584u}) {
+      const CellComparison& c = Find(r, 4096, align);
+      widest = std::max(widest, (c.change.high - c.change.low) / 2);
+      // At 2048-byte offsets only half of the reads cross: a 1.25% effect, not counted.
+      if (align != 2048) found += c.change.significant && c.change.change < 0;
+    }
+    EXPECT_FALSE(Find(r, 512, 512).change.significant) << FormatChange(Find(r, 512, 512).change);
+  }
+  EXPECT_GE(found, 16) << "of 18";
+  EXPECT_LT(widest, 0.02);
+}
+
 TEST(RunBenchTest, UniformTargetShowsNoSignificantDifference) {
   // A device whose latency does not depend on alignment, one fixed seed: nothing differs. (By
   // design about 3% of seeds do report a difference; the next test checks that rate.)
@@ -113,7 +161,9 @@ TEST(RunBenchTest, NoiseThatHitsWholeWindowsCancelsInThePairs) {
     EXPECT_TRUE(c.change.significant && c.change.change < 0)
         << align << " " << FormatChange(c.change);
   }
-  // Unpaired, the same trials could not tell: the window noise is in every trial.
+  // Unpaired, the same trials could not tell: the window noise is in every trial. (On this
+  // device's log-normal latencies a window's median is noisier than the mean of its fastest
+  // 90%: the paired interval is 2.6 times narrower than the unpaired one, not 3.9.)
   const CellSummary* slow = nullptr;
   const CellSummary* reference = nullptr;
   for (const CellSummary& c : noisy.cells) {
@@ -124,7 +174,7 @@ TEST(RunBenchTest, NoiseThatHitsWholeWindowsCancelsInThePairs) {
   Change unpaired = *CompareSamples(reference->trial_iops, slow->trial_iops,
                                     BonferroniConfidence(kConfidence, 56));
   EXPECT_GT(unpaired.high - unpaired.low,
-            3 * (Find(noisy, 4096, 512).change.high - Find(noisy, 4096, 512).change.low));
+            2 * (Find(noisy, 4096, 512).change.high - Find(noisy, 4096, 512).change.low));
 }
 
 TEST(RunBenchTest, CrossingPenaltyIsDetectedWhereIosCross) {

@@ -32,6 +32,13 @@ struct FakeDevice {
   /// advances by all of it, and that I/O's latency grows by it.
   uint32_t stall_every = 0;
   double stall_ns = 0;
+  /// An I/O finds the device's thread asleep with a probability drawn for each window,
+  /// uniform in [wake_share_min, wake_share_max], and then waits wake_ns more: latencies in two
+  /// modes whose shares change from window to window (a FUSE daemon, a USB bridge, a CPU in
+  /// deep idle).
+  double wake_share_min = 0.0;
+  double wake_share_max = 0.0;
+  double wake_ns = 0;
   uint64_t seed = 1;
 };
 
@@ -47,6 +54,11 @@ class FakeEngine : public BenchEngine {
                            std::pow(1.0 + device_.drift_per_trial, static_cast<double>(trials_));
     ++trials_;
     bool stall = device_.stall_every > 0 && trials_ % device_.stall_every == 0;
+    const double wake_share =
+        device_.wake_share_max > 0
+            ? device_.wake_share_min +
+                  (device_.wake_share_max - device_.wake_share_min) * rng_.NextDouble()
+            : 0;
     TrialResult r;
     double now = 0;
     double last = 0;
@@ -62,6 +74,7 @@ class FakeEngine : public BenchEngine {
           (device_.base_ns + device_.per_kib_ns * static_cast<double>(stream.block_size) / 1024) *
           (crosses ? 1.0 + device_.crossing_penalty : 1.0) * machine *
           std::exp(device_.io_sigma * rng_.NextNormal()) * (IsRewrite(stream.pattern) ? 2 : 1);
+      if (wake_share > 0 && rng_.NextDouble() < wake_share) last += device_.wake_ns;
       StreamResult& out = r.streams[s];
       seen += out.ios == 0;
       ++out.ios;

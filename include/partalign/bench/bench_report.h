@@ -54,6 +54,9 @@ struct CellSummary {
   uint64_t io_count = 0;
   double measured_seconds = 0;
   std::vector<double> trial_iops;  ///< one per window, in round order
+  /// How trial_iops were computed. A document of an older version has none: its cells sharing
+  /// a group had the mean latency's rate, the others the count's (ParseBenchJson).
+  WindowRateKind rate_kind = WindowRateKind::kCount;
 };
 
 /// Cell `subject` against cell `reference` (the aligned cell of its grid row, or the same cell

@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "partalign/bench/bench_engine.h"
@@ -30,6 +32,19 @@ struct BenchRange {
   uint64_t origin = 0;
 };
 
+/// How a cell's rates in its windows were computed (CellMeasurement::trial_iops). Rates of two
+/// kinds differ on the same device (a median latency's rate is above the mean's where latencies
+/// have a tail), so two runs compare only cells whose rates are of one kind.
+enum class WindowRateKind {
+  kCount,          ///< alone in its group: I/Os completed in the window / the window
+  kMedianLatency,  ///< sharing windows I/O by I/O: 1 / the median latency (MedianRate)
+  kMeanLatency,    ///< taking turns: queue depth / the mean of the fastest 90% (WindowRate)
+};
+
+/// The JSON name of `kind` ("count", "median_latency", "mean_latency").
+std::string_view WindowRateKindName(WindowRateKind kind);
+std::optional<WindowRateKind> ParseWindowRateKind(std::string_view name);
+
 struct CellMeasurement {
   BenchCell cell;
   uint32_t place = 0;  ///< index of its range
@@ -41,6 +56,7 @@ struct CellMeasurement {
   /// their slowest tenth (WindowRate). The i-th values of two cells of one group come from the
   /// same window and form a pair.
   std::vector<double> trial_iops;
+  WindowRateKind rate_kind = WindowRateKind::kCount;  ///< how trial_iops were computed
   uint64_t ios = 0;
   uint64_t bytes = 0;
   /// A cell alone: the windows' length; sharing windows I/O by I/O: its I/Os' summed latency /

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdint>
 #include <limits>
+#include <map>
 #include <type_traits>
 
 #include <fmt/format.h>
@@ -141,7 +142,9 @@ class JsonReader {
   std::string source_;
 };
 
-Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t index) {
+// `has_rate_kind` is cleared when the cell has no "window_rate" (a document of an older version).
+Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t index,
+                              bool& has_rate_kind) {
   const std::string where = fmt::format("cells[{}]: ", index);
   if (!j.is_object()) return MakeError(fmt::format("'{}': {}not an object", r.source(), where));
   CellSummary s;
@@ -181,11 +184,33 @@ Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t ind
     s.trial_iops.push_back(t.get<double>());
   }
   s.trials = static_cast<uint32_t>(s.trial_iops.size());
+  if (auto kind = j.find("window_rate"); kind != j.end()) {
+    std::optional<WindowRateKind> parsed =
+        kind->is_string() ? ParseWindowRateKind(kind->get<std::string>()) : std::nullopt;
+    if (!parsed) {
+      return r.Missing("window_rate", "\"count\", \"median_latency\" or \"mean_latency\"", where);
+    }
+    s.rate_kind = *parsed;
+  } else {
+    has_rate_kind = false;
+  }
   s.iops_ci.level = r.Optional(j, "ci_level", 0.0);
   s.lat_mean_us = r.Optional(j, "lat_mean_us", 0.0);
   s.io_count = r.Optional(j, "io_count", uint64_t{0});
   s.measured_seconds = r.Optional(j, "measured_seconds", 0.0);
   return s;
+}
+
+std::string_view RateKindPhrase(WindowRateKind kind) {
+  switch (kind) {
+    case WindowRateKind::kCount:
+      return "I/Os counted";
+    case WindowRateKind::kMedianLatency:
+      return "from the median latency";
+    case WindowRateKind::kMeanLatency:
+      return "from the mean latency";
+  }
+  return "I/Os counted";
 }
 
 }  // namespace
@@ -222,6 +247,7 @@ CellSummary Summarize(const CellMeasurement& m) {
   s.cell = m.cell;
   s.group = m.group;
   s.trial_iops = m.trial_iops;
+  s.rate_kind = m.rate_kind;
   SummarizeTrials(s);
   s.lat_p50_us = m.latency.Quantile(0.50) / kNsPerUs;
   s.lat_p99_us = m.latency.Quantile(0.99) / kNsPerUs;
@@ -320,6 +346,7 @@ nlohmann::json BenchJson(const BenchReport& report) {
     cell["lat_p99_us"] = Round(c.lat_p99_us, 0.001);
     cell["lat_mean_us"] = Round(c.lat_mean_us, 0.001);
     cell["trials"] = c.trials;
+    cell["window_rate"] = WindowRateKindName(c.rate_kind);
     cell["io_count"] = c.io_count;
     cell["measured_seconds"] = Round(c.measured_seconds, 1e-6);
     nlohmann::json trials = nlohmann::json::array();
@@ -375,10 +402,24 @@ Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string
     report.settings.budget_seconds = r.Optional(*settings, "budget_seconds", 0.0);
     report.settings.trial_seconds = r.Optional(*settings, "trial_seconds", 0.0);
   }
+  bool has_rate_kinds = true;
   for (size_t i = 0; i < cells->size(); ++i) {
-    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i);
+    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i, has_rate_kinds);
     if (!cell) return cell.error();
     report.cells.push_back(std::move(*cell));
+  }
+  // Before "window_rate" (2026-12-05), a cell that shared its group's windows had the rate of
+  // its mean latency without the slowest tenth, whether I/O by I/O or taking turns; a cell
+  // alone (or without a group: windows of its own) had the count's.
+  if (!has_rate_kinds) {
+    std::map<uint32_t, size_t> group_sizes;
+    for (const CellSummary& c : report.cells) {
+      if (c.group) ++group_sizes[*c.group];
+    }
+    for (CellSummary& c : report.cells) {
+      const bool shared = c.group && group_sizes[*c.group] > 1;
+      c.rate_kind = shared ? WindowRateKind::kMeanLatency : WindowRateKind::kCount;
+    }
   }
   report.summary = r.String(json, "summary");
   AddAlignmentAnalysis(report);
@@ -391,6 +432,7 @@ Result<BenchComparison> CompareReports(const BenchReport& before, const BenchRep
                                        bool same_run) {
   BenchComparison result{before_source, after_source, before, after, {}, {}, {}};
   std::vector<std::pair<const CellSummary*, const CellSummary*>> pairs;
+  std::vector<std::pair<const CellSummary*, const CellSummary*>> other_kind;
   auto same = [](const BenchCell& a, const BenchCell& b) {
     return a.pattern == b.pattern && a.block_size == b.block_size &&
            a.offset_align == b.offset_align && a.queue_depth == b.queue_depth;
@@ -400,6 +442,10 @@ Result<BenchComparison> CompareReports(const BenchReport& before, const BenchRep
                           [&](const CellSummary& c) { return same(c.cell, b.cell); });
     if (a == after.cells.end()) {
       result.unmatched.push_back(fmt::format("{} (only in '{}')", Describe(b.cell), before_source));
+    } else if (a->rate_kind != b.rate_kind) {
+      // A median latency's rate against a mean latency's would show the latencies' tail as a
+      // change.
+      other_kind.emplace_back(&b, &*a);
     } else {
       pairs.emplace_back(&b, &*a);
     }
@@ -410,6 +456,25 @@ Result<BenchComparison> CompareReports(const BenchReport& before, const BenchRep
     if (b == before.cells.end()) {
       result.unmatched.push_back(fmt::format("{} (only in '{}')", Describe(a.cell), after_source));
     }
+  }
+  // One line for each pair of kinds (a document of an older version: every grid row).
+  while (!other_kind.empty()) {
+    const WindowRateKind was = other_kind.front().first->rate_kind;
+    const WindowRateKind is = other_kind.front().second->rate_kind;
+    auto same_kinds = [&](const auto& p) {
+      return p.first->rate_kind == was && p.second->rate_kind == is;
+    };
+    auto rest = std::stable_partition(other_kind.begin(), other_kind.end(), same_kinds);
+    const size_t n = static_cast<size_t>(rest - other_kind.begin());
+    const std::string cells =
+        n == 1 ? Describe(other_kind.front().first->cell)
+               : fmt::format("{} cells, {} to {}", n, Describe(other_kind.front().first->cell),
+                             Describe((rest - 1)->first->cell));
+    result.unmatched.push_back(
+        fmt::format("{} (rates of another kind in each run: {} in '{}', {} in '{}'; measure "
+                    "both with the same partalign)",
+                    cells, RateKindPhrase(was), before_source, RateKindPhrase(is), after_source));
+    other_kind.erase(other_kind.begin(), rest);
   }
   if (pairs.empty()) {
     return MakeError(

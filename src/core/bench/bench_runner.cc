@@ -35,6 +35,26 @@ constexpr uint64_t kMaxSlotBlocks = 4;
 
 }  // namespace
 
+std::string_view WindowRateKindName(WindowRateKind kind) {
+  switch (kind) {
+    case WindowRateKind::kCount:
+      return "count";
+    case WindowRateKind::kMedianLatency:
+      return "median_latency";
+    case WindowRateKind::kMeanLatency:
+      return "mean_latency";
+  }
+  return "count";
+}
+
+std::optional<WindowRateKind> ParseWindowRateKind(std::string_view name) {
+  for (WindowRateKind kind :
+       {WindowRateKind::kCount, WindowRateKind::kMedianLatency, WindowRateKind::kMeanLatency}) {
+    if (name == WindowRateKindName(kind)) return kind;
+  }
+  return std::nullopt;
+}
+
 bool TakesTurns(const BenchPlan& plan, const BenchGroup& group) {
   if (group.cells.size() < 2) return false;
   const BenchCell& cell = plan.cells[group.cells.front()];
@@ -156,6 +176,7 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
         }
         for (size_t k = 0; k < cells; ++k) {
           CellMeasurement& m = result.cells[group.cells[k]];
+          m.rate_kind = WindowRateKind::kMeanLatency;
           const double rate = WindowRate(samples[k], depth);
           if (rate <= 0) {
             return MakeError(
@@ -176,6 +197,7 @@ Result<BenchMeasurements> RunBench(const BenchPlan& plan, const std::vector<Benc
       for (size_t k = 0; k < group.cells.size(); ++k) {
         CellMeasurement& m = result.cells[group.cells[k]];
         const StreamResult& s = trial->streams[k];
+        m.rate_kind = alone ? WindowRateKind::kCount : WindowRateKind::kMedianLatency;
         const double shared_rate = alone ? 0 : MedianRate(samples[k]);
         const bool measured = alone ? s.ios > 0 && trial->measured_ns > 0 : shared_rate > 0;
         if (!measured) {

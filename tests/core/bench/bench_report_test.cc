@@ -133,13 +133,19 @@ TEST(AlignmentAnalysisTest, CellsOfOneGroupArePairedOthersNot) {
 
 TEST(BenchJsonTest, HasTheDocumentedKeysAndRoundTrips) {
   BenchReport r = Report(20000, 14000, 18000, 3);
+  r.cells[0].rate_kind = WindowRateKind::kMedianLatency;
+  r.cells[1].rate_kind = WindowRateKind::kMeanLatency;
   nlohmann::json j = BenchJson(r);
   EXPECT_EQ(j["schema_version"], 1);
+  EXPECT_EQ(j["cells"][0]["window_rate"], "median_latency");
+  EXPECT_EQ(j["cells"][1]["window_rate"], "mean_latency");
+  EXPECT_EQ(j["cells"][2]["window_rate"], "count");
   ASSERT_EQ(j["cells"].size(), 66u);
   for (const nlohmann::json& c : j["cells"]) {
-    for (const char* key : {"pattern", "block_size", "offset_align", "queue_depth", "group", "iops",
-                            "mib_per_s", "ci95_low", "ci95_high", "lat_p50_us", "lat_p99_us",
-                            "trials", "trial_iops", "io_count", "measured_seconds"}) {
+    for (const char* key :
+         {"pattern", "block_size", "offset_align", "queue_depth", "group", "iops", "mib_per_s",
+          "ci95_low", "ci95_high", "lat_p50_us", "lat_p99_us", "trials", "trial_iops",
+          "window_rate", "io_count", "measured_seconds"}) {
       EXPECT_TRUE(c.contains(key)) << key;
     }
     EXPECT_TRUE(c["iops"].is_number());
@@ -160,6 +166,7 @@ TEST(BenchJsonTest, HasTheDocumentedKeysAndRoundTrips) {
   for (size_t i = 0; i < r.cells.size(); ++i) {
     EXPECT_EQ(back->cells[i].cell, r.cells[i].cell);
     EXPECT_EQ(back->cells[i].group, r.cells[i].group);
+    EXPECT_EQ(back->cells[i].rate_kind, r.cells[i].rate_kind);
     EXPECT_NEAR(back->cells[i].iops, r.cells[i].iops, 0.01);
     ASSERT_EQ(back->cells[i].trial_iops.size(), r.cells[i].trial_iops.size());
   }
@@ -185,6 +192,38 @@ TEST(BenchJsonTest, MalformedDocumentsAreErrorsNotExceptions) {
   j = BenchJson(Report(20000, 20000, 20000, 4));
   j["settings"]["rounds"] = "twelve";  // optional fields of the wrong type are ignored
   EXPECT_TRUE(ParseBenchJson(j, "x.json"));
+}
+
+TEST(BenchJsonTest, ADocumentWithoutRateKindsHasThoseOfItsVersion) {
+  // Before "window_rate", a cell sharing its group's windows had the mean latency's rate and a
+  // cell alone the count's; so did a cell without a group (older still: windows of its own).
+  nlohmann::json j = BenchJson(Report(20000, 20000, 20000, 4));
+  for (nlohmann::json& c : j["cells"]) c.erase("window_rate");
+  j["cells"][0]["group"] = nullptr;
+  Result<BenchReport> r = ParseBenchJson(j, "old.json");
+  ASSERT_TRUE(r) << r.error().message;
+  size_t shared = 0;
+  for (size_t i = 0; i < r->cells.size(); ++i) {
+    const CellSummary& c = r->cells[i];
+    // Report() puts each grid row in a group of 8 and each other cell in a group of its own.
+    const bool in_row = c.cell.in_grid && i != 0;
+    EXPECT_EQ(c.rate_kind, in_row ? WindowRateKind::kMeanLatency : WindowRateKind::kCount)
+        << Describe(c.cell);
+    shared += in_row;
+  }
+  EXPECT_EQ(shared, 63u);
+}
+
+TEST(BenchJsonTest, AnUnknownRateKindIsAnError) {
+  nlohmann::json j = BenchJson(Report(20000, 20000, 20000, 4));
+  j["cells"][5]["window_rate"] = "harmonic";
+  Result<BenchReport> r = ParseBenchJson(j, "x.json");
+  ASSERT_FALSE(r);
+  EXPECT_EQ(r.error().message,
+            "'x.json': cells[5]: \"window_rate\" is missing or not \"count\", "
+            "\"median_latency\" or \"mean_latency\"");
+  j["cells"][5]["window_rate"] = 2;
+  EXPECT_FALSE(ParseBenchJson(j, "x.json"));
 }
 
 // Numbers a run never writes: a double far beyond 2^64 where an integer belongs was converted
@@ -255,6 +294,39 @@ TEST(CompareReportsTest, UnmatchedCellsAreListedAndNoOverlapIsAnError) {
   EXPECT_EQ(c.unmatched[0], "randread bs=4096 align=4096 qd=32 (only in 'a')");
   after.cells.clear();
   EXPECT_FALSE(CompareReports(before, after, "a", "b"));
+}
+
+TEST(CompareReportsTest, CellsWhoseRatesDifferInKindAreNotCompared) {
+  // A document of an older version (mean latencies) against one of this version (median
+  // latencies in the grid rows): the rows would differ by the latencies' tail alone.
+  BenchReport before = Report(20000, 20000, 20000, 9);
+  BenchReport after = Report(20000, 20000, 20000, 10);
+  size_t rows = 0;
+  for (size_t i = 0; i < before.cells.size(); ++i) {
+    if (!before.cells[i].cell.in_grid) continue;
+    before.cells[i].rate_kind = WindowRateKind::kMeanLatency;
+    after.cells[i].rate_kind = WindowRateKind::kMedianLatency;
+    ++rows;
+  }
+  BenchComparison c = *CompareReports(before, after, "old.json", "new.json");
+  EXPECT_EQ(rows, 64u);
+  EXPECT_EQ(c.cells.size(), before.cells.size() - rows);
+  for (const CellComparison& cmp : c.cells) EXPECT_FALSE(cmp.subject.in_grid);
+  ASSERT_EQ(c.unmatched.size(), 1u);
+  EXPECT_EQ(c.unmatched[0],
+            "64 cells, randread bs=512 align=512 qd=1 to randread bs=4096 align=4096 qd=1 (rates "
+            "of another kind in each run: from the mean latency in 'old.json', from the median "
+            "latency in 'new.json'; measure both with the same partalign)");
+  // A single cell is named alone, and each pair of kinds has its line.
+  after.cells[0].rate_kind = WindowRateKind::kCount;
+  c = *CompareReports(before, after, "old.json", "new.json");
+  ASSERT_EQ(c.unmatched.size(), 2u);
+  EXPECT_EQ(c.unmatched[0],
+            "randread bs=512 align=512 qd=1 (rates of another kind in each run: from the mean "
+            "latency in 'old.json', I/Os counted in 'new.json'; measure both with the same "
+            "partalign)");
+  EXPECT_EQ(c.unmatched[1].rfind("63 cells, randread bs=512 align=1024 qd=1 to ", 0), 0u)
+      << c.unmatched[1];
 }
 
 // Issue 40, item 4: an interval that includes 0 and is wide is "too noisy to tell", not

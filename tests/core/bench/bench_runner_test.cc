@@ -120,6 +120,16 @@ TEST(RunBenchTest, ASmallPenaltyIsFoundInLatenciesOfTwoModes) {
   EXPECT_LT(widest, 0.02);
 }
 
+TEST(RunBenchTest, EachCellSaysHowItsRatesWereComputed) {
+  // The grid rows share their windows I/O by I/O; the sequential and QD32 cells of the default
+  // run are alone in theirs.
+  BenchReport r = RunFake({}, 2'000'000'000);
+  for (const CellSummary& c : r.cells) {
+    EXPECT_EQ(c.rate_kind, c.cell.in_grid ? WindowRateKind::kMedianLatency : WindowRateKind::kCount)
+        << Describe(c.cell);
+  }
+}
+
 TEST(RunBenchTest, UniformTargetShowsNoSignificantDifference) {
   // A device whose latency does not depend on alignment, one fixed seed: nothing differs. (By
   // design about 3% of seeds do report a difference; the next test checks that rate.)
@@ -359,6 +369,8 @@ TEST(RunBenchTest, TwoPlacesAtQueueDepth32AreToldApart) {
   const auto [m, paired] =
       TwoPlacesAtQd32(engine, {{512, 64 << 20, 512}, {1 << 20, 64 << 20, 1 << 20}});
   EXPECT_EQ(paired.pairs, m.rounds);
+  EXPECT_EQ(m.cells[0].rate_kind, WindowRateKind::kMeanLatency);
+  EXPECT_EQ(m.cells[1].rate_kind, WindowRateKind::kMeanLatency);
   EXPECT_TRUE(paired.significant) << FormatChange(paired);
   EXPECT_NEAR(paired.change, 0.2, 0.03) << FormatChange(paired);
   // The slots cover the windows: each place was measured about half of the planned time.

@@ -33,8 +33,8 @@ struct BenchRange {
 };
 
 /// How a cell's rates in its windows were computed (CellMeasurement::trial_iops). Rates of two
-/// kinds differ on the same device (a median latency's rate is above the mean's where latencies
-/// have a tail), so two runs compare only cells whose rates are of one kind.
+/// kinds differ on the same device (the median latency of a window is not its mean), so two
+/// runs compare only cells whose rates are of one kind.
 enum class WindowRateKind {
   kCount,          ///< alone in its group: I/Os completed in the window / the window
   kMedianLatency,  ///< sharing windows I/O by I/O: 1 / the median latency (MedianRate)

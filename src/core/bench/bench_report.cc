@@ -443,8 +443,8 @@ Result<BenchComparison> CompareReports(const BenchReport& before, const BenchRep
     if (a == after.cells.end()) {
       result.unmatched.push_back(fmt::format("{} (only in '{}')", Describe(b.cell), before_source));
     } else if (a->rate_kind != b.rate_kind) {
-      // A median latency's rate against a mean latency's would show the latencies' tail as a
-      // change.
+      // A median latency's rate against a mean latency's would show the difference of the two
+      // statistics as a change.
       other_kind.emplace_back(&b, &*a);
     } else {
       pairs.emplace_back(&b, &*a);

@@ -402,21 +402,24 @@ Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string
     report.settings.budget_seconds = r.Optional(*settings, "budget_seconds", 0.0);
     report.settings.trial_seconds = r.Optional(*settings, "trial_seconds", 0.0);
   }
-  bool has_rate_kinds = true;
+  std::vector<size_t> without_kind;
   for (size_t i = 0; i < cells->size(); ++i) {
-    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i, has_rate_kinds);
+    bool has_rate_kind = true;
+    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i, has_rate_kind);
     if (!cell) return cell.error();
+    if (!has_rate_kind) without_kind.push_back(i);
     report.cells.push_back(std::move(*cell));
   }
   // Before "window_rate" (2026-12-05), a cell that shared its group's windows had the rate of
   // its mean latency without the slowest tenth, whether I/O by I/O or taking turns; a cell
   // alone (or without a group: windows of its own) had the count's.
-  if (!has_rate_kinds) {
+  if (!without_kind.empty()) {
     std::map<uint32_t, size_t> group_sizes;
     for (const CellSummary& c : report.cells) {
       if (c.group) ++group_sizes[*c.group];
     }
-    for (CellSummary& c : report.cells) {
+    for (size_t i : without_kind) {
+      CellSummary& c = report.cells[i];
       const bool shared = c.group && group_sizes[*c.group] > 1;
       c.rate_kind = shared ? WindowRateKind::kMeanLatency : WindowRateKind::kCount;
     }

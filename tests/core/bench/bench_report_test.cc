@@ -212,6 +212,12 @@ TEST(BenchJsonTest, ADocumentWithoutRateKindsHasThoseOfItsVersion) {
     shared += in_row;
   }
   EXPECT_EQ(shared, 63u);
+  // A cell that says its kind keeps it, whatever the others do not say.
+  j["cells"][1]["window_rate"] = "median_latency";
+  r = ParseBenchJson(j, "edited.json");
+  ASSERT_TRUE(r) << r.error().message;
+  EXPECT_EQ(r->cells[1].rate_kind, WindowRateKind::kMedianLatency);
+  EXPECT_EQ(r->cells[2].rate_kind, WindowRateKind::kMeanLatency);
 }
 
 TEST(BenchJsonTest, AnUnknownRateKindIsAnError) {

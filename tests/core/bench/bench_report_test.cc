@@ -304,7 +304,7 @@ TEST(CompareReportsTest, UnmatchedCellsAreListedAndNoOverlapIsAnError) {
 
 TEST(CompareReportsTest, CellsWhoseRatesDifferInKindAreNotCompared) {
   // A document of an older version (mean latencies) against one of this version (median
-  // latencies in the grid rows): the rows would differ by the latencies' tail alone.
+  // latencies in the grid rows): the rows would differ by the two statistics alone.
   BenchReport before = Report(20000, 20000, 20000, 9);
   BenchReport after = Report(20000, 20000, 20000, 10);
   size_t rows = 0;

@@ -95,7 +95,7 @@ TEST(RunBenchTest, ASmallPenaltyIsFoundInLatenciesOfTwoModes) {
   // 50 us when it finds the daemon's thread asleep, and that share changes from window to
   // window (50-95%). Crossing a 4 KiB boundary costs 1.25 us more, 2.5% of the typical I/O:
   // the smallest effect the 2018 bridge study reports. The mean of a window follows the share of
-  // slow I/Os and drowned the penalty (taken so, the 4 KiB row's intervals were +-2.5-4.6% here
+  // slow I/Os and drowned the penalty (taken so, the 4 KiB row's intervals were +-2.4-4.5% here
   // and found 2 of these 18 cells); the median stays in the larger mode.
   int found = 0;
   double widest = 0;

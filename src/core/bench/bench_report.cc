@@ -142,9 +142,7 @@ class JsonReader {
   std::string source_;
 };
 
-// `has_rate_kind` is cleared when the cell has no "window_rate" (a document of an older version).
-Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t index,
-                              bool& has_rate_kind) {
+Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t index) {
   const std::string where = fmt::format("cells[{}]: ", index);
   if (!j.is_object()) return MakeError(fmt::format("'{}': {}not an object", r.source(), where));
   CellSummary s;
@@ -191,8 +189,6 @@ Result<CellSummary> ParseCell(JsonReader& r, const nlohmann::json& j, size_t ind
       return r.Missing("window_rate", "\"count\", \"median_latency\" or \"mean_latency\"", where);
     }
     s.rate_kind = *parsed;
-  } else {
-    has_rate_kind = false;
   }
   s.iops_ci.level = r.Optional(j, "ci_level", 0.0);
   s.lat_mean_us = r.Optional(j, "lat_mean_us", 0.0);
@@ -404,10 +400,9 @@ Result<BenchReport> ParseBenchJson(const nlohmann::json& json, const std::string
   }
   std::vector<size_t> without_kind;
   for (size_t i = 0; i < cells->size(); ++i) {
-    bool has_rate_kind = true;
-    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i, has_rate_kind);
+    Result<CellSummary> cell = ParseCell(r, (*cells)[i], i);
     if (!cell) return cell.error();
-    if (!has_rate_kind) without_kind.push_back(i);
+    if (!(*cells)[i].contains("window_rate")) without_kind.push_back(i);
     report.cells.push_back(std::move(*cell));
   }
   // Before "window_rate" (2026-12-05), a cell that shared its group's windows had the rate of

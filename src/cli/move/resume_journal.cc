@@ -104,7 +104,10 @@ std::optional<ExitCode> ClearInterruptedStart(const ResumeCommand& c, const std:
   Result<Target> held = MakeError("not opened");
   if (!device.empty()) {
     held = OpenTarget(device);
-    if (held && ::flock(held->fd.get(), LOCK_EX | LOCK_NB) != 0) {
+    if (held && !RetryWhileBusy([&]() -> Status {
+          if (::flock(held->fd.get(), LOCK_EX | LOCK_NB) == 0) return {};
+          return ErrnoError(errno, "flock");
+        })) {
       PrintError(io.err, fmt::format("'{}' is locked by another program (a move may be starting "
                                      "on it): wait for it to end, then look again",
                                      device));

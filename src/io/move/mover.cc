@@ -294,9 +294,14 @@ Result<std::vector<RegisteredJournal>> ListUnfinishedMoves(
 Result<bool> IsJournalLocked(const std::string& journal_path) {
   UniqueFd fd(::open(journal_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open '{}'", journal_path));
-  if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return false;  // released with the fd
-  if (errno == EWOULDBLOCK) return true;
-  return ErrnoError(errno, fmt::format("cannot lock '{}'", journal_path));
+  // A partalign killed while it wrote the journal holds the lock until its I/O in flight ends.
+  Status lock = RetryWhileBusy([&]() -> Status {
+    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return {};  // released with the fd
+    return ErrnoError(errno, fmt::format("cannot lock '{}'", journal_path));
+  });
+  if (lock) return false;
+  if (lock.error().errno_value == EWOULDBLOCK) return true;
+  return lock.error();
 }
 
 std::vector<ByteExtent> MoveWrites(const MoveGeometry& move,

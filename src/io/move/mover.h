@@ -133,7 +133,8 @@ Result<std::vector<RegisteredJournal>> ListUnfinishedMoves(
     const std::vector<std::string>& journal_dirs = {});
 
 /// Whether another process holds the journal file's lock (a move is running with it, or is
-/// creating it: CreateJournalFile locks it first).
+/// creating it: CreateJournalFile locks it first), after waiting for it as RetryWhileBusy does:
+/// a partalign killed with the journal's I/O in flight holds it for milliseconds after it died.
 Result<bool> IsJournalLocked(const std::string& journal_path);
 
 /// Runs a new move to its end. `target` must be open for writing (exclusively for a block

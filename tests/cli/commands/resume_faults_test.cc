@@ -12,10 +12,12 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <map>
 #include <random>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -359,6 +361,29 @@ TEST_F(ResumeFaultsTest, AJournalHeldByARunningPartalignIsNotCalledRemovable) {
   const CommandResult free = Partalign({"resume", journal, "--yes"});
   EXPECT_EQ(free.exit_code, 0) << free.out << free.err;
   EXPECT_NE(free.out.find("never wrote a disk"), std::string::npos) << free.out;
+  EXPECT_FALSE(std::filesystem::exists(journal));
+}
+
+// 4b. A lock that is let go soon after resume looks (a partalign killed while it created the
+// journal holds it until the killed process's I/O in flight completes, milliseconds after the
+// process is gone: bench-kill-move's resume saw it so in 1 of 200 runs) is waited for, not
+// reported as a running partalign.
+TEST_F(ResumeFaultsTest, AJournalLockLetGoSoonIsWaitedFor) {
+  std::filesystem::create_directories(disk_->File("journals"));
+  const std::string journal = disk_->File("journals/killed.partalign-journal");
+  test::WriteFile(journal, std::string(4096, '\0'));
+  const int fd = ::open(journal.c_str(), O_RDWR | O_CLOEXEC);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::flock(fd, LOCK_EX), 0);
+  std::thread release([fd] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    ::close(fd);
+  });
+  const CommandResult resumed = Partalign({"resume", journal, "--yes"});
+  release.join();
+  EXPECT_EQ(resumed.exit_code, 0) << resumed.out << resumed.err;
+  EXPECT_EQ(resumed.err.find("is held by a running partalign"), std::string::npos) << resumed.err;
+  EXPECT_NE(resumed.out.find("never wrote a disk"), std::string::npos) << resumed.out;
   EXPECT_FALSE(std::filesystem::exists(journal));
 }
 

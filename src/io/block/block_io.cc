@@ -16,15 +16,24 @@
 
 namespace partalign {
 
-AlignedBuffer::AlignedBuffer(size_t size) : size_(size) {
+AlignedBuffer::AlignedBuffer(size_t size) : AlignedBuffer(size, kAlignment) {}
+
+AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) : size_(size) {
   if (size == 0) return;
   void* p = nullptr;
-  if (::posix_memalign(&p, kAlignment, size) != 0) throw std::bad_alloc();
+  if (::posix_memalign(&p, alignment, size) != 0) throw std::bad_alloc();
   data_ = static_cast<uint8_t*>(p);
 }
 
 AlignedBuffer AlignedBuffer::Populated(size_t size) {
-  AlignedBuffer buffer(size);
+  if (size < kHugePageBytes) {
+    AlignedBuffer buffer(size);
+    PopulatePages(buffer.span());
+    return buffer;
+  }
+  AlignedBuffer buffer(size, kHugePageBytes);
+  // Only a hint: with transparent huge pages off (or "never") the pages stay small.
+  (void)::madvise(buffer.data(), size / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
   PopulatePages(buffer.span());
   return buffer;
 }

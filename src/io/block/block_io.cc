@@ -32,7 +32,7 @@ AlignedBuffer AlignedBuffer::Populated(size_t size) {
     return buffer;
   }
   AlignedBuffer buffer(size, kHugePageBytes);
-  // Only a hint: with transparent huge pages off (or "never") the pages stay small.
+  // Only a hint: with transparent huge pages off the pages stay small.
   (void)::madvise(buffer.data(), size / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
   PopulatePages(buffer.span());
   return buffer;

@@ -90,6 +90,10 @@ TEST(AlignedBufferTest, ALargePopulatedBufferIsInHugePagesWhereTheKernelHasThem)
   ASSERT_NE(populated.data(), nullptr);
   EXPECT_EQ(reinterpret_cast<uintptr_t>(populated.data()) % AlignedBuffer::kHugePageBytes, 0u);
   EXPECT_EQ(ResidentPages(populated.data(), kSize), PagesOf(kSize));
+  // A buffer below a huge page is populated as before, with the plain alignment.
+  AlignedBuffer small = AlignedBuffer::Populated(64 * 1024);
+  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % AlignedBuffer::kAlignment, 0u);
+  EXPECT_EQ(ResidentPages(small.data(), small.size()), PagesOf(small.size()));
   std::ifstream mode_file("/sys/kernel/mm/transparent_hugepage/enabled");
   std::string mode;
   std::getline(mode_file, mode);
@@ -100,10 +104,6 @@ TEST(AlignedBufferTest, ALargePopulatedBufferIsInHugePagesWhereTheKernelHasThem)
   }
   // At least one huge page (a sanitizer's allocator may keep the first for its header).
   EXPECT_GE(AnonHugePagesKb(populated.data()), AlignedBuffer::kHugePageBytes / 1024) << mode;
-  // A buffer below a huge page is populated as before, with the plain alignment.
-  AlignedBuffer small = AlignedBuffer::Populated(64 * 1024);
-  EXPECT_EQ(reinterpret_cast<uintptr_t>(small.data()) % AlignedBuffer::kAlignment, 0u);
-  EXPECT_EQ(ResidentPages(small.data(), small.size()), PagesOf(small.size()));
 }
 
 TEST(AlignedBufferTest, AnEmptyPopulatedBufferHasNoMemory) {

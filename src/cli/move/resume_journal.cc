@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
 // Resuming an interrupted move (resume_journal.h): what `partalign resume` and the boot runner
 // (docs/at-boot.md) run.
-#include <sys/file.h>
 #include <sys/stat.h>
 
 #include <algorithm>
@@ -104,10 +103,7 @@ std::optional<ExitCode> ClearInterruptedStart(const ResumeCommand& c, const std:
   Result<Target> held = MakeError("not opened");
   if (!device.empty()) {
     held = OpenTarget(device);
-    if (held && !RetryWhileBusy([&]() -> Status {
-          if (::flock(held->fd.get(), LOCK_EX | LOCK_NB) == 0) return {};
-          return ErrnoError(errno, "flock");
-        })) {
+    if (held && !RetryWhileBusy([&] { return LockExclusive(*held); })) {
       PrintError(io.err, fmt::format("'{}' is locked by another program (a move may be starting "
                                      "on it): wait for it to end, then look again",
                                      device));

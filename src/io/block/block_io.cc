@@ -26,14 +26,10 @@ AlignedBuffer::AlignedBuffer(size_t size, size_t alignment) : size_(size) {
 }
 
 AlignedBuffer AlignedBuffer::Populated(size_t size) {
-  if (size < kHugePageBytes) {
-    AlignedBuffer buffer(size);
-    PopulatePages(buffer.span());
-    return buffer;
-  }
-  AlignedBuffer buffer(size, kHugePageBytes);
+  const bool huge = size >= kHugePageBytes;
+  AlignedBuffer buffer(size, huge ? kHugePageBytes : kAlignment);
   // Only a hint: with transparent huge pages off the pages stay small.
-  (void)::madvise(buffer.data(), size / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
+  if (huge) (void)::madvise(buffer.data(), size / kHugePageBytes * kHugePageBytes, MADV_HUGEPAGE);
   PopulatePages(buffer.span());
   return buffer;
 }

@@ -249,12 +249,22 @@ uint64_t MoveJournal::KnownDigestSteps() const {
 Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
   // Every first copy read together (a move of used chunks keeps tens of regions: one at a
   // time, each waited for, they cost a round trip each); a mirror only where a first copy fails
-  // its check.
+  // its check. The destination's preimage (restore_only) has the same old and new bytes: its
+  // old bytes are read and stand for both, where its two checksums say they are the same.
   const size_t count = header_.table.size();
-  std::vector<ByteRange> ranges;  // old and new bytes of each region, whole journal blocks
-  for (size_t i = 0; i < 2 * count; ++i) {
-    ranges.push_back({TableDataOffset(header_.layout, header_.table, i / 2, i % 2 == 1),
-                      AlignUp(header_.table[i / 2].length_bytes, kJournalBlockBytes)});
+  auto one_copy = [&](const TableUpdateInfo& info) {
+    return info.restore_only && info.old_checksum == info.new_checksum;
+  };
+  std::vector<ByteRange> ranges;  // old (and new) bytes of each region, whole journal blocks
+  std::vector<size_t> first_range;
+  for (size_t i = 0; i < count; ++i) {
+    const TableUpdateInfo& info = header_.table[i];
+    first_range.push_back(ranges.size());
+    for (bool is_new : {false, true}) {
+      if (is_new && one_copy(info)) continue;
+      ranges.push_back({TableDataOffset(header_.layout, header_.table, i, is_new),
+                        AlignUp(info.length_bytes, kJournalBlockBytes)});
+    }
   }
   Result<std::vector<AlignedBuffer>> first = ReadEach(*io_, ranges);
   if (!first) return first.error();
@@ -266,6 +276,10 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
     update.in_data = info.in_data;
     update.restore_only = info.restore_only;
     for (bool is_new : {false, true}) {
+      if (is_new && one_copy(info)) {
+        update.new_bytes = update.old_bytes;
+        continue;
+      }
       auto check = [&](std::span<const uint8_t> region) -> Result<std::vector<uint8_t>> {
         std::span<const uint8_t> data = region.first(info.length_bytes);
         if (hasher_->Hash64(data) != (is_new ? info.new_checksum : info.old_checksum)) {
@@ -275,7 +289,7 @@ Result<std::vector<TableUpdate>> MoveJournal::ReadTableUpdates() {
         }
         return std::vector<uint8_t>(data.begin(), data.end());
       };
-      const size_t k = 2 * i + is_new;
+      const size_t k = first_range[i] + (is_new ? 1 : 0);
       Result<std::vector<uint8_t>> bytes = CheckMirrored<std::vector<uint8_t>>(
           *io_, header_.layout, ranges[k].offset, info.length_bytes, (*first)[k].span(), check);
       if (!bytes) return bytes.error();

@@ -110,8 +110,13 @@ TEST(MoveJournalTest, ATableRegionWhoseFirstCopyIsDamagedIsReadFromItsMirror) {
   const std::vector<TableUpdate>& table = sim.table();
   SimulatedDisk journal_disk = sim.NewJournalDisk();
   ASSERT_TRUE(MoveJournal::Initialize(journal_disk, sim.header(), table, sim.hasher()));
-  // The new bytes of the last region, first copy, overwritten.
-  const size_t last = table.size() - 1;
+  // The new bytes of the last table region (not a preimage, whose new bytes are its old ones),
+  // first copy, overwritten.
+  size_t last = table.size();
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!table[i].restore_only) last = i;
+  }
+  ASSERT_LT(last, table.size());
   const uint64_t at = TableDataOffset(sim.header().layout, sim.header().table, last, true);
   const std::vector<uint8_t> noise(table[last].new_bytes.size(), 0xa5);
   journal_disk.Poke(at, noise);
@@ -128,6 +133,63 @@ TEST(MoveJournalTest, ATableRegionWhoseFirstCopyIsDamagedIsReadFromItsMirror) {
   ASSERT_FALSE(none);
   EXPECT_NE(none.error().message.find(
                 fmt::format("new table bytes at device byte {}", table[last].offset_bytes)),
+            std::string::npos)
+      << none.error().message;
+}
+
+// The destination's preimage keeps the same bytes as old and new (a rollback puts them back, a
+// completed move leaves what it wrote): one copy of them is read, not two. Its new copy may be
+// damaged beyond repair without harm; its old one is read from the mirror as any region's.
+TEST(MoveJournalTest, APreimageIsReadOnceForItsOldAndNewBytes) {
+  SimulatedMove sim(kDevice, UsedRuns(), true, 13);
+  const std::vector<TableUpdate>& table = sim.table();
+  SimulatedDisk journal_disk = sim.NewJournalDisk();
+  ASSERT_TRUE(MoveJournal::Initialize(journal_disk, sim.header(), table, sim.hasher()));
+  size_t preimages = 0;
+  size_t preimage = table.size();
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!table[i].restore_only) continue;
+    ASSERT_EQ(table[i].new_bytes, table[i].old_bytes) << i;
+    ++preimages;
+    preimage = i;
+  }
+  ASSERT_GE(preimages, 3u);
+
+  CountingIo io(journal_disk);
+  Result<MoveJournal> journal = MoveJournal::Load(io, sim.hasher());
+  ASSERT_TRUE(journal) << journal.error().message;
+  io.reads = 0;
+  io.read_spans = 0;
+  Result<std::vector<TableUpdate>> read = journal->ReadTableUpdates();
+  ASSERT_TRUE(read) << read.error().message;
+  ExpectSameTable(*read, table);
+  EXPECT_EQ(io.reads, 1);
+  EXPECT_EQ(io.read_spans, 2 * (table.size() - preimages) + preimages);
+
+  // Both copies of a preimage's new bytes overwritten: never read, nothing lost.
+  const JournalLayout& layout = sim.header().layout;
+  const uint64_t new_at = TableDataOffset(layout, sim.header().table, preimage, true);
+  const std::vector<uint8_t> noise(table[preimage].old_bytes.size(), 0x5a);
+  journal_disk.Poke(new_at, noise);
+  journal_disk.Poke(new_at + layout.mirror_bytes, noise);
+  int reads = 0;
+  ExpectSameTable(ReadBack(journal_disk, sim, reads), table);
+  EXPECT_EQ(reads, 1);
+
+  // Its old bytes' first copy overwritten: read from the mirror.
+  const uint64_t old_at = TableDataOffset(layout, sim.header().table, preimage, false);
+  journal_disk.Poke(old_at, noise);
+  ExpectSameTable(ReadBack(journal_disk, sim, reads), table);
+  EXPECT_EQ(reads, 2);
+
+  // And the mirror too: the error names the old bytes, as for any region.
+  journal_disk.Poke(old_at + layout.mirror_bytes, noise);
+  Result<MoveJournal> again = MoveJournal::Load(journal_disk, sim.hasher());
+  ASSERT_TRUE(again) << again.error().message;
+  Result<std::vector<TableUpdate>> none = again->ReadTableUpdates();
+  ASSERT_FALSE(none);
+  EXPECT_NE(none.error().message.find(
+                fmt::format("old table bytes at device byte {}", table[preimage].offset_bytes)),
             std::string::npos)
       << none.error().message;
 }

@@ -29,8 +29,10 @@ inline constexpr uint64_t kMaxMoveChunkBytes = 256 * kMiB;
 inline constexpr uint32_t kDefaultChunksPerBatch = 4;
 /// Batches whose saved copies the journal ring holds at once. Batch b may be journaled once batch
 /// b - ring_batches is committed, so up to this many batches are in flight between their saved
-/// copy and their commit: enough (128 MiB) to hide flush latencies of tens of milliseconds.
-inline constexpr uint32_t kDefaultRingBatches = 8;
+/// copy and their commit: 64 MiB, enough to hide flush latencies of tens of milliseconds. A
+/// ring of 8 (128 MiB) moved no faster, loaded or not, and its larger journal file cost its
+/// creation and its removal (docs/mover.md §10).
+inline constexpr uint32_t kDefaultRingBatches = 4;
 
 /// Which chunks of the range a move copies: every one (the default), or the runs a used map
 /// selected (docs/mover.md §3). The mover works on **copied chunks**: the k-th copied chunk

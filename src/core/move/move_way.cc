@@ -26,6 +26,10 @@ bool AnyNeedsSavedCopy(const MoveGeometry& move, const Segment& segment) {
 // previous one's commit (2 measured the same as 4 on the test machine, 8 slower: more flushes).
 constexpr uint64_t kChunksPerShift = 4;
 
+// The flush-ordered way cuts its window (the steps a shift holds) into this many batches: its
+// geometry as measured in docs/mover.md §5a, kept when the saved copies' ring became 4 batches.
+constexpr uint64_t kOrderedWindowBatches = 8;
+
 std::string Rate(double bytes_per_second) {
   return fmt::format("{}/s", FormatSize(static_cast<uint64_t>(bytes_per_second)));
 }
@@ -70,7 +74,7 @@ std::optional<MoveGeometry> FlushOrderedGeometry(const MoveGeometry& move,
   MoveGeometry ordered = every;
   ordered.chunk_bytes = chunk;
   ordered.chunks_per_batch =
-      static_cast<uint32_t>(std::max<uint64_t>(1, steps / kDefaultRingBatches));
+      static_cast<uint32_t>(std::max<uint64_t>(1, steps / kOrderedWindowBatches));
   ordered.ring_batches = static_cast<uint32_t>(steps / ordered.chunks_per_batch);
   if (ordered.ring_batches < 2) return std::nullopt;
   // Proven, not assumed: no step of the forward pass, nor of the rollback of all of it,

@@ -101,15 +101,18 @@ TEST(FlushOrderedGeometryTest, SixtyThreeToTwentyFortyEightTakes128KiBChunksSeve
 }
 
 TEST(FlushOrderedGeometryTest, LargeShiftsKeepFourMebibyteChunksInSeveralBatches) {
-  // 64 MiB: 16 chunks of 4 MiB between a chunk and its first overwriter; the default ring (8
+  // 60 MiB: 15 chunks of 4 MiB between a chunk and its first overwriter; the default ring (4
   // batches of 4) would need saved copies.
-  const MoveGeometry move = Range(1ull << 20, 65ull << 20, 1ull << 30);
+  const MoveGeometry move = Range(1ull << 20, 61ull << 20, 1ull << 30);
   ASSERT_GT(SavedCopyBytes(move), 0u);
   const std::optional<MoveGeometry> ordered = FlushOrderedGeometry(move, kSector);
   ASSERT_TRUE(ordered);
   EXPECT_EQ(ordered->chunk_bytes, kDefaultMoveChunkBytes);
-  EXPECT_EQ(ordered->chunks_per_batch, 2u);
-  EXPECT_EQ(ordered->ring_batches, 8u);
+  EXPECT_EQ(ordered->chunks_per_batch, 1u);
+  EXPECT_EQ(ordered->ring_batches, 15u);
+  // 64 MiB, the default ring: nothing to save, so no second way to take.
+  EXPECT_EQ(SavedCopyBytes(Range(1ull << 20, 65ull << 20, 1ull << 30)), 0u);
+  EXPECT_FALSE(FlushOrderedGeometry(Range(1ull << 20, 65ull << 20, 1ull << 30), kSector));
 }
 
 TEST(FlushOrderedGeometryTest, NoneBelowTwoChunksOfTheShiftNorWhereNoCopyIsNeeded) {
@@ -119,7 +122,7 @@ TEST(FlushOrderedGeometryTest, NoneBelowTwoChunksOfTheShiftNorWhereNoCopyIsNeede
   // 4096-byte sectors: two sectors are two 4 KiB chunks.
   EXPECT_FALSE(FlushOrderedGeometry(Range(4096, 8192, 1ull << 30), 4096));
   EXPECT_TRUE(FlushOrderedGeometry(Range(4096, 3 * 4096, 1ull << 30), 4096));
-  // No overlap, and a shift beyond the default ring (128 MiB): nothing to save.
+  // No overlap, and a shift beyond the default ring (64 MiB): nothing to save.
   EXPECT_FALSE(FlushOrderedGeometry(Range(0, 2ull << 30, 1ull << 30), kSector));
   EXPECT_FALSE(FlushOrderedGeometry(Range(0, 200ull << 20, 1ull << 30), kSector));
   EXPECT_FALSE(FlushOrderedGeometry(Range(0, 0, 0), kSector));

@@ -43,7 +43,9 @@ Status Flush(int fd, const std::string& path) {
 
 Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk,
                             const CostsDecided& decided) {
-  AlignedBuffer buffer(kProbeBytes + AlignedBuffer::kAlignment);
+  // In memory (huge pages where the kernel has them) before it is filled: 2049 small pages
+  // faulted in one by one cost milliseconds of a move's start (docs/mover.md §10).
+  AlignedBuffer buffer = AlignedBuffer::Populated(kProbeBytes + AlignedBuffer::kAlignment);
   // Not zeros: a file system that compresses or dedups would take them for free.
   uint64_t x = 0x9e3779b97f4a7c15ull;
   for (size_t i = 0; i + 8 <= buffer.size(); i += 8) {

@@ -225,12 +225,8 @@ ExitCode RunMoveOperation(
     const std::function<Result<MoveOutcome>(const Target&, const MoverHooks&)>& run,
     const MoveGeometry& move, size_t table_updates, const std::string& journal_path,
     std::optional<MoveStatus>* status) {
-  Result<Target> target = MakeError("not opened");
-  (void)RetryWhileBusy([&]() -> Status {
-    target = OpenTarget(device_path, {.write = true, .exclusive = true});
-    if (target) return {};
-    return target.error();
-  });
+  Result<Target> target = RetryWhileBusy<Target>(
+      [&] { return OpenTarget(device_path, {.write = true, .exclusive = true}); });
   if (!target) {
     PrintError(io.err, target.error().message);
     return ExitCode::kRefused;

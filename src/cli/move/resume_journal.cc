@@ -233,11 +233,8 @@ ExitCode Forget(const ResumeCommand& c, const std::string& journal, const std::s
                            journal, device))) {
     return ExitCode::kRefused;
   }
-  Result<Target> target = MakeError("not opened");
-  (void)RetryWhileBusy([&]() -> Status {
-    target = OpenTarget(device, {.write = true, .exclusive = true});
-    return target ? Status{} : Status(target.error());
-  });
+  Result<Target> target = RetryWhileBusy<Target>(
+      [&] { return OpenTarget(device, {.write = true, .exclusive = true}); });
   if (!target) return Fail(io, target.error().message);
   Result<std::string> found = ForgetJournal(*target, journal);
   if (!found) {
@@ -364,12 +361,9 @@ ExitCode RunResume(const ResumeCommand& command, Streams io) {
   WriteScope scope;
   scope.whole_disk = false;
   scope.bytes = MoveWrites(header.move, header.table);
-  Result<Target> target = MakeError("not opened");
   std::vector<DiskUser> staying;
-  (void)RetryWhileBusy([&]() -> Status {
-    target = OpenForScopedWrite(device_path, scope, &staying);
-    return target ? Status{} : Status(target.error());
-  });
+  Result<Target> target =
+      RetryWhileBusy<Target>([&] { return OpenForScopedWrite(device_path, scope, &staying); });
   if (!target) {
     PrintError(io.err, target.error().message);
     return ExitCode::kRefused;

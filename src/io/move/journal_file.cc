@@ -16,17 +16,6 @@
 namespace partalign {
 namespace {
 
-Status LockJournal(int fd, const std::string& path) {
-  return RetryWhileBusy([&]() -> Status {
-    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
-    if (errno == EWOULDBLOCK) {
-      return Error{fmt::format("the journal '{}' is in use by another partalign process", path),
-                   EWOULDBLOCK};
-    }
-    return ErrnoError(errno, fmt::format("cannot lock the journal '{}'", path));
-  });
-}
-
 // O_DIRECT for the journal's data path when the file system has it; buffered I/O is as safe
 // (every write the recovery relies on is followed by fdatasync), only slower.
 UniqueFd OpenMaybeDirect(const std::string& path, int flags, mode_t mode = 0) {
@@ -44,6 +33,17 @@ Result<UniqueFd> OpenExistingJournal(const std::string& path, int flags) {
 }
 
 }  // namespace
+
+Status LockJournal(int fd, const std::string& path) {
+  return RetryWhileBusy([&]() -> Status {
+    if (::flock(fd, LOCK_EX | LOCK_NB) == 0) return {};
+    if (errno == EWOULDBLOCK) {
+      return Error{fmt::format("the journal '{}' is in use by another partalign process", path),
+                   EWOULDBLOCK};
+    }
+    return ErrnoError(errno, fmt::format("cannot lock the journal '{}'", path));
+  });
+}
 
 Status RetryWhileBusy(const std::function<Status()>& attempt) {
   constexpr int kStepMilliseconds = 50;

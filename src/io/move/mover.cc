@@ -2,7 +2,6 @@
 #include "io/move/mover.h"
 
 #include <fcntl.h>
-#include <sys/file.h>
 #include <sys/random.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
@@ -38,14 +37,7 @@ const XxHasher kHasher;
 std::atomic<uint64_t> g_kill_points_counted{0};
 
 Status LockTarget(const Target& target) {
-  return RetryWhileBusy([&]() -> Status {
-    if (::flock(target.fd.get(), LOCK_EX | LOCK_NB) == 0) return {};
-    if (errno == EWOULDBLOCK) {
-      return Error{fmt::format("'{}' is locked by another program (flock)", target.path),
-                   EWOULDBLOCK};
-    }
-    return ErrnoError(errno, fmt::format("cannot lock '{}'", target.path));
-  });
+  return RetryWhileBusy([&] { return LockExclusive(target); });
 }
 
 Status RequireWritable(const Target& target) {
@@ -294,11 +286,9 @@ Result<std::vector<RegisteredJournal>> ListUnfinishedMoves(
 Result<bool> IsJournalLocked(const std::string& journal_path) {
   UniqueFd fd(::open(journal_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
   if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot open '{}'", journal_path));
-  // A partalign killed while it wrote the journal holds the lock until its I/O in flight ends.
-  Status lock = RetryWhileBusy([&]() -> Status {
-    if (::flock(fd.get(), LOCK_EX | LOCK_NB) == 0) return {};  // released with the fd
-    return ErrnoError(errno, fmt::format("cannot lock '{}'", journal_path));
-  });
+  // A partalign killed while it wrote the journal holds the lock until its I/O in flight ends
+  // (LockJournal waits for that). The lock is released with the fd.
+  Status lock = LockJournal(fd.get(), journal_path);
   if (lock) return false;
   if (lock.error().errno_value == EWOULDBLOCK) return true;
   return lock.error();

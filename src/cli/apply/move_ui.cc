@@ -20,6 +20,7 @@
 #include <fmt/ranges.h>
 #include <CLI/CLI.hpp>
 
+#include "io/device/in_use.h"
 #include "io/move/journal_file.h"
 #include "io/move/mover.h"
 #include "io/util/unique_fd.h"

@@ -6,6 +6,7 @@
 #include <sys/sysmacros.h>
 
 #include <fcntl.h>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
@@ -463,6 +464,15 @@ Status LockExclusive(const Target& target) {
 
 bool IsBusy(const Error& error) {
   return error.errno_value == EBUSY || error.errno_value == EWOULDBLOCK;
+}
+
+Status RetryWhileBusy(const std::function<Status()>& attempt) {
+  constexpr int kStepMilliseconds = 50;
+  for (int waited = 0;; waited += kStepMilliseconds) {
+    Status status = attempt();
+    if (status || !IsBusy(status.error()) || waited >= kBusyWaitMilliseconds) return status;
+    ::usleep(kStepMilliseconds * 1000);
+  }
 }
 
 }  // namespace partalign

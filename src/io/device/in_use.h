@@ -9,6 +9,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -86,5 +88,25 @@ Status LockExclusive(const Target& target);
 
 /// True for OpenForTableWrite's "in use" and "locked" errors: a refusal, not a failure.
 bool IsBusy(const Error& error);
+
+/// How long a lock or an exclusive open waits for a holder that is going away: a process killed
+/// with I/O in flight keeps its files open until that I/O completes (io_uring requests hold a
+/// reference), which takes milliseconds. A live holder is reported after this.
+inline constexpr int kBusyWaitMilliseconds = 5000;
+
+/// Calls `attempt` until it succeeds, fails with something other than EBUSY/EWOULDBLOCK, or
+/// kBusyWaitMilliseconds have passed.
+Status RetryWhileBusy(const std::function<Status()>& attempt);
+
+/// The same for an attempt that makes something (an exclusive open): its last result.
+template <typename T>
+Result<T> RetryWhileBusy(const std::function<Result<T>()>& attempt) {
+  std::optional<Result<T>> result;
+  (void)RetryWhileBusy(std::function<Status()>([&]() -> Status {
+    result.emplace(attempt());
+    return *result ? Status{} : Status(result->error());
+  }));
+  return std::move(*result);
+}
 
 }  // namespace partalign

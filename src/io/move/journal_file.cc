@@ -11,6 +11,7 @@
 
 #include <fmt/format.h>
 
+#include "io/device/in_use.h"
 #include "io/util/text_file.h"
 
 namespace partalign {
@@ -43,18 +44,6 @@ Status LockJournal(int fd, const std::string& path) {
     }
     return ErrnoError(errno, fmt::format("cannot lock the journal '{}'", path));
   });
-}
-
-Status RetryWhileBusy(const std::function<Status()>& attempt) {
-  constexpr int kStepMilliseconds = 50;
-  for (int waited = 0;; waited += kStepMilliseconds) {
-    Status status = attempt();
-    const int err = status ? 0 : status.error().errno_value;
-    if (status || (err != EBUSY && err != EWOULDBLOCK) || waited >= kBusyWaitMilliseconds) {
-      return status;
-    }
-    ::usleep(kStepMilliseconds * 1000);
-  }
 }
 
 std::string AbsolutePath(const std::string& path) {

@@ -4,9 +4,7 @@
 // drive the same journal; removed (and the removal made durable) when the move is over.
 #pragma once
 
-#include <functional>
 #include <memory>
-#include <optional>
 #include <string>
 
 #include "io/block/block_io.h"
@@ -34,28 +32,9 @@ Status RemoveJournalFile(const std::string& path);
 /// survives a power failure.
 Status SyncParentDirectory(const std::string& path);
 
-/// How long a lock or an exclusive open waits for a holder that is going away: a process killed
-/// with I/O in flight keeps its files open until that I/O completes (io_uring requests hold a
-/// reference), which takes milliseconds. A live holder is reported after this.
-inline constexpr int kBusyWaitMilliseconds = 5000;
-
-/// Calls `attempt` until it succeeds, fails with something other than EBUSY/EWOULDBLOCK, or
-/// kBusyWaitMilliseconds have passed.
-Status RetryWhileBusy(const std::function<Status()>& attempt);
-
-/// The same for an attempt that makes something (an exclusive open): its last result.
-template <typename T>
-Result<T> RetryWhileBusy(const std::function<Result<T>()>& attempt) {
-  std::optional<Result<T>> result;
-  (void)RetryWhileBusy(std::function<Status()>([&]() -> Status {
-    result.emplace(attempt());
-    return *result ? Status{} : Status(result->error());
-  }));
-  return std::move(*result);
-}
-
-/// flock(LOCK_EX | LOCK_NB) of the open journal `fd`, waiting as RetryWhileBusy does for a
-/// holder that is going away; EWOULDBLOCK, "in use by another partalign process", after that.
+/// flock(LOCK_EX | LOCK_NB) of the open journal `fd`, waiting as RetryWhileBusy
+/// (io/device/in_use.h) does for a holder that is going away; EWOULDBLOCK, "in use by another
+/// partalign process", after that.
 Status LockJournal(int fd, const std::string& path);
 
 /// The absolute form of `path` (the journal records where it is for the registry).

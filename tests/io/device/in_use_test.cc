@@ -9,7 +9,9 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <filesystem>
+#include <string>
 
 #include <fmt/format.h>
 
@@ -21,6 +23,32 @@ namespace partalign {
 namespace {
 
 namespace fs = std::filesystem;
+
+// Every exclusive open and lock of a move waits for a holder that is going away (a partalign
+// killed with I/O in flight keeps its files for milliseconds): what the attempt makes once it
+// is no longer busy, any other error at once.
+TEST(RetryWhileBusyTest, WhatAnAttemptMakesIsReturnedOnceItIsNoLongerBusy) {
+  int attempts = 0;
+  Result<std::string> made = RetryWhileBusy<std::string>([&]() -> Result<std::string> {
+    if (++attempts < 3) return Error{"held by a process going away", EBUSY};
+    return std::string("opened");
+  });
+  ASSERT_TRUE(made) << made.error().message;
+  EXPECT_EQ(*made, "opened");
+  EXPECT_EQ(attempts, 3);
+}
+
+TEST(RetryWhileBusyTest, AnErrorOtherThanBusyIsReturnedAtOnce) {
+  int attempts = 0;
+  Result<int> made = RetryWhileBusy<int>([&]() -> Result<int> {
+    ++attempts;
+    return Error{"no such device", ENOENT};
+  });
+  ASSERT_FALSE(made);
+  EXPECT_EQ(made.error().errno_value, ENOENT);
+  EXPECT_EQ(made.error().message, "no such device");
+  EXPECT_EQ(attempts, 1);
+}
 
 TEST(InUseTest, ProcSwapsNamesAreUnescaped) {
   const std::string text =

@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-3.0-or-later
-// Waiting for a holder that is going away (RetryWhileBusy): a partalign killed with I/O in
-// flight keeps its files and locks for milliseconds after it is reaped, so every exclusive open
-// and lock of a move waits for that before it reports a holder. A lock taken through another
-// open file description stands for that holder. No root needed.
+// The journal's lock waits for a holder that is going away (RetryWhileBusy): a partalign killed
+// with I/O in flight keeps its files and locks for milliseconds after it is reaped. A lock
+// taken through another open file description stands for that holder. No root needed.
 #include "io/move/journal_file.h"
 
 #include <fcntl.h>
@@ -16,34 +15,12 @@
 
 #include <gtest/gtest.h>
 
+#include "io/device/in_use.h"
 #include "io/util/unique_fd.h"
 #include "support/temp_dir.h"
 
 namespace partalign {
 namespace {
-
-TEST(RetryWhileBusyTest, WhatAnAttemptMakesIsReturnedOnceItIsNoLongerBusy) {
-  int attempts = 0;
-  Result<std::string> made = RetryWhileBusy<std::string>([&]() -> Result<std::string> {
-    if (++attempts < 3) return Error{"held by a process going away", EBUSY};
-    return std::string("opened");
-  });
-  ASSERT_TRUE(made) << made.error().message;
-  EXPECT_EQ(*made, "opened");
-  EXPECT_EQ(attempts, 3);
-}
-
-TEST(RetryWhileBusyTest, AnErrorOtherThanBusyIsReturnedAtOnce) {
-  int attempts = 0;
-  Result<int> made = RetryWhileBusy<int>([&]() -> Result<int> {
-    ++attempts;
-    return Error{"no such device", ENOENT};
-  });
-  ASSERT_FALSE(made);
-  EXPECT_EQ(made.error().errno_value, ENOENT);
-  EXPECT_EQ(made.error().message, "no such device");
-  EXPECT_EQ(attempts, 1);
-}
 
 TEST(LockJournalTest, ALockLetGoSoonIsWaitedForAndOneThatStaysIsReported) {
   test::TempDir dir;

@@ -427,7 +427,8 @@ TEST(MoveImageTest, MovesWithProgressAndRefusesWithoutYes) {
   // Where the time went, stage by stage: each chunk read once from the source, written once and
   // read back once; the commits flush the device and write a state.
   const std::regex stages(
-      "stages \\(each on its own thread, times overlap\\): read [0-9.]+ s 12 MiB; journal "
+      "stages \\(each on its own thread, times overlap, within the copy and read-back's "
+      "[0-9]+\\.[0-9]{3} s\\): read [0-9.]+ s 12 MiB; journal "
       "[0-9.]+ s [0-9.]+ [KM]iB \\([0-9]+ flush(es)? [0-9.]+ s\\); write [0-9.]+ s 12 MiB; "
       "commit [0-9.]+ s \\([0-9]*[02468] flushes [0-9.]+ s\\); read-back [0-9.]+ s 12 MiB\n");
   EXPECT_TRUE(std::regex_search(moved.out, stages)) << moved.out;

@@ -83,6 +83,17 @@ std::vector<TableUpdate> ReadBack(SimulatedDisk& disk, const SimulatedMove& sim,
   return read ? *read : std::vector<TableUpdate>{};
 }
 
+// The error of reading back the table regions of the journal on `disk`, which must load and
+// must fail to read them; empty (and a test failure) otherwise.
+std::string ReadBackError(SimulatedDisk& disk, const SimulatedMove& sim) {
+  Result<MoveJournal> journal = MoveJournal::Load(disk, sim.hasher());
+  EXPECT_TRUE(journal) << journal.error().message;
+  if (!journal) return {};
+  Result<std::vector<TableUpdate>> read = journal->ReadTableUpdates();
+  EXPECT_FALSE(read) << "the table regions read back";
+  return read ? std::string() : read.error().message;
+}
+
 TEST(MoveJournalTest, ItsRegionsAreWrittenTogetherAndReadBackTogether) {
   SimulatedMove sim(kDevice, UsedRuns(), true, 11);
   const std::vector<TableUpdate>& table = sim.table();
@@ -127,14 +138,10 @@ TEST(MoveJournalTest, ATableRegionWhoseFirstCopyIsDamagedIsReadFromItsMirror) {
 
   // Both copies damaged: the error names the region, as before.
   journal_disk.Poke(at + sim.header().layout.mirror_bytes, noise);
-  Result<MoveJournal> again = MoveJournal::Load(journal_disk, sim.hasher());
-  ASSERT_TRUE(again) << again.error().message;
-  Result<std::vector<TableUpdate>> none = again->ReadTableUpdates();
-  ASSERT_FALSE(none);
-  EXPECT_NE(none.error().message.find(
-                fmt::format("new table bytes at device byte {}", table[last].offset_bytes)),
+  const std::string error = ReadBackError(journal_disk, sim);
+  EXPECT_NE(error.find(fmt::format("new table bytes at device byte {}", table[last].offset_bytes)),
             std::string::npos)
-      << none.error().message;
+      << error;
 }
 
 // The destination's preimage keeps the same bytes as old and new (a rollback puts them back, a
@@ -184,14 +191,11 @@ TEST(MoveJournalTest, APreimageIsReadOnceForItsOldAndNewBytes) {
 
   // And the mirror too: the error names the old bytes, as for any region.
   journal_disk.Poke(old_at + layout.mirror_bytes, noise);
-  Result<MoveJournal> again = MoveJournal::Load(journal_disk, sim.hasher());
-  ASSERT_TRUE(again) << again.error().message;
-  Result<std::vector<TableUpdate>> none = again->ReadTableUpdates();
-  ASSERT_FALSE(none);
-  EXPECT_NE(none.error().message.find(
-                fmt::format("old table bytes at device byte {}", table[preimage].offset_bytes)),
-            std::string::npos)
-      << none.error().message;
+  const std::string error = ReadBackError(journal_disk, sim);
+  EXPECT_NE(
+      error.find(fmt::format("old table bytes at device byte {}", table[preimage].offset_bytes)),
+      std::string::npos)
+      << error;
 }
 
 }  // namespace

@@ -34,6 +34,19 @@ inline constexpr uint32_t kDefaultChunksPerBatch = 4;
 /// creation and its removal (docs/mover.md §10).
 inline constexpr uint32_t kDefaultRingBatches = 4;
 
+/// A move whose shift is below this and that copies at most kSmallCopyBytes (below) gets
+/// small chunks and batches (SizedForItsCopy). Below this shift the flush-ordered way's chunks
+/// are below 1 MiB whatever the move's chunk (docs/mover.md §5a), so the chunk is free to be
+/// chosen for the copy alone; from it up, 4 MiB chunks let that way take up to 4 MiB ones.
+inline constexpr uint64_t kSmallShiftBytes = 4 * kMiB;
+/// See kSmallShiftBytes: on the test machine 4 MiB batches of 1 MiB chunks moved 308 MiB faster
+/// than 16 MiB batches of 4 MiB chunks, and 1 GiB no faster (slower beside a compile), so the
+/// geometry changes between the two (docs/mover.md §10).
+inline constexpr uint64_t kSmallCopyBytes = 512 * kMiB;
+inline constexpr uint64_t kSmallMoveChunkBytes = 1 * kMiB;
+inline constexpr uint32_t kSmallMoveChunksPerBatch = 4;
+inline constexpr uint32_t kSmallMoveRingBatches = 8;
+
 /// Which chunks of the range a move copies: every one (the default), or the runs a used map
 /// selected (docs/mover.md §3). The mover works on **copied chunks**: the k-th copied chunk
 /// (its ordinal k) is what "chunk k" means in the journal, the digest table and the ring.
@@ -77,6 +90,15 @@ struct MoveGeometry {
   CopySet copy;
   bool operator==(const MoveGeometry&) const = default;
 };
+
+/// `move` with the chunk, batches and ring its shift and the bytes it copies call for:
+/// `copied_bytes` is what the used map says the partition's contents use (the whole length for a
+/// move of every byte). A shift below kSmallShiftBytes copying at most kSmallCopyBytes: chunks of
+/// 1 MiB (the used map selects them at that grain, so fewer bytes are copied), 4 in a batch, a
+/// ring of 8 batches (32 MiB): the pipeline fills and drains in 4 MiB instead of 16 MiB, and the
+/// journal file is half the size. Every other move keeps the defaults above (4 MiB chunks,
+/// batches of 4, a ring of 4). Call it before the copy set is chosen: it sets the chunk.
+MoveGeometry SizedForItsCopy(MoveGeometry move, uint64_t copied_bytes);
 
 /// Raw bytes written to the device when the move completes (`new_bytes`) or rolled back
 /// (`old_bytes`): the partition-table sectors (MBR, GPT headers and entry arrays, EBRs) before
@@ -123,6 +145,8 @@ std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move);
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
                     uint64_t logical_sector_size, std::span<const TableUpdate> table = {});
 
+/// How far the move shifts its bytes, either way.
+uint64_t ShiftBytes(const MoveGeometry& move);
 /// Chunks of the whole range, copied or not.
 uint64_t RangeChunkCount(const MoveGeometry& move);
 /// Copied chunks: what the passes, the digest table and the ring count.

@@ -95,7 +95,9 @@ WriteScope ApplyScope(const std::vector<PreparedStep>& steps, uint64_t sector_si
 Result<MoveRequest> StepRequest(const PreparedStep& s, uint64_t sector_size,
                                 const std::optional<UsedMap>& used) {
   MoveRequest request;
-  request.move = MoveOf(*s.move, sector_size);
+  // The chunk, batches and ring of this shift and copy (docs/mover.md §10).
+  request.move = SizedForItsCopy(MoveOf(*s.move, sector_size),
+                                 used ? used->used_bytes() : s.move->bytes_to_move);
   request.journal_path = s.journal;
   for (const TableRange& t : s.changed) {
     request.table.push_back({t.offset_bytes, t.old_bytes, t.new_bytes});

@@ -210,15 +210,24 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
   }
   if (!DestinationAllowed(command, *probe, request.move, io)) return ExitCode::kRefused;
   request.table = std::move(*table);
+  std::optional<UsedMap> used;
   if (command.only_used) {
     // The range is a partition: copy what its filesystem uses (docs/used-map.md).
-    Result<UsedMap> used = ProbeUsedMap(probe->fd.get(), command.target, request.move.source_bytes,
+    Result<UsedMap> read = ProbeUsedMap(probe->fd.get(), command.target, request.move.source_bytes,
                                         request.move.length_bytes);
-    if (!used) {
-      PrintError(io.err, used.error().message);
+    if (!read) {
+      PrintError(io.err, read.error().message);
       return ExitCode::kRefused;
     }
+    used = std::move(*read);
     for (const std::string& note : used->notes()) PrintWarning(io.err, note);
+  }
+  // The chunk, batches and ring of this shift and copy (docs/mover.md §10), unless --chunk chose.
+  if (command.chunk.empty()) {
+    request.move =
+        SizedForItsCopy(request.move, used ? used->used_bytes() : request.move.length_bytes);
+  }
+  if (used) {
     if (Status only = UseOnlyUsedChunks(request, *used); !only) {
       PrintError(io.err, only.error().message);
       return ExitCode::kFailure;
@@ -283,7 +292,9 @@ void AddMoveCommand(CLI::App& app, CommandRunners& runners) {
   sub->add_option("--journal", command->journal,
                   "journal file to create, on another disk than TARGET")
       ->required();
-  sub->add_option("--chunk", command->chunk, "copy chunk size (default 4MiB)");
+  sub->add_option(
+      "--chunk", command->chunk,
+      "copy chunk size (default 1MiB for a shift below 4MiB copying at most 512MiB, else 4MiB)");
   sub->add_option("--way", command->way,
                   "how a small shift stays safe: auto (the cheaper of the two, measured beside "
                   "the journal at the start), copies (saved copies in the journal) or ordered "

@@ -257,6 +257,19 @@ uint64_t CopySet::OrdinalsBelow(uint64_t chunk) const {
   return first_ordinal_[run] + std::min(chunk - runs_[run].first_chunk, runs_[run].chunk_count);
 }
 
+uint64_t ShiftBytes(const MoveGeometry& move) {
+  return move.dest_bytes > move.source_bytes ? move.dest_bytes - move.source_bytes
+                                             : move.source_bytes - move.dest_bytes;
+}
+
+MoveGeometry SizedForItsCopy(MoveGeometry move, uint64_t copied_bytes) {
+  const bool small = ShiftBytes(move) < kSmallShiftBytes && copied_bytes <= kSmallCopyBytes;
+  move.chunk_bytes = small ? kSmallMoveChunkBytes : kDefaultMoveChunkBytes;
+  move.chunks_per_batch = small ? kSmallMoveChunksPerBatch : kDefaultChunksPerBatch;
+  move.ring_batches = small ? kSmallMoveRingBatches : kDefaultRingBatches;
+  return move;
+}
+
 uint64_t RangeChunkCount(const MoveGeometry& move) {
   return (move.length_bytes + move.chunk_bytes - 1) / move.chunk_bytes;
 }

@@ -10,11 +10,6 @@
 namespace partalign {
 namespace {
 
-uint64_t Shift(const MoveGeometry& move) {
-  return move.dest_bytes > move.source_bytes ? move.dest_bytes - move.source_bytes
-                                             : move.source_bytes - move.dest_bytes;
-}
-
 bool AnyNeedsSavedCopy(const MoveGeometry& move, const Segment& segment) {
   for (uint64_t i = 0; i < segment.chunk_count; ++i) {
     if (NeedsSavedCopy(move, segment, i)) return true;
@@ -57,7 +52,7 @@ std::optional<MoveGeometry> FlushOrderedGeometry(const MoveGeometry& move,
   every.copy = CopySet();
   if (every.length_bytes == 0 || SavedCopyBytes(every) == 0) return std::nullopt;
   const uint64_t unit = std::max<uint64_t>(kMoveChunkAlignBytes, logical_sector_size);
-  const uint64_t shift = Shift(move);
+  const uint64_t shift = ShiftBytes(move);
   // The largest power-of-two multiple of 4 KiB that divides the move's chunk and is at most a
   // quarter of the shift (half, for shifts below four 4 KiB chunks): a divisor, so that the
   // move's copy set refines into the smaller chunks exactly (RefinedCopySet) and the move

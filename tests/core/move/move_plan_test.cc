@@ -283,6 +283,37 @@ TEST(MovePlanTest, SavedCopiesFollowTheShift) {
   EXPECT_EQ(seen.size(), 2u) << "the middle case should need some copies but not all";
 }
 
+TEST(MovePlanTest, SmallShiftsOfSmallCopiesGetSmallChunksAndBatches) {
+  MoveGeometry m;
+  m.source_bytes = 63 * kSector;
+  m.dest_bytes = 2048 * kSector;
+  m.length_bytes = kGiB;
+  // scripts/bench-move's 25% partition: 290 MiB used, 1985 sectors.
+  const MoveGeometry small = SizedForItsCopy(m, 290 * kMiB);
+  EXPECT_EQ(small.chunk_bytes, kMiB);
+  EXPECT_EQ(small.chunks_per_batch, 4u);
+  EXPECT_EQ(small.ring_batches, 8u);
+  EXPECT_EQ(small.source_bytes, m.source_bytes);
+  EXPECT_EQ(small.dest_bytes, m.dest_bytes);
+  EXPECT_EQ(small.length_bytes, m.length_bytes);
+  EXPECT_EQ(SizedForItsCopy(m, kSmallCopyBytes).chunk_bytes, kMiB);
+  // Moving down: the same shift.
+  std::swap(m.source_bytes, m.dest_bytes);
+  EXPECT_EQ(SizedForItsCopy(m, 290 * kMiB).chunk_bytes, kMiB);
+  // More than 512 MiB copied, or a shift of 4 MiB or more: the defaults, whatever came in.
+  const MoveGeometry defaults;
+  for (const auto& [shift, copied] :
+       {std::pair{1985 * kSector, kSmallCopyBytes + 1}, std::pair{kSmallShiftBytes, 290 * kMiB},
+        std::pair{16 * kMiB, kGiB}}) {
+    MoveGeometry g = small;
+    g.dest_bytes = g.source_bytes + shift;
+    const MoveGeometry sized = SizedForItsCopy(g, copied);
+    EXPECT_EQ(sized.chunk_bytes, defaults.chunk_bytes) << shift << " " << copied;
+    EXPECT_EQ(sized.chunks_per_batch, defaults.chunks_per_batch) << shift << " " << copied;
+    EXPECT_EQ(sized.ring_batches, defaults.ring_batches) << shift << " " << copied;
+  }
+}
+
 TEST(MovePlanTest, ValidationNamesWhatIsWrong) {
   const uint64_t size = 1 << 20;
   struct Case {

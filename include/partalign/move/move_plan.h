@@ -91,14 +91,17 @@ struct MoveGeometry {
   bool operator==(const MoveGeometry&) const = default;
 };
 
-/// `move` with the chunk, batches and ring its shift and the bytes it copies call for:
-/// `copied_bytes` is what the used map says the partition's contents use (the whole length for a
-/// move of every byte). A shift below kSmallShiftBytes copying at most kSmallCopyBytes: chunks of
-/// 1 MiB (the used map selects them at that grain, so fewer bytes are copied), 4 in a batch, a
-/// ring of 8 batches (32 MiB): the pipeline fills and drains in 4 MiB instead of 16 MiB, and the
-/// journal file is half the size. Every other move keeps the defaults above (4 MiB chunks,
-/// batches of 4, a ring of 4). Call it before the copy set is chosen: it sets the chunk.
-MoveGeometry SizedForItsCopy(MoveGeometry move, uint64_t copied_bytes);
+/// `move` with the chunk, batches and ring its shift and copy call for, and, with `used` (the
+/// partition's used map; none for a move of every byte), the copy set the used map selects at
+/// that chunk. A shift below kSmallShiftBytes copying at most kSmallCopyBytes: chunks of 1 MiB
+/// (the used map selects them at that grain, so fewer bytes are copied), 4 in a batch, a ring of
+/// 8 batches (32 MiB): the pipeline fills and drains in 4 MiB instead of 16 MiB, and the journal
+/// file is half the size. Unless the finer grain leaves more bytes of the destination outside
+/// the source than it saves in copies: a fragmented used map has more
+/// runs at 1 MiB, each of which writes up to a shift beyond its source, and those bytes are read
+/// and kept in the journal (DestinationOutsideSource). Every other move keeps the defaults above
+/// (4 MiB chunks, batches of 4, a ring of 4).
+MoveGeometry SizedForItsCopy(MoveGeometry move, const std::optional<UsedMap>& used);
 
 /// Raw bytes written to the device when the move completes (`new_bytes`) or rolled back
 /// (`old_bytes`): the partition-table sectors (MBR, GPT headers and entry arrays, EBRs) before

@@ -96,8 +96,7 @@ Result<MoveRequest> StepRequest(const PreparedStep& s, uint64_t sector_size,
                                 const std::optional<UsedMap>& used) {
   MoveRequest request;
   // The chunk, batches and ring of this shift and copy (docs/mover.md §10).
-  request.move = SizedForItsCopy(MoveOf(*s.move, sector_size),
-                                 used ? used->used_bytes() : s.move->bytes_to_move);
+  request.move = SizedForItsCopy(MoveOf(*s.move, sector_size), used);
   request.journal_path = s.journal;
   for (const TableRange& t : s.changed) {
     request.table.push_back({t.offset_bytes, t.old_bytes, t.new_bytes});

@@ -224,8 +224,7 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
   }
   // The chunk, batches and ring of this shift and copy (docs/mover.md §10), unless --chunk chose.
   if (command.chunk.empty()) {
-    request.move =
-        SizedForItsCopy(request.move, used ? used->used_bytes() : request.move.length_bytes);
+    request.move = SizedForItsCopy(request.move, used);
   }
   if (used) {
     if (Status only = UseOnlyUsedChunks(request, *used); !only) {

@@ -262,12 +262,48 @@ uint64_t ShiftBytes(const MoveGeometry& move) {
                                              : move.source_bytes - move.dest_bytes;
 }
 
-MoveGeometry SizedForItsCopy(MoveGeometry move, uint64_t copied_bytes) {
-  const bool small = ShiftBytes(move) < kSmallShiftBytes && copied_bytes <= kSmallCopyBytes;
-  move.chunk_bytes = small ? kSmallMoveChunkBytes : kDefaultMoveChunkBytes;
-  move.chunks_per_batch = small ? kSmallMoveChunksPerBatch : kDefaultChunksPerBatch;
-  move.ring_batches = small ? kSmallMoveRingBatches : kDefaultRingBatches;
-  return move;
+MoveGeometry SizedForItsCopy(MoveGeometry move, const std::optional<UsedMap>& used) {
+  const auto with = [&](uint64_t chunk, uint32_t per_batch,
+                        uint32_t ring) -> std::optional<MoveGeometry> {
+    MoveGeometry g = move;
+    g.chunk_bytes = chunk;
+    g.chunks_per_batch = per_batch;
+    g.ring_batches = ring;
+    g.copy = CopySet();
+    if (used) {
+      Result<CopySet> copy = CopySet::FromRuns(ChunkRunsOf(*used, chunk), RangeChunkCount(g));
+      if (!copy) return std::nullopt;
+      g.copy = std::move(*copy);
+    }
+    return g;
+  };
+  const std::optional<MoveGeometry> normal =
+      with(kDefaultMoveChunkBytes, kDefaultChunksPerBatch, kDefaultRingBatches);
+  if (!normal) return move;  // the caller's own copy set reports the used map's problem
+  if (ShiftBytes(move) >= kSmallShiftBytes) return *normal;
+  const std::optional<MoveGeometry> small =
+      with(kSmallMoveChunkBytes, kSmallMoveChunksPerBatch, kSmallMoveRingBatches);
+  if (!small || CopiedBytes(*small) > kSmallCopyBytes) return *normal;
+  // The bytes each geometry moves (read, saved, written, read back: 4 per copied byte at a
+  // small shift) and keeps of the destination outside the source (read, then written twice in
+  // the journal for the old and twice for the new bytes).
+  const auto outside = [](const MoveGeometry& g) {
+    uint64_t bytes = 0;
+    for (const ByteExtent& e : DestinationOutsideSource(g)) bytes += e.length_bytes;
+    return bytes;
+  };
+  const uint64_t small_outside = outside(*small);
+  const uint64_t normal_outside = outside(*normal);
+  // Never a geometry the mover refuses (its rollback could not put those bytes back) where the
+  // other one is accepted.
+  if (small_outside > kMaxDestinationOutsideSourceBytes &&
+      normal_outside <= kMaxDestinationOutsideSourceBytes) {
+    return *normal;
+  }
+  return 4 * CopiedBytes(*small) + 5 * small_outside <=
+                 4 * CopiedBytes(*normal) + 5 * normal_outside
+             ? *small
+             : *normal;
 }
 
 uint64_t RangeChunkCount(const MoveGeometry& move) {

@@ -283,35 +283,76 @@ TEST(MovePlanTest, SavedCopiesFollowTheShift) {
   EXPECT_EQ(seen.size(), 2u) << "the middle case should need some copies but not all";
 }
 
-TEST(MovePlanTest, SmallShiftsOfSmallCopiesGetSmallChunksAndBatches) {
+MoveGeometry BenchMove() {  // scripts/bench-move's: 1 GiB from sector 63 to 2048
   MoveGeometry m;
   m.source_bytes = 63 * kSector;
   m.dest_bytes = 2048 * kSector;
   m.length_bytes = kGiB;
-  // scripts/bench-move's 25% partition: 290 MiB used, 1985 sectors.
-  const MoveGeometry small = SizedForItsCopy(m, 290 * kMiB);
-  EXPECT_EQ(small.chunk_bytes, kMiB);
-  EXPECT_EQ(small.chunks_per_batch, 4u);
-  EXPECT_EQ(small.ring_batches, 8u);
-  EXPECT_EQ(small.source_bytes, m.source_bytes);
-  EXPECT_EQ(small.dest_bytes, m.dest_bytes);
-  EXPECT_EQ(small.length_bytes, m.length_bytes);
-  EXPECT_EQ(SizedForItsCopy(m, kSmallCopyBytes).chunk_bytes, kMiB);
-  // Moving down: the same shift.
-  std::swap(m.source_bytes, m.dest_bytes);
-  EXPECT_EQ(SizedForItsCopy(m, 290 * kMiB).chunk_bytes, kMiB);
-  // More than 512 MiB copied, or a shift of 4 MiB or more: the defaults, whatever came in.
+  return m;
+}
+
+void ExpectGeometry(const MoveGeometry& g, uint64_t chunk, uint32_t per_batch, uint32_t ring) {
+  EXPECT_EQ(g.chunk_bytes, chunk);
+  EXPECT_EQ(g.chunks_per_batch, per_batch);
+  EXPECT_EQ(g.ring_batches, ring);
+}
+
+TEST(MovePlanTest, SmallShiftsOfSmallCopiesGetSmallChunksAndBatches) {
+  // 290 MiB used in one run from the start (with a few KiB near the end, as ext4's backups):
+  // 1 MiB chunks copy 291 MiB where 4 MiB ones copy 296.
+  UsedMap used(kGiB);
+  used.Add(0, 290 * kMiB, UsedReason::kAllocated);
+  used.Add(kGiB - 6 * kMiB + 4096, 4096, UsedReason::kSuperblock);
+  const MoveGeometry small = SizedForItsCopy(BenchMove(), used);
+  ExpectGeometry(small, kMiB, 4, 8);
+  EXPECT_EQ(CopiedBytes(small), 291 * kMiB);
+  EXPECT_EQ(small.source_bytes, 63 * kSector);
+  EXPECT_EQ(small.dest_bytes, 2048 * kSector);
+  EXPECT_EQ(small.length_bytes, kGiB);
+  // Moving down: the same shift, the same geometry.
+  MoveGeometry down = BenchMove();
+  std::swap(down.source_bytes, down.dest_bytes);
+  ExpectGeometry(SizedForItsCopy(down, used), kMiB, 4, 8);
+  // Every byte of 512 MiB: small; of 1 GiB, more than kSmallCopyBytes: the defaults.
+  MoveGeometry half = BenchMove();
+  half.length_bytes = kSmallCopyBytes;
+  ExpectGeometry(SizedForItsCopy(half, std::nullopt), kMiB, 4, 8);
+  EXPECT_TRUE(SizedForItsCopy(half, std::nullopt).copy.all());
   const MoveGeometry defaults;
-  for (const auto& [shift, copied] :
-       {std::pair{1985 * kSector, kSmallCopyBytes + 1}, std::pair{kSmallShiftBytes, 290 * kMiB},
-        std::pair{16 * kMiB, kGiB}}) {
-    MoveGeometry g = small;
-    g.dest_bytes = g.source_bytes + shift;
-    const MoveGeometry sized = SizedForItsCopy(g, copied);
-    EXPECT_EQ(sized.chunk_bytes, defaults.chunk_bytes) << shift << " " << copied;
-    EXPECT_EQ(sized.chunks_per_batch, defaults.chunks_per_batch) << shift << " " << copied;
-    EXPECT_EQ(sized.ring_batches, defaults.ring_batches) << shift << " " << copied;
-  }
+  ExpectGeometry(SizedForItsCopy(BenchMove(), std::nullopt), defaults.chunk_bytes,
+                 defaults.chunks_per_batch, defaults.ring_batches);
+  // A shift of 4 MiB or more: the defaults, with the copy set at their chunk.
+  MoveGeometry far = BenchMove();
+  far.dest_bytes = far.source_bytes + kSmallShiftBytes;
+  const MoveGeometry sized = SizedForItsCopy(far, used);
+  ExpectGeometry(sized, defaults.chunk_bytes, defaults.chunks_per_batch, defaults.ring_batches);
+  EXPECT_EQ(CopiedBytes(sized), 296 * kMiB);
+}
+
+TEST(MovePlanTest, AFragmentedUsedMapKeepsLargeChunks) {
+  // 4 KiB used every 2 MiB: at 1 MiB, 512 runs of one chunk, each writing a shift beyond its
+  // source (more than the mover keeps); at 4 MiB, one run of every chunk.
+  UsedMap used(kGiB);
+  for (uint64_t at = 0; at < kGiB; at += 2 * kMiB) used.Add(at, 4096, UsedReason::kAllocated);
+  const MoveGeometry sized = SizedForItsCopy(BenchMove(), used);
+  const MoveGeometry defaults;
+  ExpectGeometry(sized, defaults.chunk_bytes, defaults.chunks_per_batch, defaults.ring_batches);
+  EXPECT_EQ(CopiedBytes(sized), kGiB);
+  // 4 KiB every 2 MiB of the first 128 MiB: 64 runs of 1 MiB (64 MiB copied, 62 MiB kept of
+  // the destination, within what the mover keeps) against one run of 128 MiB: the kept bytes
+  // cost more than the copies saved.
+  UsedMap head(kGiB);
+  for (uint64_t at = 0; at < 128 * kMiB; at += 2 * kMiB) head.Add(at, 4096, UsedReason::kAllocated);
+  const MoveGeometry whole_head = SizedForItsCopy(BenchMove(), head);
+  ExpectGeometry(whole_head, defaults.chunk_bytes, defaults.chunks_per_batch,
+                 defaults.ring_batches);
+  EXPECT_EQ(CopiedBytes(whole_head), 128 * kMiB);
+  // 4 KiB every 16 MiB: 64 runs at either grain, 1 MiB chunks copy a quarter: small.
+  UsedMap sparse(kGiB);
+  for (uint64_t at = 0; at < kGiB; at += 16 * kMiB) sparse.Add(at, 4096, UsedReason::kAllocated);
+  const MoveGeometry small = SizedForItsCopy(BenchMove(), sparse);
+  ExpectGeometry(small, kMiB, 4, 8);
+  EXPECT_EQ(CopiedBytes(small), 64 * kMiB);
 }
 
 TEST(MovePlanTest, ValidationNamesWhatIsWrong) {

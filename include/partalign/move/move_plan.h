@@ -39,9 +39,10 @@ inline constexpr uint32_t kDefaultRingBatches = 4;
 /// are below 1 MiB whatever the move's chunk (docs/mover.md §5a), so the chunk is free to be
 /// chosen for the copy alone; from it up, 4 MiB chunks let that way take up to 4 MiB ones.
 inline constexpr uint64_t kSmallShiftBytes = 4 * kMiB;
-/// See kSmallShiftBytes: on the test machine 4 MiB batches of 1 MiB chunks moved 308 MiB faster
-/// than 16 MiB batches of 4 MiB chunks, and 1 GiB no faster (slower beside a compile), so the
-/// geometry changes between the two (docs/mover.md §10).
+/// See kSmallShiftBytes: on the test machine 4 MiB batches of 1 MiB chunks moved a 1 GiB
+/// partition 25% full (293 MiB copied) faster than 16 MiB batches of 4 MiB chunks (308 MiB
+/// copied), and a full one no faster (slower beside a compile), so the geometry changes between
+/// the two (docs/mover.md §10).
 inline constexpr uint64_t kSmallCopyBytes = 512 * kMiB;
 inline constexpr uint64_t kSmallMoveChunkBytes = 1 * kMiB;
 inline constexpr uint32_t kSmallMoveChunksPerBatch = 4;
@@ -97,10 +98,10 @@ struct MoveGeometry {
 /// (the used map selects them at that grain, so fewer bytes are copied), 4 in a batch, a ring of
 /// 8 batches (32 MiB): the pipeline fills and drains in 4 MiB instead of 16 MiB, and the journal
 /// file is half the size. Unless the finer grain leaves more bytes of the destination outside
-/// the source than it saves in copies: a fragmented used map has more
-/// runs at 1 MiB, each of which writes up to a shift beyond its source, and those bytes are read
-/// and kept in the journal (DestinationOutsideSource). Every other move keeps the defaults above
-/// (4 MiB chunks, batches of 4, a ring of 4).
+/// the source than it saves in copies: a fragmented used map has more runs at 1 MiB, each of
+/// which writes up to a shift beyond its source, and those bytes are read and kept in the
+/// journal (DestinationOutsideSource). Every other move keeps the defaults above (4 MiB chunks,
+/// batches of 4, a ring of 4).
 MoveGeometry SizedForItsCopy(MoveGeometry move, const std::optional<UsedMap>& used);
 
 /// Raw bytes written to the device when the move completes (`new_bytes`) or rolled back

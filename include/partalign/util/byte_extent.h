@@ -29,4 +29,11 @@ inline bool OverlapsAny(const ByteExtent& a, const std::vector<ByteExtent>& exte
   return false;
 }
 
+/// The bytes of `extents`, counted once per extent (overlaps are not merged).
+inline uint64_t TotalBytes(const std::vector<ByteExtent>& extents) {
+  uint64_t total = 0;
+  for (const ByteExtent& e : extents) total += e.length_bytes;
+  return total;
+}
+
 }  // namespace partalign

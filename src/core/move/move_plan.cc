@@ -287,13 +287,8 @@ MoveGeometry SizedForItsCopy(MoveGeometry move, const std::optional<UsedMap>& us
   // The bytes each geometry moves (read, saved, written, read back: 4 per copied byte at a
   // small shift) and keeps of the destination outside the source (read, then written twice in
   // the journal for the old and twice for the new bytes).
-  const auto outside = [](const MoveGeometry& g) {
-    uint64_t bytes = 0;
-    for (const ByteExtent& e : DestinationOutsideSource(g)) bytes += e.length_bytes;
-    return bytes;
-  };
-  const uint64_t small_outside = outside(*small);
-  const uint64_t normal_outside = outside(*normal);
+  const uint64_t small_outside = TotalBytes(DestinationOutsideSource(*small));
+  const uint64_t normal_outside = TotalBytes(DestinationOutsideSource(*normal));
   // Never a geometry the mover refuses (its rollback could not put those bytes back) where the
   // other one is accepted.
   if (small_outside > kMaxDestinationOutsideSourceBytes &&

@@ -1182,8 +1182,7 @@ Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJourna
 
 Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const MoveGeometry& move) {
   const std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
-  uint64_t total = 0;
-  for (const ByteExtent& r : ranges) total += r.length_bytes;
+  const uint64_t total = TotalBytes(ranges);
   if (total > kMaxDestinationOutsideSourceBytes) {
     return MakeError(fmt::format(
         "the move writes {} outside its source (byte {} to {}), which a rollback must put back; "

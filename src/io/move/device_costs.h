@@ -21,8 +21,11 @@ namespace partalign {
 /// the same virtual disk). Errors say which step failed and where.
 ///
 /// `decided`, when given, is asked after every kOrderedCyclesPerLook chunks of the ordered
-/// pattern with the rates measured so far (WayIsClear): true ends the measurement there.
-inline constexpr uint64_t kOrderedCyclesPerLook = 16;
+/// pattern with the rates measured so far (WayIsClear): true ends the measurement there. Every
+/// 4: each chunk costs three flushes (0.3 ms each on the test machine while it works), and the
+/// bench's move, whose saved copies are estimated at a third of the ordered way, was decided
+/// after 16 chunks, 14-15 ms of the move's start, where 4 decide it too (docs/mover.md §5a).
+inline constexpr uint64_t kOrderedCyclesPerLook = 4;
 using CostsDecided = std::function<bool(const DeviceCosts& so_far)>;
 Result<DeviceCosts> MeasureDeviceCosts(const std::string& journal_path,
                                        uint64_t ordered_chunk_bytes,

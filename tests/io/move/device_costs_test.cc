@@ -36,7 +36,7 @@ TEST(DeviceCostsTest, MeasuresBothPatternsAndLeavesNothingBehind) {
 TEST(DeviceCostsTest, TheOrderedPatternEndsWhereTheWayIsDecided) {
   test::TempDir dir;
   const std::string journal = dir.File("move.journal");
-  // 128 KiB chunks: 64 of them unless the way is decided; asked after every 16 but the last.
+  // 128 KiB chunks: 64 of them unless the way is decided; asked after every 4 but the last.
   std::vector<uint64_t> asked_at;
   auto never = [&](const DeviceCosts& so_far) {
     EXPECT_GT(so_far.stream_bytes_per_second, 0);
@@ -47,11 +47,12 @@ TEST(DeviceCostsTest, TheOrderedPatternEndsWhereTheWayIsDecided) {
   Result<DeviceCosts> all = MeasureDeviceCosts(journal, 128 * 1024, never);
   ASSERT_TRUE(all) << all.error().message;
   EXPECT_EQ(all->ordered_cycles, 64u);
-  EXPECT_EQ(asked_at, (std::vector<uint64_t>{16, 32, 48}));
+  EXPECT_EQ(asked_at,
+            (std::vector<uint64_t>{4, 8, 12, 16, 20, 24, 28, 32, 36, 40, 44, 48, 52, 56, 60}));
   Result<DeviceCosts> early =
       MeasureDeviceCosts(journal, 128 * 1024, [](const DeviceCosts&) { return true; });
   ASSERT_TRUE(early) << early.error().message;
-  EXPECT_EQ(early->ordered_cycles, 16u);
+  EXPECT_EQ(early->ordered_cycles, 4u);
   EXPECT_GT(early->ordered_bytes_per_second, 0);
   EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
   // Without a question, the whole pattern.

@@ -49,8 +49,22 @@ AlignedBuffer& AlignedBuffer::operator=(AlignedBuffer&& other) noexcept {
 AlignedBuffer::~AlignedBuffer() { std::free(data_); }
 
 void PopulatePages(std::span<uint8_t> memory) {
+  static const uint64_t page = static_cast<uint64_t>(::sysconf(_SC_PAGESIZE));
+  const uint64_t begin = AlignUp(reinterpret_cast<uintptr_t>(memory.data()), page);
+  const uint64_t end = AlignDown(reinterpret_cast<uintptr_t>(memory.data()) + memory.size(), page);
   // Only a hint: a kernel without it (before 5.14) faults the pages in as they are used.
-  if (!memory.empty()) (void)::madvise(memory.data(), memory.size(), MADV_POPULATE_WRITE);
+  if (begin < end) {
+    (void)::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_POPULATE_WRITE);
+  }
+}
+
+std::vector<uint8_t> PopulatedCopy(std::span<const uint8_t> bytes) {
+  std::vector<uint8_t> copy;
+  copy.reserve(bytes.size());
+  // The vector's own allocation, not yet its elements: the hint changes no byte.
+  PopulatePages({copy.data(), copy.capacity()});
+  copy.assign(bytes.begin(), bytes.end());
+  return copy;
 }
 
 Result<std::vector<AlignedBuffer>> ReadEach(BlockIo& io, std::span<const ByteRange> ranges) {

@@ -78,12 +78,17 @@ class AlignedBuffer {
   size_t size_ = 0;
 };
 
-/// Faults in every page of `memory` (which starts on a page) now, in one call: madvise
-/// MADV_POPULATE_WRITE (Linux 5.14; a hint, the bytes are kept). Left to the first O_DIRECT read
-/// into them, the pages are faulted in one by one while the kernel pins them for the transfer: the
-/// mover's batch buffers, so populated, made the bench's move of 308 MiB about 44 ms (7%)
-/// shorter (docs/mover.md §10).
+/// Faults in every whole page inside `memory` now, in one call: madvise MADV_POPULATE_WRITE
+/// (Linux 5.14; a hint, the bytes are kept). Left to the first O_DIRECT read into them, the pages
+/// are faulted in one by one while the kernel pins them for the transfer: the mover's batch
+/// buffers, so populated, made the bench's move of 308 MiB about 44 ms (7%) shorter
+/// (docs/mover.md §10).
 void PopulatePages(std::span<uint8_t> memory);
+
+/// A copy of `bytes` in a vector whose pages were populated (PopulatePages) before the copy
+/// wrote them: a fresh page faulted in by a write costs about 2 us on the test machine, so a
+/// copy of megabytes (the destination's preimage, docs/mover.md §4) costs milliseconds.
+std::vector<uint8_t> PopulatedCopy(std::span<const uint8_t> bytes);
 
 /// Reads every range of `io` with one Read, all in flight together (one at a time, each
 /// waited for, they cost a round trip each): one buffer per range, in order, a whole number of

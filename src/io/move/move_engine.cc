@@ -1199,9 +1199,9 @@ Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const Move
   for (size_t i = 0; i < ranges.size(); ++i) {
     TableUpdate update;
     update.offset_bytes = ranges[i].offset_bytes;
-    const uint8_t* bytes = (*buffers)[i].data();
-    update.old_bytes.assign(bytes, bytes + ranges[i].length_bytes);
-    update.new_bytes = update.old_bytes;
+    const std::span<const uint8_t> bytes((*buffers)[i].data(), ranges[i].length_bytes);
+    update.old_bytes = PopulatedCopy(bytes);
+    update.new_bytes = PopulatedCopy(bytes);
     update.restore_only = true;
     out.push_back(std::move(update));
   }

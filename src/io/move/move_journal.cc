@@ -24,6 +24,8 @@ Result<AlignedBuffer> ReadRegion(BlockIo& io, uint64_t offset, uint64_t length) 
 // round trip to the disk each). Each region is padded with zeros to whole journal blocks. Writes in
 // flight together may reach the disk in any order, as any writes between two flushes may.
 class RegionWrites {
+  static constexpr size_t kPopulateFromBytes = 64 * 1024;
+
  public:
   void Add(uint64_t offset, std::span<const uint8_t> bytes) {
     if (bytes.empty()) return;
@@ -37,6 +39,18 @@ class RegionWrites {
     Add(offset, bytes);
     if (!bytes.empty() && layout.mirror_bytes != 0) {
       places_.push_back({buffers_.size() - 1, offset + layout.mirror_bytes});
+    }
+  }
+  // The same bytes at two places and their mirrors, from one buffer: a restore-only table
+  // update's old and new bytes (docs/mover.md §4), megabytes when a move of used chunks keeps
+  // what its runs write beyond their sources.
+  void AddMirroredTwice(const JournalLayout& layout, uint64_t offset, uint64_t other_offset,
+                        std::span<const uint8_t> bytes) {
+    AddMirrored(layout, offset, bytes);
+    if (bytes.empty()) return;
+    places_.push_back({buffers_.size() - 1, other_offset});
+    if (layout.mirror_bytes != 0) {
+      places_.push_back({buffers_.size() - 1, other_offset + layout.mirror_bytes});
     }
   }
   Status WriteTo(BlockIo& io) {
@@ -56,7 +70,11 @@ class RegionWrites {
     uint64_t offset = 0;
   };
   void AddBuffer(std::span<const uint8_t> bytes) {
-    AlignedBuffer buffer(AlignUp(bytes.size(), kJournalBlockBytes));
+    // The table data of a move of used chunks is megabytes: populated at once, not a page fault
+    // per 4 KiB as the copy below writes them. A state block is not worth the call.
+    const size_t size = static_cast<size_t>(AlignUp(bytes.size(), kJournalBlockBytes));
+    AlignedBuffer buffer =
+        size >= kPopulateFromBytes ? AlignedBuffer::Populated(size) : AlignedBuffer(size);
     std::memcpy(buffer.data(), bytes.data(), bytes.size());
     std::memset(buffer.data() + bytes.size(), 0, buffer.size() - bytes.size());
     buffers_.push_back(std::move(buffer));
@@ -123,8 +141,14 @@ Result<MoveJournal> MoveJournal::Initialize(BlockIo& io, const JournalHeader& he
   const JournalLayout& l = header.layout;
   RegionWrites body;
   for (size_t i = 0; i < table.size(); ++i) {
-    body.AddMirrored(l, TableDataOffset(l, header.table, i, false), table[i].old_bytes);
-    body.AddMirrored(l, TableDataOffset(l, header.table, i, true), table[i].new_bytes);
+    const uint64_t old_offset = TableDataOffset(l, header.table, i, false);
+    const uint64_t new_offset = TableDataOffset(l, header.table, i, true);
+    if (table[i].new_bytes == table[i].old_bytes) {
+      body.AddMirroredTwice(l, old_offset, new_offset, table[i].old_bytes);
+    } else {
+      body.AddMirrored(l, old_offset, table[i].old_bytes);
+      body.AddMirrored(l, new_offset, table[i].new_bytes);
+    }
   }
   if (l.copy_map_bytes > 0) body.AddMirrored(l, l.copy_map_offset, EncodeCopyMap(header.move.copy));
   // A journal file is new and zero, but a reused or simulated one may not be: no stale state.

@@ -53,6 +53,29 @@ TEST(AlignedBufferTest, PopulatePagesPutsEveryPageOfAFreshMappingInMemory) {
   EXPECT_EQ(::munmap(map, kSize), 0);
 }
 
+// A span that does not start or end on a page (a vector's allocation): the whole pages inside it.
+TEST(AlignedBufferTest, PopulatePagesTakesTheWholePagesInsideASpanOffAPage) {
+  const size_t page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  constexpr size_t kSize = 4 * kMiB;
+  void* map = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  ASSERT_NE(map, MAP_FAILED) << std::strerror(errno);
+  auto* data = static_cast<uint8_t*>(map);
+  PopulatePages({data + 100, kSize / 2});
+  EXPECT_EQ(ResidentPages(data, page), 0u);  // the part of a page before it
+  EXPECT_EQ(ResidentPages(data + page, kSize / 2 - page), PagesOf(kSize / 2 - page));
+  EXPECT_EQ(ResidentPages(data + kSize / 2, kSize / 2), 0u);  // the part of a page after it
+  EXPECT_EQ(::munmap(map, kSize), 0);
+}
+
+TEST(AlignedBufferTest, APopulatedCopyHoldsTheBytes) {
+  std::vector<uint8_t> bytes(3 * kMiB + 123);
+  for (size_t i = 0; i < bytes.size(); ++i) bytes[i] = static_cast<uint8_t>(i * 7 + i / 4096);
+  EXPECT_EQ(PopulatedCopy(bytes), bytes);
+  EXPECT_TRUE(PopulatedCopy({}).empty());
+  const std::vector<uint8_t> small = {1, 2, 3};
+  EXPECT_EQ(PopulatedCopy(small), small);
+}
+
 TEST(AlignedBufferTest, APopulatedBufferIsAlignedAndInMemory) {
   constexpr size_t kSize = 16 * kMiB;
   AlignedBuffer populated = AlignedBuffer::Populated(kSize);

@@ -6,6 +6,10 @@
 // each (a seek each on a rotating disk). Simulated disks, no root needed.
 #include "io/move/move_journal.h"
 
+#include <algorithm>
+#include <cstddef>
+#include <vector>
+
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
@@ -114,6 +118,20 @@ TEST(MoveJournalTest, ItsRegionsAreWrittenTogetherAndReadBackTogether) {
   int reads = 0;
   ExpectSameTable(ReadBack(journal_disk, sim, reads), table);
   EXPECT_EQ(reads, 1);
+  // A preimage's old and new bytes are one buffer written at four places: each holds them.
+  const std::vector<uint8_t> file = journal_disk.current();
+  const JournalLayout& layout = sim.header().layout;
+  for (size_t i = 0; i < table.size(); ++i) {
+    if (!table[i].restore_only) continue;
+    for (bool new_bytes : {false, true}) {
+      const uint64_t at = TableDataOffset(layout, sim.header().table, i, new_bytes);
+      for (uint64_t place : {at, at + layout.mirror_bytes}) {
+        const auto first = file.begin() + static_cast<std::ptrdiff_t>(place);
+        EXPECT_TRUE(std::equal(table[i].old_bytes.begin(), table[i].old_bytes.end(), first))
+            << "region " << i << (new_bytes ? " new" : " old") << " bytes at " << place;
+      }
+    }
+  }
 }
 
 TEST(MoveJournalTest, ATableRegionWhoseFirstCopyIsDamagedIsReadFromItsMirror) {

@@ -59,6 +59,8 @@ TEST(AlignedBufferTest, PopulatePagesTakesTheWholePagesInsideASpanOffAPage) {
   constexpr size_t kSize = 4 * kMiB;
   void* map = ::mmap(nullptr, kSize, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   ASSERT_NE(map, MAP_FAILED) << std::strerror(errno);
+  // Small pages whatever the machine's THP mode: a huge page would take the pages around too.
+  ASSERT_EQ(::madvise(map, kSize, MADV_NOHUGEPAGE), 0) << std::strerror(errno);
   auto* data = static_cast<uint8_t*>(map);
   PopulatePages({data + 100, kSize / 2});
   EXPECT_EQ(ResidentPages(data, page), 0u);  // the part of a page before it

@@ -36,22 +36,19 @@ class RegionWrites {
   // state blocks `layout.mirror_bytes` after each (docs/mover.md §3): written with it, read
   // when it fails its check.
   void AddMirrored(const JournalLayout& layout, uint64_t offset, std::span<const uint8_t> bytes) {
-    Add(offset, bytes);
-    if (!bytes.empty() && layout.mirror_bytes != 0) {
-      places_.push_back({buffers_.size() - 1, offset + layout.mirror_bytes});
-    }
+    if (bytes.empty()) return;
+    AddBuffer(bytes);
+    PlaceLastMirrored(layout, offset);
   }
   // The same bytes at two places and their mirrors, from one buffer: a restore-only table
   // update's old and new bytes (docs/mover.md §4), megabytes when a move of used chunks keeps
   // what its runs write beyond their sources.
   void AddMirroredTwice(const JournalLayout& layout, uint64_t offset, uint64_t other_offset,
                         std::span<const uint8_t> bytes) {
-    AddMirrored(layout, offset, bytes);
     if (bytes.empty()) return;
-    places_.push_back({buffers_.size() - 1, other_offset});
-    if (layout.mirror_bytes != 0) {
-      places_.push_back({buffers_.size() - 1, other_offset + layout.mirror_bytes});
-    }
+    AddBuffer(bytes);
+    PlaceLastMirrored(layout, offset);
+    PlaceLastMirrored(layout, other_offset);
   }
   Status WriteTo(BlockIo& io) {
     if (places_.empty()) return {};
@@ -69,6 +66,13 @@ class RegionWrites {
     size_t buffer = 0;
     uint64_t offset = 0;
   };
+  // The buffer added last, at `offset` and (version 3) at its mirror.
+  void PlaceLastMirrored(const JournalLayout& layout, uint64_t offset) {
+    places_.push_back({buffers_.size() - 1, offset});
+    if (layout.mirror_bytes != 0) {
+      places_.push_back({buffers_.size() - 1, offset + layout.mirror_bytes});
+    }
+  }
   void AddBuffer(std::span<const uint8_t> bytes) {
     // The table data of a move of used chunks is megabytes: populated at once, not a page fault
     // per 4 KiB as the copy below writes them. A state block is not worth the call.

@@ -218,7 +218,9 @@ std::vector<std::string> DiskInvariantViolations(const std::string& before,
     }
     const uint64_t length = std::min(was.size_bytes, now->second.size_bytes);
     std::vector<Range> skip;  // relative to the partition
-    if (options.used_maps && was.start_bytes != now->second.start_bytes) {
+    const bool rolled_back = std::find(options.rolled_back.begin(), options.rolled_back.end(),
+                                       number) != options.rolled_back.end();
+    if (options.used_maps && (was.start_bytes != now->second.start_bytes || rolled_back)) {
       Result<UsedMap> used = ProbeUsedMap(old_disk.fd(), before, was.start_bytes, was.size_bytes);
       if (!used) {
         out.push_back(fmt::format("partition {}: its used map cannot be read: {}", number,

@@ -34,6 +34,11 @@ struct DiskInvariantOptions {
   /// Rule 1 skips the bytes each moved partition's used map (read from `before` by partalign's
   /// providers) proves free. False: every byte must be where it was (apply --copy-all).
   bool used_maps = true;
+  /// Partitions a rolled-back move had moved, back at their old place: rule 1 skips the bytes
+  /// their used map proves free, as for a moved partition (a rollback leaves those as the
+  /// forward pass wrote them, docs/mover.md §4). Every other partition whose place did not
+  /// change must hold every byte as it was.
+  std::vector<uint32_t> rolled_back;
 };
 
 /// The options for checking a disk against the plan file `plan_file` applied to it: both sector

@@ -85,11 +85,14 @@ std::string SimulatedMove::Mismatch(MoveStatus status, const std::vector<uint8_t
   }
   const bool moved = status == MoveStatus::kCompleted;
   const uint64_t data_at = moved ? m.dest_bytes : m.source_bytes;
-  // 0: must be the original byte; 1: must be the moved data; 2: anything (the leftovers of a
-  // rollback of a journal that did not keep the destination outside the source: versions 1, 2).
+  // 0: must be the original byte; 1: must be the moved data; 2: anything: the leftovers of a
+  // rollback, where a copied chunk's destination is not written back - inside the source
+  // range, bytes no copied chunk's source covers (unused by the partition: the copy set is the
+  // used map's); anywhere for a journal that did not keep the destination outside the source
+  // (versions 1, 2). Outside the source range, a current journal's rollback puts them back.
   std::vector<uint8_t> rule(image.size(), 0);
-  const bool keeps_destination = std::any_of(table_.begin(), table_.end(),
-                                             [](const TableUpdate& u) { return u.restore_only; });
+  const bool keeps_destination = header_.version == kJournalVersion;
+  const uint64_t source_end = m.source_bytes + m.length_bytes;
   for (uint64_t c = 0; c < ChunkCount(m); ++c) {
     const ChunkExtent e = ChunkExtentOf(m, c);
     if (std::memcmp(image.data() + data_at + e.position_bytes,
@@ -97,9 +100,14 @@ std::string SimulatedMove::Mismatch(MoveStatus status, const std::vector<uint8_t
       return fmt::format("the data of copied chunk {} is not intact at byte {} ({})", c,
                          data_at + e.position_bytes, ToString(status));
     }
-    if (!moved && !keeps_destination) {
-      std::fill_n(rule.begin() + m.dest_bytes + e.position_bytes, e.length_bytes, 2);
+    if (moved) continue;
+    uint64_t begin = m.dest_bytes + e.position_bytes;
+    uint64_t end = begin + e.length_bytes;
+    if (keeps_destination) {
+      begin = std::max(begin, m.source_bytes);
+      end = std::min(end, source_end);
     }
+    if (begin < end) std::fill_n(rule.begin() + begin, end - begin, 2);
   }
   for (uint64_t c = 0; c < ChunkCount(m); ++c) {
     const ChunkExtent e = ChunkExtentOf(m, c);

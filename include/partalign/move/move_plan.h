@@ -98,9 +98,8 @@ struct MoveGeometry {
 /// (the used map selects them at that grain, so fewer bytes are copied), 4 in a batch, a ring of
 /// 8 batches (32 MiB): the pipeline fills and drains in 4 MiB instead of 16 MiB, and the journal
 /// file is half the size. Unless the finer grain leaves more bytes of the destination outside
-/// the source than it saves in copies: a fragmented used map has more runs at 1 MiB, each of
-/// which writes up to a shift beyond its source, and those bytes are read and kept in the
-/// journal (DestinationOutsideSource). Every other move keeps the defaults above (4 MiB chunks,
+/// the source than it saves in copies (DestinationOutsideSource: read and kept in the journal;
+/// at most the shift at either grain). Every other move keeps the defaults above (4 MiB chunks,
 /// batches of 4, a ring of 4).
 MoveGeometry SizedForItsCopy(MoveGeometry move, const std::optional<UsedMap>& used);
 
@@ -121,25 +120,36 @@ struct TableUpdate {
   /// What the destination held before the move where the move writes bytes a rollback does not
   /// write back (DestinationOutsideSource): never written by the table write; a rollback
   /// puts it back once every chunk is back at its source, so that the rolled-back disk holds
-  /// every byte the move wrote as it was (docs/mover.md §4). Its new bytes equal its old ones.
+  /// every byte the move wrote outside its source range as it was (docs/mover.md §4). Its new
+  /// bytes equal its old ones.
   bool restore_only = false;
   bool operator==(const TableUpdate&) const = default;
 };
 
 /// At most this many ranges of the destination outside the source are kept apart: more (a
-/// fragmented used map) are joined over their smallest gaps, which holds a few unwritten bytes
-/// more in the journal and keeps its header small.
+/// fragmented used map, moved beyond its source) are joined over their smallest gaps, which
+/// holds a few unwritten bytes more in the journal and keeps its header small.
 inline constexpr size_t kMaxDestinationOutsideSourceRanges = 64;
 /// The most bytes of the destination outside the source the journal keeps (restore_only
 /// updates, held in memory and twice in the journal): a move that would write more outside its
-/// source is refused, as its rollback could not put them back.
+/// source (one moved beyond it, with more used bytes than this) is refused, as its rollback
+/// could not put them back.
 inline constexpr uint64_t kMaxDestinationOutsideSourceBytes = 64 * kMiB;
 
-/// The bytes the move writes that a rollback does not write back: the destinations of the
-/// copied chunks minus their sources, sorted, disjoint, at most
-/// kMaxDestinationOutsideSourceRanges (joined over gaps whose bytes a rollback leaves as they
-/// were before the move). Absolute device offsets.
+/// The bytes the move writes outside its source range, which a rollback does not write back:
+/// the destinations of the copied chunks minus the source range, sorted, disjoint, at most
+/// kMaxDestinationOutsideSourceRanges (joined over gaps the move does not write). Inside the
+/// source range, a copied chunk's destination that no copied chunk's source covers is a block
+/// the used map calls unused: a rollback leaves it as the forward pass wrote it, as a completed
+/// move leaves the unused blocks of its destination as they were; it holds no data. So a shift
+/// writes at most the shift outside its source, however fragmented its used map. Absolute
+/// device offsets.
 std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move);
+
+/// Refuses a move whose bytes outside its source (DestinationOutsideSource) exceed
+/// kMaxDestinationOutsideSourceBytes, naming them: its rollback could not put them back. The
+/// mover checks it before it writes anything; `move` and apply before they ask.
+Status CheckDestinationOutsideSource(const MoveGeometry& move);
 
 /// Checks a move against the device: sector alignment, bounds, chunk size, and table updates that
 /// are sector-aligned, equally long, inside the device and disjoint from the destination range

@@ -35,20 +35,18 @@ std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move) {
            std::min(move.length_bytes, (run.first_chunk + run.chunk_count) * move.chunk_bytes)});
     }
   }
-  // Each destination run minus every source run (both sorted): what a rollback does not rewrite.
+  // Each destination run minus the source range. Inside the range, what no copied chunk's
+  // source covers is a block the used map says the partition does not use: the forward pass
+  // leaves such blocks at the destination as they were, a rollback those at the source as the
+  // forward pass wrote them. Neither holds data (docs/mover.md §4).
+  const ByteInterval source{move.source_bytes, move.source_bytes + move.length_bytes};
   std::vector<ByteInterval> out;
-  size_t first = 0;  // the first source run that does not end before the destination run
   for (const ByteInterval& run : runs) {
-    uint64_t at = move.dest_bytes + run.begin;
-    const uint64_t end = move.dest_bytes + run.end;
-    while (first < runs.size() && move.source_bytes + runs[first].end <= at) ++first;
-    for (size_t k = first; k < runs.size() && at < end; ++k) {
-      const ByteInterval source{move.source_bytes + runs[k].begin, move.source_bytes + runs[k].end};
-      if (source.begin >= end) break;
-      if (source.begin > at) out.push_back({at, source.begin});
-      at = std::max(at, source.end);
+    const ByteInterval written{move.dest_bytes + run.begin, move.dest_bytes + run.end};
+    if (written.begin < source.begin) {
+      out.push_back({written.begin, std::min(written.end, source.begin)});
     }
-    if (at < end) out.push_back({at, end});
+    if (written.end > source.end) out.push_back({std::max(written.begin, source.end), written.end});
   }
   std::sort(out.begin(), out.end(),
             [](const ByteInterval& a, const ByteInterval& b) { return a.begin < b.begin; });
@@ -62,8 +60,8 @@ std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move) {
   }
   out = std::move(merged);
   // Too many ranges: join the two neighbours with the smallest gap between them, again. The
-  // bytes of a gap are unwritten (their old bytes are what they hold) or a copied chunk's
-  // source (a rollback puts back exactly the bytes they held before the move).
+  // ranges lie on one side of the source range (a destination is as long as its source), so
+  // the bytes of a gap are outside it and unwritten: their old bytes are what they hold.
   while (out.size() > kMaxDestinationOutsideSourceRanges) {
     size_t best = 0;
     for (size_t i = 1; i + 1 < out.size(); ++i) {
@@ -75,6 +73,17 @@ std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move) {
   std::vector<ByteExtent> extents;
   for (const ByteInterval& i : out) extents.push_back({i.begin, i.end - i.begin});
   return extents;
+}
+
+Status CheckDestinationOutsideSource(const MoveGeometry& move) {
+  const std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
+  const uint64_t total = TotalBytes(ranges);
+  if (total <= kMaxDestinationOutsideSourceBytes) return {};
+  return MakeError(fmt::format(
+      "the move writes {} outside its source (byte {} to {}), which a rollback must put back; "
+      "the journal keeps at most {} of them: the move is refused; nothing was written",
+      FormatSize(total), ranges.front().offset_bytes, ranges.back().end(),
+      FormatSize(kMaxDestinationOutsideSourceBytes)));
 }
 
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,
@@ -286,15 +295,10 @@ MoveGeometry SizedForItsCopy(MoveGeometry move, const std::optional<UsedMap>& us
   if (!small || CopiedBytes(*small) > kSmallCopyBytes) return *normal;
   // The bytes each geometry moves (read, saved, written, read back: 4 per copied byte at a
   // small shift) and keeps of the destination outside the source (read, then written twice in
-  // the journal for the old and twice for the new bytes).
+  // the journal for the old and twice for the new bytes; at most the shift, below 4 MiB here:
+  // always within what the mover keeps).
   const uint64_t small_outside = TotalBytes(DestinationOutsideSource(*small));
   const uint64_t normal_outside = TotalBytes(DestinationOutsideSource(*normal));
-  // Never a geometry the mover refuses (its rollback could not put those bytes back) where the
-  // other one is accepted.
-  if (small_outside > kMaxDestinationOutsideSourceBytes &&
-      normal_outside <= kMaxDestinationOutsideSourceBytes) {
-    return *normal;
-  }
   return 4 * CopiedBytes(*small) + 5 * small_outside <=
                  4 * CopiedBytes(*normal) + 5 * normal_outside
              ? *small

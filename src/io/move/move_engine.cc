@@ -1181,16 +1181,9 @@ Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJourna
 }
 
 Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const MoveGeometry& move) {
+  if (Status kept = CheckDestinationOutsideSource(move); !kept) return kept.error();
   const std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
-  const uint64_t total = TotalBytes(ranges);
-  if (total > kMaxDestinationOutsideSourceBytes) {
-    return MakeError(fmt::format(
-        "the move writes {} outside its source (byte {} to {}), which a rollback must put back; "
-        "the journal keeps at most {} of them: the move is refused; nothing was written",
-        FormatSize(total), ranges.front().offset_bytes, ranges.back().end(),
-        FormatSize(kMaxDestinationOutsideSourceBytes)));
-  }
-  // Read together: a move of used chunks has one range after each run of them.
+  // Read together: a move beyond its source has a range for each run of used chunks.
   std::vector<ByteRange> where;
   for (const ByteExtent& r : ranges) where.push_back({r.offset_bytes, r.length_bytes});
   Result<std::vector<AlignedBuffer>> buffers = ReadEach(device, where);

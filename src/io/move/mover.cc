@@ -384,12 +384,12 @@ Result<MoveOutcome> StartMove(const Target& target, const MoveRequest& request,
       OpenDirectIo(target.path, target.size_bytes, target.fd.get());
   if (!device_io) return device_io.error();
   io.device = std::move(*device_io);
-  // The bytes the move writes outside its source, as they are now: a rollback puts them back
-  // (docs/mover.md §4), so that a rolled-back disk holds every byte as it was.
+  // The bytes the move writes outside its source range, as they are now: a rollback puts them
+  // back (docs/mover.md §4), so that a rolled-back disk holds every byte there as it was.
   std::vector<TableUpdate> table = request.table;
   Result<std::vector<TableUpdate>> preimage = DestinationPreimage(*io.device, request.move);
   if (!preimage) return preimage.error();
-  // Moved, not copied: a move of used chunks keeps megabytes of them.
+  // Moved, not copied: up to the shift, or a whole copy moved beyond its source.
   table.insert(table.end(), std::make_move_iterator(preimage->begin()),
                std::make_move_iterator(preimage->end()));
   if (Status valid =

@@ -160,24 +160,26 @@ TEST(MovePlanTest, FirstOverwriterMatchesBruteForceWithACopySet) {
 }
 
 // What a rollback must put back from the journal: every byte the forward pass writes (the
-// copied chunks' destinations) that the rollback pass does not write back (their sources),
-// sector by sector; more ranges than the journal keeps apart are joined only over bytes that
-// are unwritten or written back.
+// copied chunks' destinations) outside the source range, sector by sector (inside it, what no
+// copied chunk's source covers is unused: the rollback leaves it as written); more ranges than
+// the journal keeps apart are joined only over bytes that are unwritten.
 TEST(MovePlanTest, DestinationOutsideSourceMatchesBruteForce) {
   const uint64_t shifts[] = {512, 4096, 4608, 12800, 40960, 200 * 4096};
   ForEachShiftedMove(20261203, shifts, 1, [](const MoveGeometry& m, const std::string& what) {
-    std::set<uint64_t> written, back;  // sectors
+    std::set<uint64_t> written;  // sectors
     for (uint64_t c = 0; c < ChunkCount(m); ++c) {
       const ChunkExtent e = ChunkExtentOf(m, c);
       for (uint64_t at = e.position_bytes; at < e.position_bytes + e.length_bytes; at += kSector) {
         written.insert((m.dest_bytes + at) / kSector);
-        back.insert((m.source_bytes + at) / kSector);
       }
     }
     std::set<uint64_t> want;
     for (uint64_t sector : written) {
-      if (back.count(sector) == 0) want.insert(sector);
+      const uint64_t at = sector * kSector;
+      if (at < m.source_bytes || at >= m.source_bytes + m.length_bytes) want.insert(sector);
     }
+    // A shift writes at most the shift outside its source.
+    ASSERT_LE(want.size() * kSector, ShiftBytes(m)) << what;
     std::set<uint64_t> got;
     uint64_t previous_end = 0;
     for (const ByteExtent& r : DestinationOutsideSource(m)) {
@@ -329,30 +331,43 @@ TEST(MovePlanTest, SmallShiftsOfSmallCopiesGetSmallChunksAndBatches) {
   EXPECT_EQ(CopiedBytes(sized), 296 * kMiB);
 }
 
-TEST(MovePlanTest, AFragmentedUsedMapKeepsLargeChunks) {
-  // 4 KiB used every 2 MiB: at 1 MiB, 512 runs of one chunk, each writing a shift beyond its
-  // source (more than the mover keeps); at 4 MiB, one run of every chunk.
+TEST(MovePlanTest, AFragmentedUsedMapWritesOnlyTheShiftOutsideItsSource) {
+  // 4 KiB used every 2 MiB: at 1 MiB, 512 runs of one chunk, each written a shift further,
+  // onto unused blocks of the partition: nothing outside the source to keep, and 1 MiB chunks
+  // copy half of what 4 MiB ones would (one run of every chunk).
   UsedMap used(kGiB);
   for (uint64_t at = 0; at < kGiB; at += 2 * kMiB) used.Add(at, 4096, UsedReason::kAllocated);
   const MoveGeometry sized = SizedForItsCopy(BenchMove(), used);
-  const MoveGeometry defaults;
-  ExpectGeometry(sized, defaults.chunk_bytes, defaults.chunks_per_batch, defaults.ring_batches);
-  EXPECT_EQ(CopiedBytes(sized), kGiB);
-  // 4 KiB every 2 MiB of the first 128 MiB: 64 runs of 1 MiB (64 MiB copied, 62 MiB kept of
-  // the destination, within what the mover keeps) against one run of 128 MiB: the kept bytes
-  // cost more than the copies saved.
-  UsedMap head(kGiB);
-  for (uint64_t at = 0; at < 128 * kMiB; at += 2 * kMiB) head.Add(at, 4096, UsedReason::kAllocated);
-  const MoveGeometry whole_head = SizedForItsCopy(BenchMove(), head);
-  ExpectGeometry(whole_head, defaults.chunk_bytes, defaults.chunks_per_batch,
-                 defaults.ring_batches);
-  EXPECT_EQ(CopiedBytes(whole_head), 128 * kMiB);
-  // 4 KiB every 16 MiB: 64 runs at either grain, 1 MiB chunks copy a quarter: small.
+  ExpectGeometry(sized, kMiB, 4, 8);
+  EXPECT_EQ(CopiedBytes(sized), kSmallCopyBytes);
+  EXPECT_EQ(sized.copy.runs().size(), 512u);
+  EXPECT_TRUE(DestinationOutsideSource(sized).empty());
+  // 4 KiB every 4 MiB and the last 4 KiB (ext4's last backup): the last chunk is written past
+  // the source's end: the shift, and only it. (Before, every run's shift counted: 257 runs
+  // kept 249 MiB of destination, more than the mover keeps, and such a move was refused.)
   UsedMap sparse(kGiB);
-  for (uint64_t at = 0; at < kGiB; at += 16 * kMiB) sparse.Add(at, 4096, UsedReason::kAllocated);
-  const MoveGeometry small = SizedForItsCopy(BenchMove(), sparse);
-  ExpectGeometry(small, kMiB, 4, 8);
-  EXPECT_EQ(CopiedBytes(small), 64 * kMiB);
+  for (uint64_t at = 0; at < kGiB; at += 4 * kMiB) sparse.Add(at, 4096, UsedReason::kAllocated);
+  sparse.Add(kGiB - 4096, 4096, UsedReason::kSuperblock);
+  const MoveGeometry last = SizedForItsCopy(BenchMove(), sparse);
+  ExpectGeometry(last, kMiB, 4, 8);
+  EXPECT_EQ(last.copy.runs().size(), 257u);
+  const std::vector<ByteExtent> outside = DestinationOutsideSource(last);
+  ASSERT_EQ(outside.size(), 1u);
+  EXPECT_EQ(outside[0].offset_bytes, last.source_bytes + kGiB);
+  EXPECT_EQ(outside[0].length_bytes, ShiftBytes(last));
+  // Moved down, the first chunk is written before the source's start.
+  MoveGeometry down = BenchMove();
+  std::swap(down.source_bytes, down.dest_bytes);
+  const std::vector<ByteExtent> before = DestinationOutsideSource(SizedForItsCopy(down, sparse));
+  ASSERT_EQ(before.size(), 1u);
+  EXPECT_EQ(before[0].offset_bytes, down.dest_bytes);
+  EXPECT_EQ(before[0].length_bytes, ShiftBytes(down));
+  // Every byte of 1 GiB: more than kSmallCopyBytes, the defaults.
+  UsedMap full(kGiB);
+  full.Add(0, kGiB, UsedReason::kAllocated);
+  const MoveGeometry defaults;
+  ExpectGeometry(SizedForItsCopy(BenchMove(), full), defaults.chunk_bytes,
+                 defaults.chunks_per_batch, defaults.ring_batches);
 }
 
 TEST(MovePlanTest, ValidationNamesWhatIsWrong) {

@@ -8,6 +8,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <mutex>
@@ -130,7 +131,8 @@ TEST(MoveEngineTest, UsedOnlyMovesWriteOnlyTheCopiedChunks) {
   ASSERT_EQ(done.status, MoveStatus::kCompleted) << done.message;
   EXPECT_EQ(done.stats.moved_bytes, 7u * 16384);
   EXPECT_EQ(run.sim.Mismatch(MoveStatus::kCompleted, run.device.current()), "");
-  // Stopped part-way and rolled back: the copied chunks are back, nothing else was touched.
+  // Stopped part-way and rolled back: the copied chunks are back, and nothing outside the
+  // source range was touched (inside it, unused blocks may hold what the forward pass wrote).
   EngineRun stopped(true, 12, used);
   std::atomic<int> asked{0};
   MoverHooks hooks;
@@ -139,6 +141,49 @@ TEST(MoveEngineTest, UsedOnlyMovesWriteOnlyTheCopiedChunks) {
   MoveOutcome back = stopped.Resume(ResumeMode::kRollback);
   ASSERT_EQ(back.status, MoveStatus::kRolledBack) << back.message;
   EXPECT_EQ(stopped.sim.Mismatch(MoveStatus::kRolledBack, stopped.device.current()), "");
+}
+
+// A move of used chunks keeps, for a rollback, only what it writes outside its source range:
+// here the last chunk's destination, a shift past the source's end. Stopped once it is written
+// and rolled back, those bytes are as they were; inside the range, the unused bytes a copied
+// chunk's destination covered keep the moved data (no data of the partition).
+TEST(MoveEngineTest, ARollbackPutsBackWhatTheMoveWrotePastItsSource) {
+  MoveGeometry used = kUp;
+  used.chunk_bytes = 16384;
+  used.dest_bytes = used.source_bytes + 8 * kSimSector;  // a shift below a chunk
+  std::vector<ChunkRun> runs;
+  for (uint64_t c = 0; c < RangeChunkCount(used); c += 2) runs.push_back({c, 1});
+  used.copy = *CopySet::FromRuns(runs, RangeChunkCount(used));
+  const uint64_t past = used.source_bytes + used.length_bytes;
+  const uint64_t shift = ShiftBytes(used);
+  const std::vector<ByteExtent> outside = DestinationOutsideSource(used);
+  ASSERT_EQ(outside.size(), 1u);
+  EXPECT_EQ(outside[0].offset_bytes, past);
+  EXPECT_EQ(outside[0].length_bytes, shift);
+
+  EngineRun run(true, 13, used);
+  const std::vector<uint8_t> original = run.device.current();
+  const auto changed = [&](const std::vector<uint8_t>& now, uint64_t at) {
+    return !std::equal(now.begin() + at, now.begin() + at + shift, original.begin() + at);
+  };
+  // Chunk 23 is unused: its first `shift` bytes are chunk 22's destination. The pass goes from
+  // the highest chunk down (a move up), so both are written early.
+  const uint64_t unused = used.source_bytes + 23 * used.chunk_bytes;
+  MoverHooks hooks;
+  hooks.stop_requested = [&] {
+    const std::vector<uint8_t> now = run.device.current();
+    return changed(now, past) && changed(now, unused);
+  };
+  ASSERT_EQ(run.Start(hooks).status, MoveStatus::kStopped);
+  const std::vector<uint8_t> stopped = run.device.current();
+  ASSERT_TRUE(changed(stopped, past) && changed(stopped, unused)) << "stopped too early";
+  MoveOutcome back = run.Resume(ResumeMode::kRollback);
+  ASSERT_EQ(back.status, MoveStatus::kRolledBack) << back.message;
+  const std::vector<uint8_t> rolled = run.device.current();
+  EXPECT_FALSE(changed(rolled, past));
+  EXPECT_EQ(run.sim.Mismatch(MoveStatus::kRolledBack, rolled), "");
+  EXPECT_TRUE(std::equal(rolled.begin() + unused, rolled.begin() + unused + shift,
+                         original.begin() + unused - shift));
 }
 
 TEST(MoveEngineTest, AWriteThatReadsBackWrongStopsAndIsNeverAccepted) {

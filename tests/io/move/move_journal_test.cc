@@ -54,10 +54,11 @@ class CountingIo final : public BlockIo {
 
 constexpr uint64_t kDevice = 1 << 20;
 
-// Up by 63 sectors, four runs of used chunks: the table at both ends of the device and the
-// bytes after each run that the move overwrites outside its source (its preimage).
+// Four runs of used chunks moved beyond their source (800 sectors from sector 8 to 1000): the
+// table at both ends of the device, and each run's destination, outside the source, kept for
+// a rollback (its preimage).
 MoveGeometry UsedRuns() {
-  MoveGeometry move{8 * kSimSector, 71 * kSimSector, 800 * kSimSector, 16384, 2, 2};
+  MoveGeometry move{8 * kSimSector, 1000 * kSimSector, 800 * kSimSector, 16384, 2, 2};
   move.copy = *CopySet::FromRuns({{0, 1}, {5, 3}, {20, 2}, {24, 1}}, RangeChunkCount(move));
   return move;
 }
@@ -103,7 +104,7 @@ TEST(MoveJournalTest, ItsRegionsAreWrittenTogetherAndReadBackTogether) {
   const std::vector<TableUpdate>& table = sim.table();
   size_t preimages = 0;
   for (const TableUpdate& u : table) preimages += u.restore_only;
-  ASSERT_GE(preimages, 3u) << "the move should overwrite bytes after several runs";
+  ASSERT_GE(preimages, 3u) << "the move should write several runs outside its source";
   ASSERT_NE(sim.header().layout.mirror_bytes, 0u);
 
   SimulatedDisk journal_disk = sim.NewJournalDisk();

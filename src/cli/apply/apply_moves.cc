@@ -540,6 +540,19 @@ std::optional<std::vector<PreparedStep>> Prepare(Streams io, const MoveApplyRequ
     }
     steps[k].used = std::move(*used);
   }
+  // A move whose rollback could not put back what it writes outside its source: refused now,
+  // not by the mover after the earlier steps.
+  for (size_t k = 0; k < steps.size(); ++k) {
+    if (!steps[k].move) continue;
+    Result<MoveRequest> request = StepRequest(steps[k], sector_size, steps[k].used);
+    Status kept = request ? CheckDestinationOutsideSource(request->move) : request.error();
+    if (!kept) {
+      PrintError(io.err, fmt::format("step {}: partition {}: {}", k + 1, steps[k].move->partition,
+                                     kept.error().message));
+      *code = ExitCode::kRefused;
+      return std::nullopt;
+    }
+  }
   *code = ExitCode::kOk;
   return steps;
 }

@@ -246,6 +246,10 @@ ExitCode RunMove(const MoveCommand& command, Streams io) {
     PrintError(io.err, valid.error().message);
     return ExitCode::kFailure;
   }
+  if (Status kept = CheckDestinationOutsideSource(request.move); !kept) {
+    PrintError(io.err, kept.error().message);
+    return ExitCode::kRefused;
+  }
   const std::string what =
       request.move.length_bytes == 0
           ? fmt::format("this writes {} byte ranges of '{}' (a step that moves no data)",

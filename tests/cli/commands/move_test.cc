@@ -66,6 +66,14 @@ std::string ReadRange(const std::string& path, uint64_t offset, uint64_t length)
   return bytes;
 }
 
+// `size` bytes of a seeded generator: a disk image's contents, incompressible.
+std::string RandomBytes(size_t size, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::string bytes(size, '\0');
+  for (char& c : bytes) c = static_cast<char>(rng());
+  return bytes;
+}
+
 uint64_t KillPointsPassed(const CommandResult& r) {
   std::smatch m;
   static const std::regex kLine("test: ([0-9]+) kill points passed");
@@ -401,9 +409,7 @@ TEST(MoveImageTest, MovesWithProgressAndRefusesWithoutYes) {
   test::TempDir journals;
   test::TempDir state;
   const std::string image = dir.File("disk.img");
-  std::mt19937_64 rng(11);
-  std::string bytes(16 << 20, '\0');
-  for (char& c : bytes) c = static_cast<char>(rng());
+  const std::string bytes = RandomBytes(16 << 20, 11);
   std::ofstream(image, std::ios::binary) << bytes;
   const std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", state.path()}};
   const std::vector<std::string> args{
@@ -440,13 +446,51 @@ TEST(MoveImageTest, MovesWithProgressAndRefusesWithoutYes) {
   EXPECT_TRUE(test::ReadFile(image).substr(1 << 20, 12 << 20) == bytes.substr(32256, 12 << 20));
 }
 
+// A move beyond its source writes every copied byte outside it, which a rollback must put
+// back from the journal: more than the journal keeps is refused before the question (exit 3),
+// with or without --yes, and nothing is written or measured.
+TEST(MoveImageTest, MoreOutsideItsSourceThanTheJournalKeepsIsRefusedBeforeItAsks) {
+  test::TempDir dir;
+  test::TempDir journals;
+  test::TempDir state;
+  const std::string image = dir.File("disk.img");
+  const std::string bytes = RandomBytes(140 << 20, 12);
+  std::ofstream(image, std::ios::binary) << bytes;
+  const std::map<std::string, std::string> env{{"PARTALIGN_STATE_DIR", state.path()}};
+  // 65 MiB from 1 MiB to 70 MiB: no overlap.
+  const std::vector<std::string> args{
+      "move",  image,      "--from", "1MiB",      "--to",
+      "70MiB", "--length", "65MiB",  "--journal", journals.File("j")};
+  for (bool yes : {false, true}) {
+    std::vector<std::string> run = args;
+    if (yes) run.push_back("--yes");
+    const CommandResult refused = RunPartalign(run, "", env);
+    EXPECT_EQ(refused.exit_code, 3) << refused.err;
+    EXPECT_NE(refused.err.find("the move writes 65 MiB outside its source (byte 73400320 to "
+                               "141557760), which a rollback must put back; the journal keeps "
+                               "at most 64 MiB of them: the move is refused; nothing was written"),
+              std::string::npos)
+        << refused.err;
+    EXPECT_EQ(refused.err.find("refusing to write without --yes"), std::string::npos)
+        << refused.err;
+    EXPECT_EQ(refused.err.find("way:"), std::string::npos) << refused.err;
+    EXPECT_TRUE(std::filesystem::is_empty(journals.path()));
+    EXPECT_TRUE(test::ReadFile(image) == bytes);
+  }
+  // 64 MiB beyond the source: within what the journal keeps, moved.
+  std::vector<std::string> within = {"move",  image,      "--from", "1MiB",      "--to",
+                                     "70MiB", "--length", "64MiB",  "--journal", journals.File("j"),
+                                     "--yes"};
+  const CommandResult moved = RunPartalign(within, "", env);
+  ASSERT_EQ(moved.exit_code, 0) << moved.err;
+  EXPECT_TRUE(test::ReadFile(image).substr(70 << 20, 64 << 20) == bytes.substr(1 << 20, 64 << 20));
+}
+
 // The two safe ways of a small shift (docs/mover.md §5a) move the same bytes: asked for with
 // --way, or chosen by the measurement, which leaves no probe file behind and says both
 // estimates.
 TEST(MoveImageTest, EachWayMovesTheSameBytesAndSaysWhichItTook) {
-  std::mt19937_64 rng(12);
-  std::string bytes(16 << 20, '\0');
-  for (char& c : bytes) c = static_cast<char>(rng());
+  const std::string bytes = RandomBytes(16 << 20, 12);
   for (const std::string way : {"ordered", "copies", "auto"}) {
     SCOPED_TRACE(way);
     test::TempDir dir;

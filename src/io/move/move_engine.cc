@@ -429,7 +429,7 @@ Result<std::optional<std::string>> Engine::CheckDiskState() {
 }
 
 Status Engine::CheckOldTable() {
-  // Read together (a move of used chunks keeps one range after each run of them), then
+  // Read together (a move beyond its source keeps a range for each run of used chunks), then
   // compared in the table's order.
   std::vector<const TableUpdate*> checked;
   std::vector<ByteRange> ranges;

@@ -41,8 +41,8 @@ class RegionWrites {
     PlaceLastMirrored(layout, offset);
   }
   // The same bytes at two places and their mirrors, from one buffer: a restore-only table
-  // update's old and new bytes (docs/mover.md §4), megabytes when a move of used chunks keeps
-  // what its runs write beyond their sources.
+  // update's old and new bytes (docs/mover.md §4): up to the shift, or up to 64 MiB for a move
+  // beyond its source.
   void AddMirroredTwice(const JournalLayout& layout, uint64_t offset, uint64_t other_offset,
                         std::span<const uint8_t> bytes) {
     if (bytes.empty()) return;
@@ -74,8 +74,8 @@ class RegionWrites {
     }
   }
   void AddBuffer(std::span<const uint8_t> bytes) {
-    // The table data of a move of used chunks is megabytes: populated at once, not a page fault
-    // per 4 KiB as the copy below writes them. A state block is not worth the call.
+    // The table data of a move may be megabytes (a preimage): populated at once, not a page
+    // fault per 4 KiB as the copy below writes them. A state block is not worth the call.
     const size_t size = static_cast<size_t>(AlignUp(bytes.size(), kJournalBlockBytes));
     AlignedBuffer buffer =
         size >= kPopulateFromBytes ? AlignedBuffer::Populated(size) : AlignedBuffer(size);

@@ -49,6 +49,20 @@ uint64_t Get64(const uint8_t* p) {
   return v;
 }
 
+// `into` ^= `block`, one 4 KiB journal block, 8 bytes at a time. A byte loop here was 60% of a
+// move's CPU (the journal stage's, which paced the copy pass): at -O2 GCC does not vectorize it,
+// `into` and `block` may alias. XOR works byte by byte, so the words' byte order does not matter.
+void XorBlockInto(uint8_t* into, const uint8_t* block) {
+  for (size_t i = 0; i < kJournalBlockBytes; i += sizeof(uint64_t)) {
+    uint64_t a = 0;
+    uint64_t b = 0;
+    std::memcpy(&a, into + i, sizeof(a));
+    std::memcpy(&b, block + i, sizeof(b));
+    a ^= b;
+    std::memcpy(into + i, &a, sizeof(a));
+  }
+}
+
 // State blocks and record headers share their frame: magic at 0, version at 8, the journal's
 // uuid at `uuid_at`, and the checksum of everything before `checksum_at` stored there. A block
 // that fails any of these was never written whole by this journal.
@@ -635,7 +649,7 @@ void EncodeRecordRepair(std::span<const uint8_t> header_block, std::span<const u
   uint8_t* sums = trailer.data() + 2 * kJournalBlockBytes;
   for (size_t b = 0; b * kJournalBlockBytes < blocks.size(); ++b) {
     std::span<const uint8_t> block = blocks.subspan(b * kJournalBlockBytes, kJournalBlockBytes);
-    for (size_t i = 0; i < kJournalBlockBytes; ++i) parity[i] ^= block[i];
+    XorBlockInto(parity, block.data());
     Put64(sums + 8 * b, hasher.Hash64(block));
   }
 }
@@ -685,8 +699,7 @@ std::optional<Digest128> RepairedRecordDigest(std::span<uint8_t> header_block,
                                trailer.begin() + 2 * kJournalBlockBytes);
   for (size_t b = 0; b < count; ++b) {
     if (b == damaged) continue;
-    const uint8_t* block = blocks.data() + b * kJournalBlockBytes;
-    for (size_t i = 0; i < kJournalBlockBytes; ++i) rebuilt[i] ^= block[i];
+    XorBlockInto(rebuilt.data(), blocks.data() + b * kJournalBlockBytes);
   }
   std::vector<uint8_t> original(blocks.begin() + damaged * kJournalBlockBytes,
                                 blocks.begin() + (damaged + 1) * kJournalBlockBytes);

@@ -3,6 +3,10 @@
 // part is rejected - so that resume never trusts a byte that was not written whole.
 #include "partalign/move/journal_format.h"
 
+#include <algorithm>
+#include <span>
+#include <vector>
+
 #include <gtest/gtest.h>
 
 #include "core/move/test_hasher.h"
@@ -302,6 +306,31 @@ TEST(JournalFormatTest, ASavedCopyWithOneDamagedBlockIsRepaired) {
   EXPECT_EQ(RepairedRecordDigest(v.first(4096), v.subspan(4096, padded), length,
                                  v.subspan(4096 + padded), 43, std::nullopt, kUuid, kHasher),
             std::nullopt);
+}
+
+TEST(JournalFormatTest, TheRepairTrailerHoldsTheHeaderTheXorOfTheBlocksAndTheirChecksums) {
+  // docs/mover.md §3, byte for byte: a journal written by one build is repaired by another.
+  const uint64_t blocks = 5;
+  std::vector<uint8_t> header(4096), data(blocks * 4096), trailer(2 * 4096 + 4096, 0xee);
+  for (uint64_t i = 0; i < header.size(); ++i) header[i] = static_cast<uint8_t>(i * 7 + 1);
+  for (uint64_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 13 + i / 4093);
+  EncodeRecordRepair(header, data, trailer, kHasher);
+
+  EXPECT_TRUE(std::equal(header.begin(), header.end(), trailer.begin()));
+  for (uint64_t i = 0; i < 4096; ++i) {
+    uint8_t parity = 0;
+    for (uint64_t b = 0; b < blocks; ++b) parity ^= data[b * 4096 + i];
+    ASSERT_EQ(trailer[4096 + i], parity) << "parity byte " << i;
+  }
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const uint64_t sum = kHasher.Hash64(std::span(data).subspan(b * 4096, 4096));
+    for (uint64_t k = 0; k < 8; ++k) {
+      EXPECT_EQ(trailer[2 * 4096 + 8 * b + k], static_cast<uint8_t>(sum >> (8 * k)))
+          << "checksum of block " << b << ", byte " << k;
+    }
+  }
+  EXPECT_TRUE(std::all_of(trailer.begin() + 2 * 4096 + 8 * blocks, trailer.end(),
+                          [](uint8_t byte) { return byte == 0; }));
 }
 
 TEST(JournalFormatTest, DigestTableRoundTripsAndDetectsDamage) {

@@ -146,9 +146,11 @@ inline constexpr uint64_t kMaxDestinationOutsideSourceBytes = 64 * kMiB;
 /// device offsets.
 std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move);
 
-/// Refuses a move whose bytes outside its source (DestinationOutsideSource) exceed
+/// DestinationOutsideSource, or the refusal of a move whose bytes there exceed
 /// kMaxDestinationOutsideSourceBytes, naming them: its rollback could not put them back. The
-/// mover checks it before it writes anything; `move` and apply before they ask.
+/// mover checks it before it writes anything (and reads those ranges); `move` and apply before
+/// they ask (CheckDestinationOutsideSource).
+Result<std::vector<ByteExtent>> KeptDestinationOutsideSource(const MoveGeometry& move);
 Status CheckDestinationOutsideSource(const MoveGeometry& move);
 
 /// Checks a move against the device: sector alignment, bounds, chunk size, and table updates that

@@ -75,15 +75,25 @@ std::vector<ByteExtent> DestinationOutsideSource(const MoveGeometry& move) {
   return extents;
 }
 
-Status CheckDestinationOutsideSource(const MoveGeometry& move) {
-  const std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
+Result<std::vector<ByteExtent>> KeptDestinationOutsideSource(const MoveGeometry& move) {
+  std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
   const uint64_t total = TotalBytes(ranges);
-  if (total <= kMaxDestinationOutsideSourceBytes) return {};
+  if (total <= kMaxDestinationOutsideSourceBytes) return ranges;
+  // FormatSize rounds to two decimals only when the size is not exact in its unit: a few KiB
+  // over the limit would read "writes 64.00 MiB ... at most 64 MiB", so the bytes go with it.
+  std::string written = FormatSize(total);
+  if (written.find('.') != std::string::npos) written += fmt::format(" ({} bytes)", total);
   return MakeError(fmt::format(
       "the move writes {} outside its source (byte {} to {}), which a rollback must put back; "
       "the journal keeps at most {} of them: the move is refused; nothing was written",
-      FormatSize(total), ranges.front().offset_bytes, ranges.back().end(),
+      written, ranges.front().offset_bytes, ranges.back().end(),
       FormatSize(kMaxDestinationOutsideSourceBytes)));
+}
+
+Status CheckDestinationOutsideSource(const MoveGeometry& move) {
+  Result<std::vector<ByteExtent>> kept = KeptDestinationOutsideSource(move);
+  if (!kept) return kept.error();
+  return {};
 }
 
 Status ValidateMove(const MoveGeometry& move, uint64_t device_size_bytes,

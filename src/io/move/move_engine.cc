@@ -1181,8 +1181,9 @@ Result<std::optional<std::string>> ProveJournalState(BlockIo& device, MoveJourna
 }
 
 Result<std::vector<TableUpdate>> DestinationPreimage(BlockIo& device, const MoveGeometry& move) {
-  if (Status kept = CheckDestinationOutsideSource(move); !kept) return kept.error();
-  const std::vector<ByteExtent> ranges = DestinationOutsideSource(move);
+  Result<std::vector<ByteExtent>> kept = KeptDestinationOutsideSource(move);
+  if (!kept) return kept.error();
+  const std::vector<ByteExtent>& ranges = *kept;
   // Read together: a move beyond its source has a range for each run of used chunks.
   std::vector<ByteRange> where;
   for (const ByteExtent& r : ranges) where.push_back({r.offset_bytes, r.length_bytes});

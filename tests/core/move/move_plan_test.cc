@@ -211,6 +211,34 @@ TEST(MovePlanTest, DestinationOutsideSourceMatchesBruteForce) {
   }
 }
 
+// What the journal keeps for a rollback: the ranges DestinationOutsideSource names, up to
+// kMaxDestinationOutsideSourceBytes; one sector more is refused, naming the bytes (exactly:
+// "64.00 MiB" alone would not say that it is more than 64 MiB).
+TEST(MovePlanTest, TheJournalKeepsAtMost64MiBOutsideTheSource) {
+  // Forward by 64 MiB: the destination's last 64 MiB lie beyond the source.
+  const MoveGeometry within = Move(kMiB, 65 * kMiB, 100 * kMiB, 4 * kMiB);
+  Result<std::vector<ByteExtent>> kept = KeptDestinationOutsideSource(within);
+  ASSERT_TRUE(kept) << kept.error().message;
+  EXPECT_EQ(*kept, DestinationOutsideSource(within));
+  ASSERT_EQ(kept->size(), 1u);
+  EXPECT_EQ((*kept)[0].offset_bytes, 101 * kMiB);
+  EXPECT_EQ((*kept)[0].length_bytes, kMaxDestinationOutsideSourceBytes);
+  EXPECT_TRUE(CheckDestinationOutsideSource(within));
+  // One sector further.
+  const MoveGeometry beyond = Move(kMiB, 65 * kMiB + kSector, 100 * kMiB, 4 * kMiB);
+  Result<std::vector<ByteExtent>> refused = KeptDestinationOutsideSource(beyond);
+  ASSERT_FALSE(refused);
+  const std::string want = fmt::format(
+      "the move writes 64.00 MiB (67109376 bytes) outside its source (byte {} to {}), which a "
+      "rollback must put back; the journal keeps at most 64 MiB of them: the move is refused; "
+      "nothing was written",
+      101 * kMiB, 165 * kMiB + kSector);
+  EXPECT_EQ(refused.error().message, want);
+  Status checked = CheckDestinationOutsideSource(beyond);
+  ASSERT_FALSE(checked);
+  EXPECT_EQ(checked.error().message, want);
+}
+
 TEST(MovePlanTest, CopySetMapsOrdinalsToChunks) {
   Result<CopySet> set = CopySet::FromRuns({{0, 2}, {2, 1}, {7, 3}}, 12);
   ASSERT_TRUE(set);

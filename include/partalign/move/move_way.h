@@ -35,6 +35,9 @@ struct DeviceCosts {
   double ordered_bytes_per_second = 0;
   uint64_t ordered_chunk_bytes = 0;  ///< the chunk the ordered pattern was measured with
   uint64_t ordered_cycles = 0;       ///< chunks of the ordered pattern measured
+  /// 2 when the stream pattern was measured again and stream_bytes_per_second is the faster
+  /// of the two (MeasureDeviceCosts, when the first would have chosen the flush-ordered way).
+  uint32_t stream_samples = 1;
 };
 
 /// The geometry of `move` (its range; copy set and batch fields are replaced) in which no step
@@ -101,7 +104,8 @@ WayChoice ChooseMoveWay(const MoveGeometry& move, uint64_t logical_sector_size,
 
 /// One line for the move's output: "way: saved copies (about 308 MiB of saved copies, 0.37 s
 /// writing at 1.6 GiB/s; instead of flush-ordered: chunks of 128 KiB, 7 in flight, 0.97 s
-/// writing at 317 MiB/s with a flush after each chunk)".
+/// writing at 317 MiB/s with a flush after each chunk)"; the saved copies' rate followed by
+/// "(the faster of two measurements)" when DeviceCosts::stream_samples is 2.
 std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts>& costs);
 
 }  // namespace partalign

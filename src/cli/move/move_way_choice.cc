@@ -25,7 +25,10 @@ ChosenWay ChooseMoveWayNow(Streams io, const std::string& journal_path,
   if (!forced && considered.ordered && considered.copies_bytes > 0) {
     Result<DeviceCosts> measured = MeasureDeviceCosts(
         journal_path, considered.ordered->chunk_bytes,
-        [&](const DeviceCosts& so_far) { return WayIsClear(considered, so_far); });
+        [&](const DeviceCosts& so_far) { return WayIsClear(considered, so_far); },
+        [&](const DeviceCosts& measured_once) {
+          return DecideMoveWay(considered, measured_once).way == MoveWay::kFlushOrdered;
+        });
     if (measured) {
       costs = *measured;
     } else {

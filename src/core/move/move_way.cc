@@ -183,8 +183,9 @@ std::string DescribeWay(const WayChoice& choice, const std::optional<DeviceCosts
   }
   std::string copies = fmt::format("about {} of saved copies", FormatSize(choice.copies_bytes));
   if (choice.copies_seconds > 0) {
-    copies += fmt::format(", {:.2f} s writing at {}", choice.copies_seconds,
-                          Rate(costs->stream_bytes_per_second));
+    copies += fmt::format(", {:.2f} s writing at {}{}", choice.copies_seconds,
+                          Rate(costs->stream_bytes_per_second),
+                          costs->stream_samples > 1 ? " (the faster of two measurements)" : "");
   }
   const char* why = !choice.forced                 ? (choice.measured ? "" : "not measured; ")
                     : *choice.forced == choice.way ? "asked for with --way; "

@@ -41,8 +41,17 @@ Status Flush(int fd, const std::string& path) {
   return {};
 }
 
+// The stream pattern: kProbeBytes of `buffer` written at `offset` and flushed.
+Result<double> StreamRate(int fd, const AlignedBuffer& buffer, uint64_t offset,
+                          const std::string& probe) {
+  const auto start = std::chrono::steady_clock::now();
+  if (Status s = WriteAll(fd, buffer.data(), kProbeBytes, offset, probe); !s) return s.error();
+  if (Status s = Flush(fd, probe); !s) return s.error();
+  return static_cast<double>(kProbeBytes) / Since(start);
+}
+
 Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk,
-                            const CostsDecided& decided) {
+                            const CostsDecided& decided, const CostsDecided& ordered_cheaper) {
   // In memory (huge pages where the kernel has them) before it is filled: 2049 small pages
   // faulted in one by one cost milliseconds of a move's start (docs/mover.md §10).
   AlignedBuffer buffer = AlignedBuffer::Populated(kProbeBytes + AlignedBuffer::kAlignment);
@@ -56,14 +65,13 @@ Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk,
   }
   DeviceCosts costs;
   costs.ordered_chunk_bytes = chunk;
-  auto start = std::chrono::steady_clock::now();
-  if (Status s = WriteAll(fd, buffer.data(), kProbeBytes, 0, probe); !s) return s.error();
-  if (Status s = Flush(fd, probe); !s) return s.error();
-  costs.stream_bytes_per_second = static_cast<double>(kProbeBytes) / Since(start);
+  Result<double> stream = StreamRate(fd, buffer, 0, probe);
+  if (!stream) return stream.error();
+  costs.stream_bytes_per_second = *stream;
   if (chunk == 0) return costs;
   const uint64_t cycles =
       std::max<uint64_t>(1, std::min<uint64_t>(kOrderedCycles, kProbeBytes / chunk));
-  start = std::chrono::steady_clock::now();
+  const auto start = std::chrono::steady_clock::now();
   for (uint64_t i = 0; i < cycles;) {
     // The chunk (the device write and its flush), the digest block and the state block (each
     // a journal write and its flush).
@@ -82,13 +90,22 @@ Result<DeviceCosts> Measure(int fd, const std::string& probe, uint64_t chunk,
     costs.ordered_bytes_per_second = static_cast<double>(i * chunk) / Since(start);
     if (decided && i % kOrderedCyclesPerLook == 0 && i < cycles && decided(costs)) break;
   }
+  if (ordered_cheaper && ordered_cheaper(costs)) {
+    // Past the chunks and the two blocks: blocks the file system allocates now, as it did for
+    // the first 8 MiB, not blocks it overwrites.
+    Result<double> again = StreamRate(fd, buffer, 2 * kProbeBytes, probe);
+    if (!again) return again.error();
+    costs.stream_bytes_per_second = std::max(costs.stream_bytes_per_second, *again);
+    costs.stream_samples = 2;
+  }
   return costs;
 }
 
 }  // namespace
 
 Result<DeviceCosts> MeasureDeviceCosts(const std::string& journal_path,
-                                       uint64_t ordered_chunk_bytes, const CostsDecided& decided) {
+                                       uint64_t ordered_chunk_bytes, const CostsDecided& decided,
+                                       const CostsDecided& ordered_cheaper) {
   const std::string probe = journal_path + ".probe";
   constexpr int kFlags = O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC;
   UniqueFd fd(::open(probe.c_str(), kFlags | O_DIRECT, 0600));
@@ -100,7 +117,8 @@ Result<DeviceCosts> MeasureDeviceCosts(const std::string& journal_path,
                  EEXIST};
   }
   if (!fd.valid()) return ErrnoError(errno, fmt::format("cannot create '{}'", probe));
-  Result<DeviceCosts> costs = Measure(fd.get(), probe, ordered_chunk_bytes, decided);
+  Result<DeviceCosts> costs =
+      Measure(fd.get(), probe, ordered_chunk_bytes, decided, ordered_cheaper);
   fd.reset();
   if (::unlink(probe.c_str()) != 0 && costs) {
     return ErrnoError(errno, fmt::format("cannot remove '{}'", probe));

@@ -61,6 +61,40 @@ TEST(DeviceCostsTest, TheOrderedPatternEndsWhereTheWayIsDecided) {
   EXPECT_EQ(plain->ordered_cycles, 64u);
 }
 
+// The stream pattern is measured again only when the rates say the ordered way, asked once,
+// after the ordered pattern, and the line's rate is then the faster of the two.
+TEST(DeviceCostsTest, TheStreamIsMeasuredAgainOnlyWhenTheOrderedWayWouldBeTaken) {
+  test::TempDir dir;
+  const std::string journal = dir.File("move.journal");
+  for (bool ordered : {false, true}) {
+    SCOPED_TRACE(ordered);
+    std::vector<uint64_t> asked_at;
+    auto cheaper = [&](const DeviceCosts& so_far) {
+      EXPECT_GT(so_far.stream_bytes_per_second, 0);
+      EXPECT_GT(so_far.ordered_bytes_per_second, 0);
+      EXPECT_EQ(so_far.stream_samples, 1u);
+      asked_at.push_back(so_far.ordered_cycles);
+      return ordered;
+    };
+    Result<DeviceCosts> costs = MeasureDeviceCosts(
+        journal, 128 * 1024, [](const DeviceCosts&) { return false; }, cheaper);
+    ASSERT_TRUE(costs) << costs.error().message;
+    EXPECT_EQ(asked_at, std::vector<uint64_t>{64});
+    EXPECT_EQ(costs->stream_samples, ordered ? 2u : 1u);
+    EXPECT_GT(costs->stream_bytes_per_second, 0);
+    EXPECT_TRUE(std::filesystem::is_empty(dir.path()));
+  }
+  // No ordered pattern (no chunk): nothing to ask.
+  bool asked = false;
+  Result<DeviceCosts> stream = MeasureDeviceCosts(journal, 0, {}, [&](const DeviceCosts&) {
+    asked = true;
+    return true;
+  });
+  ASSERT_TRUE(stream) << stream.error().message;
+  EXPECT_FALSE(asked);
+  EXPECT_EQ(stream->stream_samples, 1u);
+}
+
 TEST(DeviceCostsTest, AProbeNameThatExistsIsRefusedAndKept) {
   test::TempDir dir;
   const std::string journal = dir.File("move.journal");

@@ -61,8 +61,8 @@ TEST(DeviceCostsTest, TheOrderedPatternEndsWhereTheWayIsDecided) {
   EXPECT_EQ(plain->ordered_cycles, 64u);
 }
 
-// The stream pattern is measured again only when the rates say the ordered way, asked once,
-// after the ordered pattern, and the line's rate is then the faster of the two.
+// The question is asked once, after the ordered pattern, with one stream sample; only a yes
+// measures the stream a second time (which of the two rates is kept is not seen from here).
 TEST(DeviceCostsTest, TheStreamIsMeasuredAgainOnlyWhenTheOrderedWayWouldBeTaken) {
   test::TempDir dir;
   const std::string journal = dir.File("move.journal");
